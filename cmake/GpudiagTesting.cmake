@@ -1,0 +1,14 @@
+# gpudiag_test(NAME name SOURCES a.cpp... LIBS lib... [LABELS l...])
+# A GoogleTest executable whose tests ctest discovers one by one.
+include(GoogleTest)
+function(gpudiag_test)
+  cmake_parse_arguments(T "" "NAME" "SOURCES;LIBS;LABELS" ${ARGN})
+  add_executable(${T_NAME} ${T_SOURCES})
+  target_link_libraries(${T_NAME} PRIVATE ${T_LIBS} GTest::gtest GTest::gmock GTest::gtest_main)
+  target_compile_definitions(${T_NAME} PRIVATE
+    GPUDIAG_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
+    GPUDIAG_BINARY_DIR="${PROJECT_BINARY_DIR}"
+    GPUDIAG_SHARED_DATA_DIR="${GPUDIAG_SHARED_DATA_DIR}")
+  gpudiag_warnings(${T_NAME})
+  gtest_discover_tests(${T_NAME} DISCOVERY_MODE PRE_TEST PROPERTIES LABELS "${T_LABELS}")
+endfunction()

@@ -1,0 +1,28 @@
+// gpudiag: trace a training run, report on a trace, explain a rule or an
+// error code, check the GPU stack.
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+
+#include "commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"gpudiag: finds the errors of GPU training runs and explains them", "gpudiag"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string(GPUDIAG_VERSION));
+  int status = 0;
+  gpudiag::cli::add_explain_command(app, status);
+  gpudiag::cli::add_doctor_command(app, status);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    // Usage errors (unknown command or flag, missing argument) exit 2.
+    app.exit(e);
+    return 2;
+  }
+  return status;
+}
