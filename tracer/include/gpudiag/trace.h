@@ -1,0 +1,291 @@
+// The one in-memory event model. The .gdtrace reader and every importer
+// (Kineto JSON, nsys SQLite) produce a Trace; every analysis, detector and
+// exporter reads only a Trace.
+//
+// Layout: one vector of small PODs per event kind (columns), strings and
+// stacks interned and referenced by id. Times are nanoseconds on the source's
+// clock (monotonic for .gdtrace, the profiler's for imports); use
+// Trace::begin_ns() as the origin when presenting them.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "gpudiag/event_types.h"
+
+namespace gpudiag {
+
+// Bad input: unreadable file, unknown format, a JSON that is not a trace, a
+// database of another schema. The message says which file and why.
+class TraceError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+enum class TraceSource : std::uint8_t { Gdtrace, Kineto, Nsys, Memory /* built in code */ };
+std::string_view to_string(TraceSource s);
+
+using StringId = std::uint32_t;  // 0 = ""
+using StackId = std::uint32_t;   // 0 = no stack
+inline constexpr StackId kNoStack = 0;
+
+// Interned strings; id 0 is always the empty string.
+class StringTable {
+ public:
+  StringTable();
+  StringTable(const StringTable& other);
+  StringTable& operator=(const StringTable& other);
+  StringTable(StringTable&&) noexcept = default;
+  StringTable& operator=(StringTable&&) noexcept = default;
+  StringId intern(std::string_view s);
+  std::string_view operator[](StringId id) const { return id < strings_.size() ? std::string_view(strings_[id]) : std::string_view(); }
+  std::size_t size() const { return strings_.size(); }
+  // Id of s if already interned, else 0.
+  StringId find(std::string_view s) const;
+
+ private:
+  std::deque<std::string> strings_;  // a deque never moves its elements, so
+  std::unordered_map<std::string_view, StringId> index_;  // these views stay valid
+};
+
+// A loaded executable or shared object, for symbolizing recorded addresses.
+struct Module {
+  StringId path = 0;
+  std::uint64_t base = 0;  // load address (l_addr: runtime = file vaddr + base)
+  std::uint64_t size = 0;  // extent of its mapped segments from the lowest
+  std::uint64_t low = 0;   // lowest mapped runtime address
+};
+
+// One frame: a return address, and symbols when the source had them (imports)
+// or symbolize() filled them in.
+struct StackFrame {
+  std::uint64_t ip = 0;
+  StringId function = 0;
+  StringId file = 0;
+  std::uint32_t line = 0;
+  std::int32_t module = -1;  // index into Trace::modules, -1 unknown
+};
+
+struct Stack {
+  std::vector<StackFrame> frames;  // innermost first
+};
+
+struct DeviceDesc {
+  std::int32_t id = 0;
+  StringId name = 0;
+  std::uint64_t memory_bytes = 0;  // 0 unknown
+};
+
+struct StreamDesc {
+  std::int32_t device = 0;
+  std::uint64_t id = 0;
+  StringId name = 0;
+};
+
+// ---- event columns ----------------------------------------------------------
+// Common fields: device (kHostDevice = -1 for host), stream, tid (thread of the
+// host side), correlation (API call <-> GPU work, 0 none), stack.
+
+struct Alloc {
+  std::uint64_t time_ns = 0;
+  std::uint64_t addr = 0;
+  std::uint64_t bytes = 0;
+  MemKind kind = MemKind::Unknown;
+  std::int32_t device = kHostDevice;
+  std::uint64_t stream = 0;
+  std::uint32_t tid = 0;
+  std::uint64_t correlation = 0;
+  StackId stack = 0;
+};
+
+struct Free {
+  std::uint64_t time_ns = 0;
+  std::uint64_t addr = 0;
+  std::uint64_t bytes = 0;  // 0 unknown (match by address)
+  MemKind kind = MemKind::Unknown;
+  std::int32_t device = kHostDevice;
+  std::uint64_t stream = 0;
+  std::uint32_t tid = 0;
+  std::uint64_t correlation = 0;
+  StackId stack = 0;
+};
+
+struct Memcpy {
+  std::uint64_t start_ns = 0;
+  std::uint64_t end_ns = 0;
+  std::uint64_t dst = 0;
+  std::uint64_t src = 0;
+  std::uint64_t bytes = 0;
+  CopyKind copy = CopyKind::Unknown;
+  MemKind src_kind = MemKind::Unknown;
+  MemKind dst_kind = MemKind::Unknown;
+  bool async = false;
+  std::int32_t device = kHostDevice;
+  std::int32_t peer_device = kHostDevice;
+  std::uint64_t stream = 0;
+  std::uint32_t tid = 0;
+  std::uint64_t correlation = 0;
+  StackId stack = 0;
+};
+
+struct Memset {
+  std::uint64_t start_ns = 0;
+  std::uint64_t end_ns = 0;
+  std::uint64_t addr = 0;
+  std::uint64_t bytes = 0;
+  std::uint32_t value = 0;
+  MemKind kind = MemKind::Unknown;
+  bool async = false;
+  std::int32_t device = kHostDevice;
+  std::uint64_t stream = 0;
+  std::uint32_t tid = 0;
+  std::uint64_t correlation = 0;
+  StackId stack = 0;
+};
+
+struct Kernel {
+  std::uint64_t start_ns = 0;
+  std::uint64_t end_ns = 0;
+  StringId name = 0;
+  std::uint32_t grid[3] = {0, 0, 0};  // 0: unknown
+  std::uint32_t block[3] = {0, 0, 0};
+  std::uint32_t shared_bytes = 0;
+  std::int32_t device = kHostDevice;
+  std::uint64_t stream = 0;
+  std::uint32_t tid = 0;
+  std::uint64_t correlation = 0;
+  StackId stack = 0;
+};
+
+struct Sync {
+  std::uint64_t start_ns = 0;
+  std::uint64_t end_ns = 0;
+  SyncKind kind = SyncKind::Unknown;
+  std::int32_t device = kHostDevice;
+  std::uint64_t stream = 0;
+  std::uint64_t event = 0;
+  std::uint32_t tid = 0;
+  std::uint64_t correlation = 0;
+  StackId stack = 0;
+};
+
+struct ApiCall {
+  std::uint64_t start_ns = 0;
+  std::uint64_t end_ns = 0;
+  StringId name = 0;
+  ApiDomain domain = ApiDomain::Other;
+  std::int32_t status = 0;  // 0 success
+  std::int32_t device = kHostDevice;
+  std::uint32_t tid = 0;
+  std::uint64_t correlation = 0;
+  StackId stack = 0;
+};
+
+struct HostAccess {
+  std::uint64_t time_ns = 0;
+  std::uint64_t addr = 0;
+  std::uint64_t bytes = 0;
+  AccessKind access = AccessKind::Read;
+  std::int32_t device = kHostDevice;
+  std::uint32_t tid = 0;
+  StackId stack = 0;
+};
+
+struct OutOfMemory {
+  std::uint64_t time_ns = 0;
+  std::uint64_t requested_bytes = 0;
+  std::uint64_t free_bytes = 0;
+  std::uint64_t capacity_bytes = 0;
+  std::int32_t device = kHostDevice;
+  std::uint32_t tid = 0;
+  StackId stack = 0;
+};
+
+// A finding the traced process raised itself.
+struct RaisedFinding {
+  std::uint64_t time_ns = 0;
+  StringId rule_id = 0;
+  StringId message = 0;
+  std::uint32_t tid = 0;
+  StackId stack = 0;
+};
+
+// Allocator totals sampled by the source (Kineto "[memory]": Total Allocated
+// and Total Reserved; nsys memory usage). 0 where the source lacks one.
+struct MemoryCounter {
+  std::uint64_t time_ns = 0;
+  std::int32_t device = kHostDevice;
+  std::uint64_t allocated_bytes = 0;
+  std::uint64_t reserved_bytes = 0;
+};
+
+struct Trace {
+  // Where it came from.
+  TraceSource source = TraceSource::Memory;
+  std::string path;
+  std::uint32_t format_version = 0;  // .gdtrace version, 0 for imports
+  std::int64_t pid = 0;
+  std::string command;  // command line of the traced process when known
+
+  // Nothing is lost silently: events the recorder or profiler dropped, and
+  // whether the file ended early (the process died mid-write).
+  std::uint64_t dropped_events = 0;
+  bool truncated = false;
+  std::string truncation_note;  // e.g. "file ends inside a chunk at byte 81234"
+
+  StringTable strings;
+  std::vector<Module> modules;
+  std::vector<Stack> stacks;  // index = StackId; stacks[0] is empty
+  std::vector<DeviceDesc> devices;
+  std::vector<StreamDesc> streams;
+
+  std::vector<Alloc> allocs;
+  std::vector<Free> frees;
+  std::vector<Memcpy> memcpys;
+  std::vector<Memset> memsets;
+  std::vector<Kernel> kernels;
+  std::vector<Sync> syncs;
+  std::vector<ApiCall> api_calls;
+  std::vector<HostAccess> host_accesses;
+  std::vector<OutOfMemory> ooms;
+  std::vector<RaisedFinding> findings;
+  std::vector<MemoryCounter> memory_counters;
+
+  Trace() : stacks(1) {}
+
+  std::string_view str(StringId id) const { return strings[id]; }
+  StringId intern(std::string_view s) { return strings.intern(s); }
+  // Adds a stack and returns its id (identical stacks are not merged here).
+  StackId add_stack(Stack s);
+  const Stack& stack(StackId id) const;
+
+  // Number of events of every kind (not counting devices/streams).
+  std::size_t event_count() const;
+  // Earliest and latest timestamp of any event; 0 when there is none.
+  std::uint64_t begin_ns() const;
+  std::uint64_t end_ns() const;
+  // Sorts every column by start time (importers call it once at the end).
+  void sort_by_time();
+  // The description of a device, or nullptr.
+  const DeviceDesc* device(std::int32_t id) const;
+};
+
+// Loads a trace of any supported format, detected from the content:
+// .gdtrace (magic "GDTRACE"), SQLite (nsys export), JSON or gzipped JSON
+// (Kineto / PyTorch profiler). Throws TraceError with a clear message on bad
+// input. A .gdtrace cut short by a crash loads up to its last whole chunk and
+// has `truncated` set.
+Trace load_trace(const std::string& path);
+
+// Resolves the frames of every stack recorded as bare addresses (a .gdtrace
+// from this machine) to function, file and line with libdw, when the modules
+// are still present. Frames it cannot resolve keep their address. Returns
+// the number of frames resolved.
+std::size_t symbolize(Trace& trace);
+
+}  // namespace gpudiag
