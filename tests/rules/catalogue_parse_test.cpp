@@ -96,6 +96,16 @@ TEST(ParseRuleEntry, ToleratesCrLfByteOrderMarkAndBlankLines) {
   EXPECT_TRUE(rule->markdown.starts_with("# premature-free (GD004)"));
 }
 
+TEST(ParseRuleEntry, ValuesMayContainColons) {
+  const auto rule = parse_rule_entry(
+      "premature-free",
+      good_with("summary: Memory is freed while queued GPU work may still use it.",
+                "summary: Freed too early: cudaFreeAsync on the wrong stream."),
+      nullptr);
+  ASSERT_TRUE(rule.has_value());
+  EXPECT_EQ(rule->summary, "Freed too early: cudaFreeAsync on the wrong stream.");
+}
+
 TEST(ParseRuleEntry, SeverityIsCaseInsensitive) {
   const auto rule = parse_rule_entry("premature-free", good_with("error", "Warning"), nullptr);
   ASSERT_TRUE(rule.has_value());
