@@ -24,10 +24,12 @@ endif()
 
 # clang/LLVM 19 LibTooling for gpulint.
 set(GPUDIAG_CLANG_FOUND OFF)
-find_package(Clang 19 QUIET CONFIG PATHS /usr/lib/llvm-19/lib/cmake/clang NO_DEFAULT_PATH)
+# No version in find_package: LLVM's config accepts only an exact major.minor
+# ("19" does not match 19.1.x); the major version is checked instead.
+find_package(Clang QUIET CONFIG PATHS /usr/lib/llvm-19/lib/cmake/clang NO_DEFAULT_PATH)
 if(Clang_FOUND)
-  find_package(LLVM 19 QUIET CONFIG PATHS /usr/lib/llvm-19/lib/cmake/llvm NO_DEFAULT_PATH)
-  if(LLVM_FOUND)
+  find_package(LLVM QUIET CONFIG PATHS /usr/lib/llvm-19/lib/cmake/llvm NO_DEFAULT_PATH)
+  if(LLVM_FOUND AND LLVM_VERSION_MAJOR EQUAL 19)
     set(GPUDIAG_CLANG_FOUND ON)
   endif()
 endif()
