@@ -14,15 +14,32 @@ namespace gpudiag {
 struct TextOptions {
   bool color = false;         // ANSI colour (callers decide: terminal and no NO_COLOR)
   bool show_source = true;    // the source line and a caret when the file is readable
+  std::string program_name = "gpudiag";  // prefix of findings without a location
 };
 
-// `file:line:col: warning: message [GD004 premature-free]`, source line, caret, notes.
+// `file:line:col: warning: message [GD004 premature-free]`, then the source
+// line with a caret (and a fix-it under it), runtime stack frames as the
+// sanitizers print them (`    #0 0x4011d6 in main a.cpp:12 (a.out)`), then
+// each note (`file:line:col: note: ...`) with its own snippet and stack.
+// Without a location the line starts `gpudiag: warning: ...`. A fix-it that
+// cannot be drawn under its line is printed as clang's parseable
+// `fix-it:"file":{l:c-l:c}:"text"`. Control characters in messages are shown
+// as <U+001B>, never sent to the terminal. No summary line: callers add one.
 void emit_text(std::ostream& out, std::span<const Finding> findings, const TextOptions& options);
 
-// True when colour should be used on this stream's file descriptor: a
-// terminal and NO_COLOR unset (https://no-color.org).
+// True when colour should be used on this file descriptor: a terminal, NO_COLOR
+// unset or empty (https://no-color.org), and TERM not "dumb".
 bool want_color(int fd);
 
+// The JSON schema (absent parts are omitted; every string is valid UTF-8,
+// invalid bytes become U+FFFD, so the value can be dumped with defaults):
+//   {"findings": [{"rule": "GD004", "name": "premature-free" (catalogue rules only),
+//     "severity": "error", "message": "...",
+//     "location": {"file": "a.cu", "line": 3, "column": 5},
+//     "stack": [{"address": "0x4011d6", "function": "f", "file": "a.cu", "line": 3,
+//                "module": "a.out"}],       (innermost first; address as a hex string)
+//     "notes": [{"message": "...", "location": {...}, "stack": [...]}],
+//     "fix": {"begin": {...location}, "end": {...location}, "replacement": "..."}}]}
 nlohmann::json to_json(const Finding& finding);
 nlohmann::json to_json(std::span<const Finding> findings);
 void emit_json(std::ostream& out, std::span<const Finding> findings);
@@ -31,9 +48,24 @@ struct SarifOptions {
   std::string tool_name = "gpudiag";
   std::string tool_version;
   std::string information_uri;
-  std::string base_dir;  // artifact URIs are made relative to it (uriBaseId SRCROOT)
+  std::string base_dir;  // artifact URIs are made relative to it (uriBaseId SRCROOT);
+                         // empty: the current working directory
 };
 
+// A SARIF 2.1.0 log as GitHub code scanning takes it. tool.driver.rules holds
+// the catalogue rules the findings use (plus a bare descriptor for an id the
+// catalogue does not know), ordered by id; result.ruleIndex points into it.
+// Files under base_dir get a relative, percent-encoded URI with uriBaseId
+// SRCROOT; others an absolute file:// URI. A runtime finding is located at
+// its innermost stack frame that has a file (else a logical location named
+// after its function) and carries the whole stack in result.stacks; notes
+// become relatedLocations (or stacks, for their stacks); a fix-it becomes a
+// SARIF fix. partialFingerprints.primaryLocationLineHash is
+// "<16 hex digits>:<n>": FNV-1a 64 of rule id, relative URI and the located
+// source line with whitespace removed (or, when the line cannot be read, the
+// message with hex numbers and digit runs blanked out, so addresses and sizes
+// that change between runs do not change it); n counts equal hashes within
+// the run. It therefore survives lines moving and re-runs.
 nlohmann::json to_sarif(std::span<const Finding> findings, const SarifOptions& options);
 void emit_sarif(std::ostream& out, std::span<const Finding> findings, const SarifOptions& options);
 
