@@ -1,0 +1,32 @@
+// Devices: `cpu`, `emu` (an emulated GPU) and `cuda:N`. A Device is a small
+// value; the Backend that serves it is looked up in the backend registry.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace gdrt {
+
+enum class DeviceKind : std::uint8_t { cpu, emu, cuda };
+
+struct Device {
+  DeviceKind kind = DeviceKind::cpu;
+  int index = 0;
+
+  // "cpu", "emu", "emu:1", "cuda", "cuda:1"; throws gdrt::Error otherwise.
+  static Device parse(std::string_view text);
+  // "cpu", "emu:0", "cuda:1".
+  std::string str() const;
+  bool is_cpu() const { return kind == DeviceKind::cpu; }
+  friend bool operator==(const Device&, const Device&) = default;
+};
+
+inline Device cpu_device() { return Device{}; }
+
+// The preferred device: an explicit `requested` string if non-empty, else the
+// GDRT_DEVICE environment variable, else the first functional GPU backend
+// (cuda:0, when its backend is registered and reports a usable device), else cpu.
+Device preferred_device(std::string_view requested = {});
+
+}  // namespace gdrt

@@ -1,0 +1,109 @@
+#include "gdrt/device.h"
+
+#include <charconv>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "gdrt/backend.h"
+#include "gdrt/error.h"
+
+namespace gdrt {
+
+Device Device::parse(std::string_view text) {
+  const auto colon = text.find(':');
+  const std::string_view kind = text.substr(0, colon);
+  Device d;
+  if (kind == "cpu") d.kind = DeviceKind::cpu;
+  else if (kind == "emu") d.kind = DeviceKind::emu;
+  else if (kind == "cuda") d.kind = DeviceKind::cuda;
+  else
+    throw Error("unknown device \"" + std::string(text) + "\": expected cpu, emu, emu:N, cuda or cuda:N");
+  if (colon != std::string_view::npos) {
+    const std::string_view idx = text.substr(colon + 1);
+    int value = -1;
+    auto [ptr, ec] = std::from_chars(idx.data(), idx.data() + idx.size(), value);
+    if (idx.empty() || ec != std::errc() || ptr != idx.data() + idx.size() || value < 0 || d.kind == DeviceKind::cpu)
+      throw Error("bad device index in \"" + std::string(text) + "\": expected a non-negative number after "
+                  "emu: or cuda: (cpu takes no index)");
+    d.index = value;
+  }
+  return d;
+}
+
+std::string Device::str() const {
+  switch (kind) {
+    case DeviceKind::cpu: return "cpu";
+    case DeviceKind::emu: return "emu:" + std::to_string(index);
+    case DeviceKind::cuda: return "cuda:" + std::to_string(index);
+  }
+  return "?";
+}
+
+namespace {
+struct Registry {
+  std::mutex mutex;
+  std::map<DeviceKind, BackendFactory> factories;
+  std::map<std::pair<DeviceKind, int>, std::unique_ptr<Backend>> backends;
+};
+Registry& registry() {
+  static Registry r;
+  return r;
+}
+}  // namespace
+
+void register_backend(DeviceKind kind, BackendFactory factory) {
+  auto& r = registry();
+  std::lock_guard lock(r.mutex);
+  r.factories[kind] = std::move(factory);
+}
+
+bool backend_registered(DeviceKind kind) {
+  auto& r = registry();
+  std::lock_guard lock(r.mutex);
+  return r.factories.count(kind) != 0;
+}
+
+std::unique_ptr<Backend> make_cpu_backend();  // src/cpu
+
+Backend& backend(const Device& device) {
+  auto& r = registry();
+  std::lock_guard lock(r.mutex);
+  auto key = std::make_pair(device.kind, device.index);
+  auto it = r.backends.find(key);
+  if (it != r.backends.end()) return *it->second;
+  std::unique_ptr<Backend> made;
+  if (device.kind == DeviceKind::cpu) {
+    made = make_cpu_backend();
+  } else {
+    auto f = r.factories.find(device.kind);
+    if (f == r.factories.end())
+      throw Error("device " + device.str() + " is not available: this build of gdrt has no backend for it "
+                  "(use cpu, or build with the backend enabled)");
+    made = f->second(device.index);
+  }
+  return *r.backends.emplace(key, std::move(made)).first->second;
+}
+
+Device preferred_device(std::string_view requested) {
+  if (!requested.empty()) return Device::parse(requested);
+  if (const char* env = std::getenv("GDRT_DEVICE"); env && *env) {
+    try {
+      return Device::parse(env);
+    } catch (const Error& e) {
+      throw Error(std::string("GDRT_DEVICE: ") + e.what());
+    }
+  }
+  if (backend_registered(DeviceKind::cuda)) {
+    try {
+      backend(Device{DeviceKind::cuda, 0});
+      return Device{DeviceKind::cuda, 0};
+    } catch (const Error&) {
+      // No functional GPU: fall back to the CPU, as documented.
+    }
+  }
+  return cpu_device();
+}
+
+}  // namespace gdrt

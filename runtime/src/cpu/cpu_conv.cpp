@@ -1,0 +1,144 @@
+// Convolutions as im2col + OpenBLAS SGEMM, one image at a time, so the
+// column buffer (thread-local, grown once) stays cache-sized.
+#include <cblas.h>
+
+#include <cstring>
+#include <vector>
+
+#include "cpu/cpu_kernels.h"
+
+namespace gdrt::cpu {
+namespace {
+
+thread_local std::vector<float> t_columns;
+
+float* columns(std::size_t n) {
+  if (t_columns.size() < n) t_columns.resize(n);
+  return t_columns.data();
+}
+
+bool is_pointwise(const ConvGeometry& g) {
+  return g.kernel_h == 1 && g.kernel_w == 1 && g.stride_h == 1 && g.stride_w == 1 && g.pad_h == 0 && g.pad_w == 0;
+}
+
+// cols[(c*kh + i)*kw + j][oy*ow + ox] = x[c][oy*s - p + i*d][ox*s - p + j*d] (0 outside).
+void im2col(const ConvGeometry& g, const float* x, float* cols) {
+  const std::int64_t rows = g.in_channels * g.kernel_h * g.kernel_w, plane = g.out_h * g.out_w;
+#pragma omp parallel for if (rows * plane > (1 << 14)) schedule(static)
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const std::int64_t c = r / (g.kernel_h * g.kernel_w), i = (r / g.kernel_w) % g.kernel_h, j = r % g.kernel_w;
+    const float* xc = x + c * g.in_h * g.in_w;
+    float* out = cols + r * plane;
+    for (std::int64_t oy = 0; oy < g.out_h; ++oy) {
+      const std::int64_t iy = oy * g.stride_h - g.pad_h + i * g.dilation_h;
+      float* orow = out + oy * g.out_w;
+      if (iy < 0 || iy >= g.in_h) {
+        std::memset(orow, 0, sizeof(float) * static_cast<std::size_t>(g.out_w));
+        continue;
+      }
+      const float* xrow = xc + iy * g.in_w;
+      const std::int64_t shift = j * g.dilation_w - g.pad_w;
+      if (g.stride_w == 1) {
+        const std::int64_t lo = std::max<std::int64_t>(0, -shift), hi = std::min(g.out_w, g.in_w - shift);
+        for (std::int64_t ox = 0; ox < lo && ox < g.out_w; ++ox) orow[ox] = 0;
+        if (hi > lo) std::memcpy(orow + lo, xrow + lo + shift, sizeof(float) * static_cast<std::size_t>(hi - lo));
+        for (std::int64_t ox = std::max(hi, lo); ox < g.out_w; ++ox) orow[ox] = 0;
+      } else {
+        for (std::int64_t ox = 0; ox < g.out_w; ++ox) {
+          const std::int64_t ix = ox * g.stride_w + shift;
+          orow[ox] = (ix >= 0 && ix < g.in_w) ? xrow[ix] : 0.0f;
+        }
+      }
+    }
+  }
+}
+
+// The adjoint of im2col: accumulates columns back into an image (dx).
+void col2im(const ConvGeometry& g, const float* cols, float* x) {
+  const std::int64_t plane = g.out_h * g.out_w, kk = g.kernel_h * g.kernel_w;
+  std::memset(x, 0, sizeof(float) * static_cast<std::size_t>(g.in_channels * g.in_h * g.in_w));
+  // Parallel over channels: each thread owns whole input planes.
+#pragma omp parallel for if (g.in_channels * kk * plane > (1 << 14)) schedule(static)
+  for (std::int64_t c = 0; c < g.in_channels; ++c) {
+    float* xc = x + c * g.in_h * g.in_w;
+    for (std::int64_t k = 0; k < kk; ++k) {
+      const std::int64_t i = k / g.kernel_w, j = k % g.kernel_w;
+      const float* col = cols + (c * kk + k) * plane;
+      for (std::int64_t oy = 0; oy < g.out_h; ++oy) {
+        const std::int64_t iy = oy * g.stride_h - g.pad_h + i * g.dilation_h;
+        if (iy < 0 || iy >= g.in_h) continue;
+        float* xrow = xc + iy * g.in_w;
+        const float* crow = col + oy * g.out_w;
+        const std::int64_t shift = j * g.dilation_w - g.pad_w;
+        for (std::int64_t ox = 0; ox < g.out_w; ++ox) {
+          const std::int64_t ix = ox * g.stride_w + shift;
+          if (ix >= 0 && ix < g.in_w) xrow[ix] += crow[ox];
+        }
+      }
+    }
+  }
+}
+
+void sgemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, const float* a, const float* b,
+           float beta, float* c) {
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, static_cast<blasint>(m),
+              static_cast<blasint>(n), static_cast<blasint>(k), 1.0f, a, static_cast<blasint>(ta ? m : k), b,
+              static_cast<blasint>(tb ? k : n), beta, c, static_cast<blasint>(n));
+}
+
+}  // namespace
+
+void CpuKernels::conv2d_forward(const ConvGeometry& g, const float* x, const float* w, const float* bias, float* y) {
+  const std::int64_t ck = g.in_channels * g.kernel_h * g.kernel_w, plane = g.out_h * g.out_w;
+  float* cols = is_pointwise(g) ? nullptr : columns(static_cast<std::size_t>(ck * plane));
+  for (std::int64_t n = 0; n < g.batch; ++n) {
+    const float* xn = x + n * g.in_channels * g.in_h * g.in_w;
+    float* yn = y + n * g.out_channels * plane;
+    if (cols) im2col(g, xn, cols);
+    sgemm(false, false, g.out_channels, plane, ck, w, cols ? cols : xn, 0.0f, yn);  // y[O,P] = W[O,CK] cols[CK,P]
+    if (bias) {
+#pragma omp parallel for if (g.out_channels * plane > (1 << 15)) schedule(static)
+      for (std::int64_t o = 0; o < g.out_channels; ++o)
+        for (std::int64_t p = 0; p < plane; ++p) yn[o * plane + p] += bias[o];
+    }
+  }
+}
+
+void CpuKernels::conv2d_backward_data(const ConvGeometry& g, const float* dy, const float* w, float* dx) {
+  const std::int64_t ck = g.in_channels * g.kernel_h * g.kernel_w, plane = g.out_h * g.out_w;
+  const bool direct = is_pointwise(g);
+  float* cols = direct ? nullptr : columns(static_cast<std::size_t>(ck * plane));
+  for (std::int64_t n = 0; n < g.batch; ++n) {
+    float* dxn = dx + n * g.in_channels * g.in_h * g.in_w;
+    const float* dyn = dy + n * g.out_channels * plane;
+    sgemm(true, false, ck, plane, g.out_channels, w, dyn, 0.0f, direct ? dxn : cols);  // cols = W^T dy
+    if (!direct) col2im(g, cols, dxn);
+  }
+}
+
+void CpuKernels::conv2d_backward_weight(const ConvGeometry& g, const float* x, const float* dy, float* dw,
+                                        float* db) {
+  const std::int64_t ck = g.in_channels * g.kernel_h * g.kernel_w, plane = g.out_h * g.out_w;
+  float* cols = is_pointwise(g) ? nullptr : columns(static_cast<std::size_t>(ck * plane));
+  for (std::int64_t n = 0; n < g.batch; ++n) {
+    const float* xn = x + n * g.in_channels * g.in_h * g.in_w;
+    const float* dyn = dy + n * g.out_channels * plane;
+    if (cols) im2col(g, xn, cols);
+    sgemm(false, true, g.out_channels, ck, plane, dyn, cols ? cols : xn, n == 0 ? 0.0f : 1.0f, dw);  // dW += dy cols^T
+  }
+  if (db) {
+#pragma omp parallel for schedule(static)
+    for (std::int64_t o = 0; o < g.out_channels; ++o) {
+      double s = 0;
+      for (std::int64_t n = 0; n < g.batch; ++n) {
+        const float* p = dy + (n * g.out_channels + o) * plane;
+        float part = 0;
+        for (std::int64_t i = 0; i < plane; ++i) part += p[i];
+        s += part;
+      }
+      db[o] = static_cast<float>(s);
+    }
+  }
+}
+
+}  // namespace gdrt::cpu

@@ -1,0 +1,204 @@
+// Fill, copy/convert, unary, binary and random kernels on host memory.
+#include <cmath>
+#include <cstring>
+
+#include "cpu/cpu_kernels.h"
+
+namespace gdrt::cpu {
+namespace {
+
+template <class T>
+double load(const T* p) { return static_cast<double>(*p); }
+
+void store_double(void* base, DType dtype, std::int64_t i, double v) {
+  switch (dtype) {
+    case DType::f32: static_cast<float*>(base)[i] = static_cast<float>(v); break;
+    case DType::f64: static_cast<double*>(base)[i] = v; break;
+    case DType::f16: static_cast<std::uint16_t*>(base)[i] = float_to_half(static_cast<float>(v)); break;
+    case DType::i32: static_cast<std::int32_t*>(base)[i] = static_cast<std::int32_t>(v); break;
+    case DType::i64: static_cast<std::int64_t*>(base)[i] = static_cast<std::int64_t>(v); break;
+    case DType::u8: static_cast<std::uint8_t*>(base)[i] = static_cast<std::uint8_t>(v); break;
+    case DType::boolean: static_cast<std::uint8_t*>(base)[i] = v != 0.0 ? 1 : 0; break;
+  }
+}
+
+double load_double(const void* base, DType dtype, std::int64_t i) {
+  switch (dtype) {
+    case DType::f32: return static_cast<const float*>(base)[i];
+    case DType::f64: return static_cast<const double*>(base)[i];
+    case DType::f16: return half_to_float(static_cast<const std::uint16_t*>(base)[i]);
+    case DType::i32: return static_cast<const std::int32_t*>(base)[i];
+    case DType::i64: return static_cast<double>(static_cast<const std::int64_t*>(base)[i]);
+    case DType::u8: return static_cast<const std::uint8_t*>(base)[i];
+    case DType::boolean: return static_cast<const std::uint8_t*>(base)[i] ? 1.0 : 0.0;
+  }
+  return 0;
+}
+
+template <class T>
+T apply_unary(UnaryOp op, T x, T alpha) {
+  switch (op) {
+    case UnaryOp::neg: return -x;
+    case UnaryOp::exp: return std::exp(x);
+    case UnaryOp::log: return std::log(x);
+    case UnaryOp::log1p: return std::log1p(x);
+    case UnaryOp::abs: return std::abs(x);
+    case UnaryOp::sqrt: return std::sqrt(x);
+    case UnaryOp::rsqrt: return T(1) / std::sqrt(x);
+    case UnaryOp::square: return x * x;
+    case UnaryOp::reciprocal: return T(1) / x;
+    case UnaryOp::relu: return x > T(0) ? x : T(0);
+    case UnaryOp::leaky_relu: return x > T(0) ? x : x * alpha;
+    case UnaryOp::sigmoid: return T(1) / (T(1) + std::exp(-x));
+    case UnaryOp::tanh: return std::tanh(x);
+    case UnaryOp::sign: return T((x > T(0)) - (x < T(0)));
+    case UnaryOp::floor: return std::floor(x);
+    case UnaryOp::round: return std::nearbyint(x);  // half to even, as PyTorch
+    case UnaryOp::positive: return x > T(0) ? T(1) : T(0);
+  }
+  return x;
+}
+
+template <class T>
+T apply_binary(BinaryOp op, T a, T b) {
+  switch (op) {
+    case BinaryOp::add: return a + b;
+    case BinaryOp::sub: return a - b;
+    case BinaryOp::mul: return a * b;
+    case BinaryOp::div: return a / b;
+    case BinaryOp::maximum: return a > b ? a : b;
+    case BinaryOp::minimum: return a < b ? a : b;
+    case BinaryOp::pow: return static_cast<T>(std::pow(a, b));
+    case BinaryOp::gt: return a > b;
+    case BinaryOp::lt: return a < b;
+    case BinaryOp::ge: return a >= b;
+    case BinaryOp::le: return a <= b;
+    case BinaryOp::eq: return a == b;
+    case BinaryOp::ne: return a != b;
+  }
+  return a;
+}
+
+bool is_comparison(BinaryOp op) { return op >= BinaryOp::gt; }
+
+std::uint64_t mix(std::uint64_t seed, std::uint64_t counter) {
+  std::uint64_t z = seed * 0x9E3779B97F4A7C15ull + counter + 0x632BE59BD9B4E019ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+double unit(std::uint64_t bits) { return static_cast<double>(bits >> 11) * 0x1.0p-53; }
+
+}  // namespace
+
+void CpuKernels::fill(const TensorView& out, double value) {
+  std::array<const std::vector<std::int64_t>*, 1> st{&out.strides};
+  for_each_row<1>(out.sizes, st, [&](auto off, std::int64_t n, auto inner) {
+    for (std::int64_t i = 0; i < n; ++i) store_double(out.data, out.dtype, off[0] + i * inner[0], value);
+  });
+}
+
+void CpuKernels::copy(const TensorView& out, const TensorView& in) {
+  std::array<const std::vector<std::int64_t>*, 2> st{&out.strides, &in.strides};
+  if (out.dtype == in.dtype) {
+    const std::size_t item = itemsize(out.dtype);
+    for_each_row<2>(out.sizes, st, [&](auto off, std::int64_t n, auto inner) {
+      auto* d = static_cast<char*>(out.data);
+      const auto* s = static_cast<const char*>(in.data);
+      if (inner[0] == 1 && inner[1] == 1) {
+        std::memcpy(d + off[0] * static_cast<std::int64_t>(item), s + off[1] * static_cast<std::int64_t>(item),
+                    static_cast<std::size_t>(n) * item);
+        return;
+      }
+      for (std::int64_t i = 0; i < n; ++i)
+        std::memcpy(d + (off[0] + i * inner[0]) * static_cast<std::int64_t>(item),
+                    s + (off[1] + i * inner[1]) * static_cast<std::int64_t>(item), item);
+    });
+    return;
+  }
+  for_each_row<2>(out.sizes, st, [&](auto off, std::int64_t n, auto inner) {
+    for (std::int64_t i = 0; i < n; ++i)
+      store_double(out.data, out.dtype, off[0] + i * inner[0], load_double(in.data, in.dtype, off[1] + i * inner[1]));
+  });
+}
+
+void CpuKernels::unary(UnaryOp op, const TensorView& out, const TensorView& in, double alpha) {
+  std::array<const std::vector<std::int64_t>*, 2> st{&out.strides, &in.strides};
+  GDRT_CPU_DISPATCH(in.dtype, T, {
+    auto* o = static_cast<T*>(out.data);
+    const auto* x = static_cast<const T*>(in.data);
+    const T a = static_cast<T>(alpha);
+    for_each_row<2>(out.sizes, st, [&](auto off, std::int64_t n, auto inner) {
+      T* po = o + off[0];
+      const T* px = x + off[1];
+      if (inner[0] == 1 && inner[1] == 1) {
+        for (std::int64_t i = 0; i < n; ++i) po[i] = apply_unary<T>(op, px[i], a);
+      } else {
+        for (std::int64_t i = 0; i < n; ++i) po[i * inner[0]] = apply_unary<T>(op, px[i * inner[1]], a);
+      }
+    });
+  });
+}
+
+void CpuKernels::binary(BinaryOp op, const TensorView& out, const TensorView& a, const TensorView& b) {
+  std::array<const std::vector<std::int64_t>*, 3> st{&out.strides, &a.strides, &b.strides};
+  GDRT_CPU_DISPATCH(a.dtype, T, {
+    const auto* pa = static_cast<const T*>(a.data);
+    const auto* pb = static_cast<const T*>(b.data);
+    if (is_comparison(op)) {
+      auto* o = static_cast<std::uint8_t*>(out.data);
+      for_each_row<3>(out.sizes, st, [&](auto off, std::int64_t n, auto in) {
+        for (std::int64_t i = 0; i < n; ++i)
+          o[off[0] + i * in[0]] = apply_binary<T>(op, pa[off[1] + i * in[1]], pb[off[2] + i * in[2]]) ? 1 : 0;
+      });
+    } else {
+      auto* o = static_cast<T*>(out.data);
+      for_each_row<3>(out.sizes, st, [&](auto off, std::int64_t n, auto in) {
+        T* po = o + off[0];
+        const T* x = pa + off[1];
+        const T* y = pb + off[2];
+        if (in[0] == 1 && in[1] == 1 && in[2] == 1) {
+          switch (op) {  // the hot cases, written so the compiler vectorises them
+            case BinaryOp::add: for (std::int64_t i = 0; i < n; ++i) po[i] = x[i] + y[i]; return;
+            case BinaryOp::mul: for (std::int64_t i = 0; i < n; ++i) po[i] = x[i] * y[i]; return;
+            case BinaryOp::sub: for (std::int64_t i = 0; i < n; ++i) po[i] = x[i] - y[i]; return;
+            default: for (std::int64_t i = 0; i < n; ++i) po[i] = apply_binary<T>(op, x[i], y[i]); return;
+          }
+        }
+        for (std::int64_t i = 0; i < n; ++i) po[i * in[0]] = apply_binary<T>(op, x[i * in[1]], y[i * in[2]]);
+      });
+    }
+  });
+}
+
+void CpuKernels::random(const TensorView& out, Distribution dist, std::uint64_t seed, std::uint64_t offset, double a,
+                        double b) {
+  // Element i (in row-major order of out) uses counter offset + i.
+  const std::int64_t n = out.numel();
+  std::vector<double> values(static_cast<std::size_t>(n));
+#pragma omp parallel for if (n > (1 << 15)) schedule(static)
+  for (std::int64_t i = 0; i < n; ++i) {
+    const std::uint64_t c = offset + static_cast<std::uint64_t>(i);
+    double v = 0;
+    switch (dist) {
+      case Distribution::uniform: v = a + (b - a) * unit(mix(seed, 2 * c)); break;
+      case Distribution::normal: {
+        const double u1 = 1.0 - unit(mix(seed, 2 * c)), u2 = unit(mix(seed, 2 * c + 1));
+        v = a + b * std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+        break;
+      }
+      case Distribution::bernoulli: v = unit(mix(seed, 2 * c)) < a ? 1.0 : 0.0; break;
+    }
+    values[static_cast<std::size_t>(i)] = v;
+  }
+  TensorView src{values.data(), DType::f64, out.sizes, {}};
+  std::int64_t st = 1;
+  src.strides.resize(out.sizes.size());
+  for (std::size_t i = out.sizes.size(); i-- > 0;) {
+    src.strides[i] = st;
+    st *= out.sizes[i];
+  }
+  copy(out, src);
+}
+
+}  // namespace gdrt::cpu

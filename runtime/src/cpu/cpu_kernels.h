@@ -1,0 +1,97 @@
+// The CPU backend's kernels (host memory, OpenMP threads, OpenBLAS GEMM).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "gdrt/backend.h"
+#include "gdrt/error.h"
+
+namespace gdrt::cpu {
+
+class CpuKernels final : public Kernels {
+ public:
+  void fill(const TensorView& out, double value) override;
+  void copy(const TensorView& out, const TensorView& in) override;
+  void unary(UnaryOp op, const TensorView& out, const TensorView& in, double alpha) override;
+  void binary(BinaryOp op, const TensorView& out, const TensorView& a, const TensorView& b) override;
+  void reduce(ReduceOp op, const TensorView& out, const TensorView& in) override;
+  void random(const TensorView& out, Distribution dist, std::uint64_t seed, std::uint64_t offset, double a,
+              double b) override;
+  void matmul(DType dtype, bool trans_a, bool trans_b, std::int64_t batch, std::int64_t m, std::int64_t n,
+              std::int64_t k, const void* a, const void* b, void* c, double beta) override;
+  void conv2d_forward(const ConvGeometry& g, const float* x, const float* w, const float* bias, float* y) override;
+  void conv2d_backward_data(const ConvGeometry& g, const float* dy, const float* w, float* dx) override;
+  void conv2d_backward_weight(const ConvGeometry& g, const float* x, const float* dy, float* dw, float* db) override;
+  void max_pool2d_forward(const PoolGeometry& g, const float* x, float* y, std::int32_t* argmax) override;
+  void max_pool2d_backward(const PoolGeometry& g, const float* dy, const std::int32_t* argmax, float* dx) override;
+  void batch_norm_train(std::int64_t n, std::int64_t c, std::int64_t hw, const float* x, const float* w,
+                        const float* b, float* running_mean, float* running_var, double momentum, double eps, float* y,
+                        float* save_mean, float* save_invstd) override;
+  void batch_norm_eval(std::int64_t n, std::int64_t c, std::int64_t hw, const float* x, const float* w, const float* b,
+                       const float* running_mean, const float* running_var, double eps, float* y) override;
+  void batch_norm_backward(std::int64_t n, std::int64_t c, std::int64_t hw, const float* x, const float* dy,
+                           const float* w, const float* mean, const float* invstd, bool training, float* dx, float* dw,
+                           float* db) override;
+};
+
+// Calls row(offsets, count, inner_strides) for every innermost row of the
+// common shape `sizes`, in parallel when the work is large. Offsets and
+// strides are in elements, one per operand.
+template <std::size_t N, class Row>
+void for_each_row(const std::vector<std::int64_t>& sizes, const std::array<const std::vector<std::int64_t>*, N>& strides,
+                  Row&& row) {
+  std::int64_t numel = 1;
+  for (auto s : sizes) numel *= s;
+  if (numel == 0) return;
+  const std::size_t rank = sizes.size();
+  bool contiguous = true;
+  for (auto* st : strides) {
+    std::int64_t expect = 1;
+    for (std::size_t i = rank; i-- > 0;) {
+      if (sizes[i] != 1 && (*st)[i] != expect) contiguous = false;
+      expect *= sizes[i];
+    }
+  }
+  if (rank == 0 || contiguous) {
+    constexpr std::int64_t chunk = 1 << 15;
+    const std::int64_t chunks = (numel + chunk - 1) / chunk;
+#pragma omp parallel for if (chunks > 1) schedule(static)
+    for (std::int64_t c = 0; c < chunks; ++c) {
+      std::array<std::int64_t, N> off, inner;
+      off.fill(c * chunk);
+      inner.fill(1);
+      row(off, std::min(chunk, numel - c * chunk), inner);
+    }
+    return;
+  }
+  const std::int64_t inner_n = sizes[rank - 1];
+  const std::int64_t rows = numel / inner_n;
+  std::array<std::int64_t, N> inner;
+  for (std::size_t k = 0; k < N; ++k) inner[k] = (*strides[k])[rank - 1];
+#pragma omp parallel for if (numel > (1 << 15)) schedule(static)
+  for (std::int64_t r = 0; r < rows; ++r) {
+    std::array<std::int64_t, N> off{};
+    std::int64_t rem = r;
+    for (std::size_t d = rank - 1; d-- > 0;) {
+      const std::int64_t idx = rem % sizes[d];
+      rem /= sizes[d];
+      for (std::size_t k = 0; k < N; ++k) off[k] += idx * (*strides[k])[d];
+    }
+    row(off, inner_n, inner);
+  }
+}
+
+// Dispatches on a computable dtype (f16 and bool are refused by the ops layer).
+#define GDRT_CPU_DISPATCH(dtype, T, ...)                                         \
+  switch (dtype) {                                                               \
+    case DType::f32: { using T = float; __VA_ARGS__; break; }                    \
+    case DType::f64: { using T = double; __VA_ARGS__; break; }                   \
+    case DType::i32: { using T = std::int32_t; __VA_ARGS__; break; }             \
+    case DType::i64: { using T = std::int64_t; __VA_ARGS__; break; }             \
+    case DType::u8: case DType::boolean: { using T = std::uint8_t; __VA_ARGS__; break; } \
+    case DType::f16: throw Error("cpu kernel: float16 is storage-only; convert to float32 first"); \
+  }
+
+}  // namespace gdrt::cpu

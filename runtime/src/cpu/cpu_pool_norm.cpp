@@ -1,0 +1,146 @@
+// Max pooling and batch normalisation (NCHW, f32), parallel over planes or
+// channels; statistics accumulate in double.
+#include <cmath>
+#include <limits>
+
+#include "cpu/cpu_kernels.h"
+
+namespace gdrt::cpu {
+
+void CpuKernels::max_pool2d_forward(const PoolGeometry& g, const float* x, float* y, std::int32_t* argmax) {
+  const std::int64_t planes = g.batch * g.channels;
+#pragma omp parallel for schedule(static)
+  for (std::int64_t pl = 0; pl < planes; ++pl) {
+    const float* xp = x + pl * g.in_h * g.in_w;
+    float* yp = y + pl * g.out_h * g.out_w;
+    std::int32_t* ap = argmax + pl * g.out_h * g.out_w;
+    for (std::int64_t oy = 0; oy < g.out_h; ++oy)
+      for (std::int64_t ox = 0; ox < g.out_w; ++ox) {
+        float best = -std::numeric_limits<float>::infinity();
+        std::int64_t where = -1;
+        for (std::int64_t i = 0; i < g.kernel_h; ++i) {
+          const std::int64_t iy = oy * g.stride_h - g.pad_h + i;
+          if (iy < 0 || iy >= g.in_h) continue;
+          for (std::int64_t j = 0; j < g.kernel_w; ++j) {
+            const std::int64_t ix = ox * g.stride_w - g.pad_w + j;
+            if (ix < 0 || ix >= g.in_w) continue;
+            const float v = xp[iy * g.in_w + ix];
+            if (v > best || where < 0 || std::isnan(v)) {
+              best = v;
+              where = iy * g.in_w + ix;
+            }
+          }
+        }
+        yp[oy * g.out_w + ox] = best;
+        ap[oy * g.out_w + ox] = static_cast<std::int32_t>(where);
+      }
+  }
+}
+
+void CpuKernels::max_pool2d_backward(const PoolGeometry& g, const float* dy, const std::int32_t* argmax, float* dx) {
+  const std::int64_t planes = g.batch * g.channels, in_plane = g.in_h * g.in_w, out_plane = g.out_h * g.out_w;
+#pragma omp parallel for schedule(static)
+  for (std::int64_t pl = 0; pl < planes; ++pl) {
+    float* dxp = dx + pl * in_plane;
+    for (std::int64_t i = 0; i < in_plane; ++i) dxp[i] = 0;
+    for (std::int64_t o = 0; o < out_plane; ++o) {
+      const std::int32_t a = argmax[pl * out_plane + o];
+      if (a >= 0) dxp[a] += dy[pl * out_plane + o];
+    }
+  }
+}
+
+void CpuKernels::batch_norm_train(std::int64_t n, std::int64_t c, std::int64_t hw, const float* x, const float* w,
+                                  const float* b, float* running_mean, float* running_var, double momentum, double eps,
+                                  float* y, float* save_mean, float* save_invstd) {
+  const std::int64_t count = n * hw;
+#pragma omp parallel for schedule(static)
+  for (std::int64_t ch = 0; ch < c; ++ch) {
+    double s = 0;
+    for (std::int64_t i = 0; i < n; ++i) {
+      const float* p = x + (i * c + ch) * hw;
+      float part = 0;
+      for (std::int64_t k = 0; k < hw; ++k) part += p[k];
+      s += part;
+    }
+    const double mean = s / static_cast<double>(count);
+    double ss = 0;
+    for (std::int64_t i = 0; i < n; ++i) {
+      const float* p = x + (i * c + ch) * hw;
+      const float m = static_cast<float>(mean);
+      float part = 0;
+      for (std::int64_t k = 0; k < hw; ++k) part += (p[k] - m) * (p[k] - m);
+      ss += part;
+    }
+    const double var = ss / static_cast<double>(count);
+    const double invstd = 1.0 / std::sqrt(var + eps);
+    save_mean[ch] = static_cast<float>(mean);
+    save_invstd[ch] = static_cast<float>(invstd);
+    if (running_mean) running_mean[ch] = static_cast<float>((1 - momentum) * running_mean[ch] + momentum * mean);
+    if (running_var) {
+      const double unbiased = count > 1 ? ss / static_cast<double>(count - 1) : var;
+      running_var[ch] = static_cast<float>((1 - momentum) * running_var[ch] + momentum * unbiased);
+    }
+    const float scale = static_cast<float>(invstd * (w ? w[ch] : 1.0f));
+    const float shift = static_cast<float>((b ? b[ch] : 0.0f) - mean * invstd * (w ? w[ch] : 1.0f));
+    for (std::int64_t i = 0; i < n; ++i) {
+      const float* p = x + (i * c + ch) * hw;
+      float* q = y + (i * c + ch) * hw;
+      for (std::int64_t k = 0; k < hw; ++k) q[k] = p[k] * scale + shift;
+    }
+  }
+}
+
+void CpuKernels::batch_norm_eval(std::int64_t n, std::int64_t c, std::int64_t hw, const float* x, const float* w,
+                                 const float* b, const float* running_mean, const float* running_var, double eps,
+                                 float* y) {
+#pragma omp parallel for schedule(static)
+  for (std::int64_t ch = 0; ch < c; ++ch) {
+    const double invstd = 1.0 / std::sqrt(static_cast<double>(running_var[ch]) + eps);
+    const float scale = static_cast<float>(invstd * (w ? w[ch] : 1.0f));
+    const float shift = static_cast<float>((b ? b[ch] : 0.0f) - running_mean[ch] * invstd * (w ? w[ch] : 1.0f));
+    for (std::int64_t i = 0; i < n; ++i) {
+      const float* p = x + (i * c + ch) * hw;
+      float* q = y + (i * c + ch) * hw;
+      for (std::int64_t k = 0; k < hw; ++k) q[k] = p[k] * scale + shift;
+    }
+  }
+}
+
+void CpuKernels::batch_norm_backward(std::int64_t n, std::int64_t c, std::int64_t hw, const float* x, const float* dy,
+                                     const float* w, const float* mean, const float* invstd, bool training, float* dx,
+                                     float* dw, float* db) {
+  const double count = static_cast<double>(n * hw);
+#pragma omp parallel for schedule(static)
+  for (std::int64_t ch = 0; ch < c; ++ch) {
+    const float m = mean[ch], is = invstd[ch];
+    double sum_dy = 0, sum_dy_xhat = 0;
+    for (std::int64_t i = 0; i < n; ++i) {
+      const float* p = x + (i * c + ch) * hw;
+      const float* g = dy + (i * c + ch) * hw;
+      float a = 0, bsum = 0;
+      for (std::int64_t k = 0; k < hw; ++k) {
+        a += g[k];
+        bsum += g[k] * (p[k] - m);
+      }
+      sum_dy += a;
+      sum_dy_xhat += static_cast<double>(bsum) * is;
+    }
+    if (dw) dw[ch] = static_cast<float>(sum_dy_xhat);
+    if (db) db[ch] = static_cast<float>(sum_dy);
+    if (!dx) continue;
+    const float wc = w ? w[ch] : 1.0f;
+    // train: dx = w*invstd/M * (M*dy - sum(dy) - xhat*sum(dy*xhat)); eval: dx = w*invstd*dy.
+    const float k1 = wc * is;
+    const float mean_dy = training ? static_cast<float>(sum_dy / count) : 0.0f;
+    const float mean_dyx = training ? static_cast<float>(sum_dy_xhat / count) : 0.0f;
+    for (std::int64_t i = 0; i < n; ++i) {
+      const float* p = x + (i * c + ch) * hw;
+      const float* g = dy + (i * c + ch) * hw;
+      float* q = dx + (i * c + ch) * hw;
+      for (std::int64_t k = 0; k < hw; ++k) q[k] = k1 * (g[k] - mean_dy - (p[k] - m) * is * mean_dyx);
+    }
+  }
+}
+
+}  // namespace gdrt::cpu

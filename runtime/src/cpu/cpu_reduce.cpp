@@ -1,0 +1,109 @@
+// Reductions and GEMM on host memory.
+#include <cblas.h>
+
+#include <limits>
+
+#include "cpu/cpu_kernels.h"
+
+namespace gdrt::cpu {
+
+namespace {
+
+template <class T>
+void reduce_typed(ReduceOp op, const TensorView& out, const TensorView& in) {
+  // Split the dims into kept (out size == in size) and reduced (out size 1).
+  const std::size_t rank = in.sizes.size();
+  std::vector<std::int64_t> kept_sizes, kept_in_strides, kept_out_strides, red_sizes, red_strides;
+  for (std::size_t d = 0; d < rank; ++d) {
+    if (in.sizes[d] == 1) continue;
+    if (out.sizes[d] == in.sizes[d]) {
+      kept_sizes.push_back(in.sizes[d]);
+      kept_in_strides.push_back(in.strides[d]);
+      kept_out_strides.push_back(out.strides[d]);
+    } else {
+      red_sizes.push_back(in.sizes[d]);
+      red_strides.push_back(in.strides[d]);
+    }
+  }
+  std::int64_t outer = 1, red_n = 1;
+  for (auto s : kept_sizes) outer *= s;
+  for (auto s : red_sizes) red_n *= s;
+  const std::size_t nred = red_sizes.size();
+  const T* x = static_cast<const T*>(in.data);
+  using Acc = std::conditional_t<std::is_floating_point_v<T>, double, std::int64_t>;
+  auto reduce_one = [&](std::int64_t in_base, std::int64_t begin, std::int64_t end, Acc& acc, std::int64_t& arg) {
+    for (std::int64_t r = begin; r < end; ++r) {
+      std::int64_t off = in_base, rem = r;
+      for (std::size_t d = nred; d-- > 0;) {
+        off += (rem % red_sizes[d]) * red_strides[d];
+        rem /= red_sizes[d];
+      }
+      const Acc v = static_cast<Acc>(x[off]);
+      switch (op) {
+        case ReduceOp::sum: acc += v; break;
+        case ReduceOp::max: if (v > acc || v != v) acc = v; break;
+        case ReduceOp::min: if (v < acc || v != v) acc = v; break;
+        case ReduceOp::argmax: if (v > acc || arg < 0) { acc = v; arg = r; } break;
+      }
+    }
+  };
+  const Acc init = op == ReduceOp::sum ? Acc(0)
+                   : op == ReduceOp::min ? std::numeric_limits<Acc>::max() : std::numeric_limits<Acc>::lowest();
+  auto write = [&](std::int64_t out_off, Acc acc, std::int64_t arg) {
+    if (op == ReduceOp::argmax) static_cast<std::int64_t*>(out.data)[out_off] = arg;
+    else static_cast<T*>(out.data)[out_off] = static_cast<T>(acc);
+  };
+  if (outer == 1 && op == ReduceOp::sum && red_n > (1 << 16)) {
+    double total = 0;  // one output: split the reduction itself across threads
+#pragma omp parallel for reduction(+ : total) schedule(static)
+    for (std::int64_t t = 0; t < 64; ++t) {
+      Acc acc = 0;
+      std::int64_t arg = -1;
+      reduce_one(0, red_n * t / 64, red_n * (t + 1) / 64, acc, arg);
+      total += static_cast<double>(acc);
+    }
+    write(0, static_cast<Acc>(total), -1);
+    return;
+  }
+#pragma omp parallel for if (outer * red_n > (1 << 15)) schedule(static)
+  for (std::int64_t o = 0; o < outer; ++o) {
+    std::int64_t in_off = 0, out_off = 0, rem = o;
+    for (std::size_t d = kept_sizes.size(); d-- > 0;) {
+      const std::int64_t idx = rem % kept_sizes[d];
+      rem /= kept_sizes[d];
+      in_off += idx * kept_in_strides[d];
+      out_off += idx * kept_out_strides[d];
+    }
+    Acc acc = init;
+    std::int64_t arg = -1;
+    reduce_one(in_off, 0, red_n, acc, arg);
+    write(out_off, acc, arg < 0 ? 0 : arg);
+  }
+}
+
+}  // namespace
+
+void CpuKernels::reduce(ReduceOp op, const TensorView& out, const TensorView& in) {
+  GDRT_CPU_DISPATCH(in.dtype, T, reduce_typed<T>(op, out, in));
+}
+
+void CpuKernels::matmul(DType dtype, bool trans_a, bool trans_b, std::int64_t batch, std::int64_t m, std::int64_t n,
+                        std::int64_t k, const void* a, const void* b, void* c, double beta) {
+  const auto ta = trans_a ? CblasTrans : CblasNoTrans, tb = trans_b ? CblasTrans : CblasNoTrans;
+  const auto lda = static_cast<blasint>(trans_a ? m : k), ldb = static_cast<blasint>(trans_b ? k : n);
+  for (std::int64_t i = 0; i < batch; ++i) {
+    if (dtype == DType::f32) {
+      cblas_sgemm(CblasRowMajor, ta, tb, static_cast<blasint>(m), static_cast<blasint>(n), static_cast<blasint>(k),
+                  1.0f, static_cast<const float*>(a) + i * m * k, lda, static_cast<const float*>(b) + i * k * n, ldb,
+                  static_cast<float>(beta), static_cast<float*>(c) + i * m * n, static_cast<blasint>(n));
+    } else if (dtype == DType::f64) {
+      cblas_dgemm(CblasRowMajor, ta, tb, static_cast<blasint>(m), static_cast<blasint>(n), static_cast<blasint>(k),
+                  1.0, static_cast<const double*>(a) + i * m * k, lda, static_cast<const double*>(b) + i * k * n, ldb,
+                  beta, static_cast<double*>(c) + i * m * n, static_cast<blasint>(n));
+    } else {
+      throw Error("matmul supports float32 and float64, got " + std::string(dtype_name(dtype)));
+    }
+  }
+}
+
+}  // namespace gdrt::cpu
