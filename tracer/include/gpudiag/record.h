@@ -236,6 +236,9 @@ struct Options {
   // How often the writer thread drains partly filled buffers, so that a
   // process killed without warning loses at most this much.
   std::uint32_t flush_interval_ms = 20;
+  // Without a writer thread, events reach the file only on flush()/stop():
+  // for tests and tools that want deterministic buffer use.
+  bool writer_thread = true;
 };
 
 // Starts recording into `path_pattern` (`%p` is replaced by the pid). Returns

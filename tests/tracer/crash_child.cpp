@@ -1,0 +1,72 @@
+// A traced program that records N allocation events (addresses 1..N, from two
+// threads) and then dies the way argv[1] says. crash_test.cpp runs it and
+// checks what reached the trace.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+#include "gpudiag/record.h"
+
+namespace rec = gpudiag::rec;
+
+namespace {
+
+void record_range(std::uint64_t from, std::uint64_t to) {
+  for (std::uint64_t a = from; a <= to; ++a)
+    rec::record(rec::AllocEvent{.addr = a, .bytes = 8, .kind = gpudiag::MemKind::Device, .device = 0});
+}
+
+[[noreturn]] void bus_error() {
+  // Touching a page of a mapping past the end of its (empty) file raises SIGBUS.
+  char path[] = "/tmp/gdtrace-busXXXXXX";
+  int fd = mkstemp(path);
+  unlink(path);
+  auto* p = static_cast<volatile char*>(mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+  p[0] = 1;
+  std::abort();  // not reached
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 4) {
+    std::fprintf(stderr, "usage: %s segv|abort|bus|_exit|exit|throw|kill|none TRACE N\n", argv[0]);
+    return 2;
+  }
+  const std::string how = argv[1];
+  const std::uint64_t n = std::strtoull(argv[3], nullptr, 10);
+  rec::Options options;
+  options.buffer_events = 256;
+  options.buffer_count = 128;  // 32768 events: room for all, so none is dropped
+  if (!rec::start(argv[2], options)) return 3;
+  // Half from a worker thread that is still alive at the death.
+  std::thread worker([&] { record_range(n / 2 + 1, n); });
+  record_range(1, n / 2);
+  worker.join();
+
+  if (how == "segv") {
+    volatile int* null = nullptr;
+    *null = 1;
+  } else if (how == "abort") {
+    std::abort();
+  } else if (how == "bus") {
+    bus_error();
+  } else if (how == "_exit") {
+    _exit(7);
+  } else if (how == "exit") {
+    std::exit(5);
+  } else if (how == "throw") {
+    throw std::runtime_error("uncaught on purpose");
+  } else if (how == "kill") {
+    raise(SIGKILL);
+  }
+  return 0;
+}

@@ -1,0 +1,119 @@
+// The .gdtrace file: a Trace written and read back is the same; a file cut at
+// any byte reads up to its last whole chunk; garbage is a clear TraceError.
+#include <gtest/gtest.h>
+
+#include "gpudiag/trace_io.h"
+#include "test_support.h"
+
+namespace gpudiag {
+namespace {
+
+Trace sample_trace() {
+  Trace t;
+  t.pid = 42;
+  t.command = "train --epochs 1";
+  t.dropped_events = 3;
+  t.devices.push_back({0, t.intern("NVIDIA A100"), 80ull << 30});
+  t.streams.push_back({0, 7, t.intern("stream 7")});
+  Stack s;
+  s.frames.push_back({.ip = 0x401000});
+  s.frames.push_back({.ip = 0x402000});
+  const StackId st = t.add_stack(s);
+  for (std::uint64_t i = 0; i < 5000; ++i) {
+    t.allocs.push_back({.time_ns = 10 * i, .addr = 0x1000 + i, .bytes = 256, .kind = MemKind::Device, .device = 0, .tid = 1, .stack = st});
+    t.kernels.push_back({.start_ns = 10 * i + 1, .end_ns = 10 * i + 5, .name = t.intern("k" + std::to_string(i % 7)),
+                         .grid = {1, 2, 3}, .block = {4, 5, 6}, .device = 0, .stream = 7, .tid = 2});
+  }
+  t.memcpys.push_back({.start_ns = 5, .end_ns = 9, .bytes = 8, .copy = CopyKind::DtoH, .src_kind = MemKind::Device,
+                       .dst_kind = MemKind::Pinned, .async = true, .device = 0, .stream = 7});
+  t.memory_counters.push_back({.time_ns = 3, .device = 0, .allocated_bytes = 100, .reserved_bytes = 200});
+  t.findings.push_back({.time_ns = 4, .rule_id = t.intern("GD005"), .message = t.intern("scalar access")});
+  return t;
+}
+
+TEST(GdtraceFormat, WriteThenReadGivesTheSameTrace) {
+  const Trace in = sample_trace();
+  const std::string path = test::temp_path("roundtrip.gdtrace");
+  write_gdtrace(in, path);
+  const Trace out = read_gdtrace(path);
+  EXPECT_FALSE(out.truncated);
+  EXPECT_EQ(out.pid, 42);
+  EXPECT_EQ(out.command, "train --epochs 1");
+  EXPECT_EQ(out.dropped_events, 3u);
+  ASSERT_EQ(out.allocs.size(), in.allocs.size());
+  ASSERT_EQ(out.kernels.size(), in.kernels.size());
+  EXPECT_EQ(out.str(out.kernels[12].name), "k5");
+  EXPECT_EQ(out.kernels[12].grid[2], 3u);
+  EXPECT_EQ(out.kernels[12].block[0], 4u);
+  EXPECT_EQ(out.stack(out.allocs[0].stack).frames.at(1).ip, 0x402000u);
+  ASSERT_EQ(out.memcpys.size(), 1u);
+  EXPECT_EQ(out.memcpys[0].dst_kind, MemKind::Pinned);
+  EXPECT_TRUE(out.memcpys[0].async);
+  ASSERT_EQ(out.memory_counters.size(), 1u);
+  EXPECT_EQ(out.memory_counters[0].reserved_bytes, 200u);
+  EXPECT_EQ(out.str(out.findings.at(0).rule_id), "GD005");
+  EXPECT_EQ(out.str(out.devices.at(0).name), "NVIDIA A100");
+  EXPECT_EQ(out.event_count(), in.event_count());
+}
+
+TEST(GdtraceFormat, TruncatedFileReadsUpToTheLastWholeChunk) {
+  const std::string path = test::temp_path("full.gdtrace");
+  write_gdtrace(sample_trace(), path);
+  const std::string bytes = test::read_file(path);
+  std::size_t previous = 0;
+  // Cut at many points, including inside the header (an error) and chunks.
+  for (std::size_t cut = 0; cut < bytes.size(); cut += 997) {
+    const std::string prefix = bytes.substr(0, cut);
+    if (cut < 32) {
+      EXPECT_THROW(read_gdtrace_bytes(prefix, "cut"), TraceError) << cut;
+      continue;
+    }
+    Trace t = read_gdtrace_bytes(prefix, "cut");
+    EXPECT_GE(t.event_count(), previous) << "a longer prefix never loses events";
+    previous = t.event_count();
+    if (cut > 32) {
+      EXPECT_TRUE(t.truncated) << cut;
+      EXPECT_NE(t.truncation_note.find("byte"), std::string::npos);
+    }
+  }
+  EXPECT_GT(previous, 0u);
+}
+
+TEST(GdtraceFormat, CorruptChunkStopsReadingThereAndSaysSo) {
+  const std::string path = test::temp_path("corrupt.gdtrace");
+  write_gdtrace(sample_trace(), path);
+  std::string bytes = test::read_file(path);
+  bytes[bytes.size() / 2] ^= 0x5a;
+  Trace t = read_gdtrace_bytes(bytes, "corrupt");
+  EXPECT_TRUE(t.truncated);
+  EXPECT_NE(t.truncation_note.find("checksum"), std::string::npos) << t.truncation_note;
+  EXPECT_LT(t.event_count(), sample_trace().event_count());
+}
+
+TEST(GdtraceFormat, NotAGdtraceIsAClearError) {
+  try {
+    read_gdtrace_bytes("this is not a trace at all, just text", "notes.txt");
+    FAIL() << "no error";
+  } catch (const TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find("notes.txt"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("not a .gdtrace"), std::string::npos);
+  }
+  EXPECT_THROW(read_gdtrace_bytes("", "empty"), TraceError);
+  EXPECT_THROW(read_gdtrace("/nonexistent/file.gdtrace"), TraceError);
+}
+
+TEST(GdtraceFormat, NewerVersionIsRejectedWithTheVersion) {
+  const std::string path = test::temp_path("v.gdtrace");
+  write_gdtrace(sample_trace(), path);
+  std::string bytes = test::read_file(path);
+  bytes[8] = 99;
+  try {
+    read_gdtrace_bytes(bytes, "v.gdtrace");
+    FAIL();
+  } catch (const TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find("version 99"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace gpudiag

@@ -1,0 +1,190 @@
+// The in-process recorder: every event kind round-trips through a .gdtrace
+// file with its fields, strings and stacks resolve, memory stays bounded and
+// drops are counted, threads record without losing events.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <thread>
+
+#include "gpudiag/record.h"
+#include "gpudiag/trace_io.h"
+#include "test_support.h"
+
+namespace gpudiag {
+namespace {
+
+namespace rec = gpudiag::rec;
+
+TEST(Recorder, DisabledRecordsNothingAndReturnsZeroIds) {
+  ASSERT_FALSE(rec::enabled());
+  rec::emit(rec::AllocEvent{.addr = 1, .bytes = 2});
+  EXPECT_EQ(rec::intern("kernel"), 0u);
+  EXPECT_EQ(rec::capture_stack(), 0u);
+  EXPECT_STREQ(rec::trace_path(), "");
+}
+
+TEST(Recorder, EveryEventKindRoundTrips) {
+  const std::string path = test::temp_path("kinds-%p.gdtrace");
+  ASSERT_TRUE(rec::start(path.c_str()));
+  EXPECT_TRUE(rec::enabled());
+  const std::string actual = rec::trace_path();
+  EXPECT_EQ(actual.find("%p"), std::string::npos) << "the pid replaces %p";
+  EXPECT_FALSE(rec::start(path.c_str())) << "a second start while recording fails";
+
+  const auto k = rec::intern("gemm_kernel<float>");
+  EXPECT_EQ(rec::intern("gemm_kernel<float>"), k) << "interning is stable";
+  rec::record(rec::DeviceInfo{.device = 0, .name = rec::intern("emu0"), .memory_bytes = 1 << 30});
+  rec::record(rec::StreamInfo{.device = 0, .stream = 7, .name = rec::intern("compute")});
+  rec::record(rec::AllocEvent{.time_ns = 100, .addr = 0x1000, .bytes = 4096, .kind = MemKind::Device, .device = 0, .stream = 7, .correlation = 3});
+  rec::record(rec::FreeEvent{.time_ns = 900, .addr = 0x1000, .bytes = 4096, .kind = MemKind::Device, .device = 0});
+  rec::record(rec::MemcpyEvent{.start_ns = 200, .end_ns = 250, .dst = 0x1000, .src = 0x7f00, .bytes = 64,
+                               .src_kind = MemKind::Pageable, .dst_kind = MemKind::Device, .async = true, .device = 0, .stream = 7});
+  rec::record(rec::MemsetEvent{.start_ns = 260, .end_ns = 270, .addr = 0x1000, .bytes = 32, .value = 0xab, .kind = MemKind::Device, .device = 0});
+  rec::record(rec::KernelEvent{.start_ns = 300, .end_ns = 400, .name = k, .grid = {4, 2, 1}, .block = {256, 1, 1},
+                               .shared_bytes = 1024, .device = 0, .stream = 7, .correlation = 9});
+  rec::record(rec::SyncEvent{.start_ns = 410, .end_ns = 500, .kind = SyncKind::Stream, .device = 0, .stream = 7});
+  rec::record(rec::ApiEvent{.start_ns = 290, .end_ns = 295, .name = rec::intern("cudaLaunchKernel"), .domain = ApiDomain::Runtime,
+                            .status = 2, .device = 0, .correlation = 9});
+  rec::record(rec::HostAccessEvent{.time_ns = 510, .addr = 0x1000, .bytes = 4, .access = AccessKind::Write, .device = 0});
+  rec::record(rec::OutOfMemoryEvent{.time_ns = 520, .requested_bytes = 1ull << 40, .free_bytes = 10, .capacity_bytes = 1 << 30, .device = 0});
+  rec::record(rec::FindingEvent{.time_ns = 530, .rule_id = rec::intern("GD001"), .message = rec::intern("mixed devices")});
+  rec::stop();
+  EXPECT_FALSE(rec::enabled());
+
+  Trace t = read_gdtrace(actual);
+  EXPECT_EQ(t.source, TraceSource::Gdtrace);
+  EXPECT_FALSE(t.truncated);
+  EXPECT_EQ(t.pid, getpid());
+  EXPECT_NE(t.command.find("tracer_record_test"), std::string::npos);
+  ASSERT_EQ(t.devices.size(), 1u);
+  EXPECT_EQ(t.str(t.devices[0].name), "emu0");
+  EXPECT_EQ(t.devices[0].memory_bytes, 1u << 30);
+  ASSERT_EQ(t.streams.size(), 1u);
+  EXPECT_EQ(t.str(t.streams[0].name), "compute");
+  ASSERT_EQ(t.allocs.size(), 1u);
+  EXPECT_EQ(t.allocs[0].addr, 0x1000u);
+  EXPECT_EQ(t.allocs[0].stream, 7u);
+  EXPECT_EQ(t.allocs[0].correlation, 3u);
+  EXPECT_EQ(t.allocs[0].tid, t.frees.at(0).tid);
+  EXPECT_NE(t.allocs[0].tid, 0u);
+  ASSERT_EQ(t.memcpys.size(), 1u);
+  EXPECT_EQ(t.memcpys[0].copy, CopyKind::HtoD) << "derived from the memory kinds";
+  EXPECT_EQ(t.memcpys[0].src_kind, MemKind::Pageable);
+  EXPECT_TRUE(t.memcpys[0].async);
+  EXPECT_EQ(t.memcpys[0].end_ns, 250u);
+  ASSERT_EQ(t.memsets.size(), 1u);
+  EXPECT_EQ(t.memsets[0].value, 0xabu);
+  ASSERT_EQ(t.kernels.size(), 1u);
+  EXPECT_EQ(t.str(t.kernels[0].name), "gemm_kernel<float>");
+  EXPECT_EQ(t.kernels[0].grid[0], 4u);
+  EXPECT_EQ(t.kernels[0].grid[1], 2u);
+  EXPECT_EQ(t.kernels[0].block[0], 256u);
+  EXPECT_EQ(t.kernels[0].shared_bytes, 1024u);
+  ASSERT_EQ(t.syncs.size(), 1u);
+  EXPECT_EQ(t.syncs[0].kind, SyncKind::Stream);
+  ASSERT_EQ(t.api_calls.size(), 1u);
+  EXPECT_EQ(t.str(t.api_calls[0].name), "cudaLaunchKernel");
+  EXPECT_EQ(t.api_calls[0].status, 2);
+  EXPECT_EQ(t.api_calls[0].domain, ApiDomain::Runtime);
+  ASSERT_EQ(t.host_accesses.size(), 1u);
+  EXPECT_EQ(t.host_accesses[0].access, AccessKind::Write);
+  ASSERT_EQ(t.ooms.size(), 1u);
+  EXPECT_EQ(t.ooms[0].requested_bytes, 1ull << 40);
+  ASSERT_EQ(t.findings.size(), 1u);
+  EXPECT_EQ(t.str(t.findings[0].rule_id), "GD001");
+  EXPECT_EQ(t.str(t.findings[0].message), "mixed devices");
+  EXPECT_EQ(t.begin_ns(), 100u);
+  EXPECT_EQ(t.end_ns(), 900u);
+}
+
+__attribute__((noinline)) rec::StackId allocate_with_stack() {
+  rec::StackId s = rec::capture_stack();
+  rec::record(rec::AllocEvent{.addr = 1, .bytes = 1, .stack = s});
+  return s;
+}
+
+TEST(Recorder, StacksAreInternedAndSymbolized) {
+  const std::string path = test::temp_path("stacks.gdtrace");
+  ASSERT_TRUE(rec::start(path.c_str()));
+  ASSERT_TRUE(rec::stacks_enabled());
+  rec::StackId ids[2];
+  volatile int n = 2;  // a real loop, so both calls share one call site
+  for (int i = 0; i < n; ++i) ids[i] = allocate_with_stack();
+  const rec::StackId a = ids[0], b = ids[1];
+  EXPECT_NE(a, 0u);
+  EXPECT_EQ(a, b) << "the same call site gives the same stack id";
+  rec::stop();
+
+  Trace t = read_gdtrace(path);
+  ASSERT_EQ(t.allocs.size(), 2u);
+  const Stack& s = t.stack(t.allocs[0].stack);
+  ASSERT_GE(s.frames.size(), 2u);
+  EXPECT_FALSE(t.modules.empty());
+  EXPECT_GE(s.frames[0].module, 0) << "the innermost frame lies in a recorded module";
+  EXPECT_GT(symbolize(t), 0u);
+  const Stack& named = t.stack(t.allocs[0].stack);
+  bool found = false;
+  for (const auto& f : named.frames) found |= t.str(f.function).find("allocate_with_stack") != std::string_view::npos;
+  EXPECT_TRUE(found) << "innermost function: " << t.str(named.frames[0].function);
+}
+
+TEST(Recorder, StacksOffGiveNoStack) {
+  const std::string path = test::temp_path("nostacks.gdtrace");
+  rec::Options o;
+  o.stacks = false;
+  ASSERT_TRUE(rec::start(path.c_str(), o));
+  EXPECT_EQ(rec::capture_stack(), 0u);
+  rec::stop();
+}
+
+TEST(Recorder, FullPoolDropsAndCountsInsteadOfGrowing) {
+  const std::string path = test::temp_path("drops.gdtrace");
+  rec::Options o;
+  o.buffer_events = 16;
+  o.buffer_count = 2;
+  o.writer_thread = false;  // nothing recycles buffers until flush()
+  ASSERT_TRUE(rec::start(path.c_str(), o));
+  for (int i = 0; i < 100; ++i) rec::record(rec::FreeEvent{.addr = static_cast<std::uint64_t>(i)});
+  rec::flush();  // writes the 32 kept events, recycles the buffers
+  for (int i = 0; i < 10; ++i) rec::record(rec::FreeEvent{.addr = 1000u + i});
+  rec::add_dropped(5);  // e.g. CUPTI's own count
+  rec::stop();
+  Trace t = read_gdtrace(path);
+  EXPECT_EQ(t.frees.size(), 42u);
+  EXPECT_EQ(t.dropped_events, 100u - 32u + 5u);
+}
+
+TEST(Recorder, ThreadsRecordConcurrentlyWithoutLoss) {
+  const std::string path = test::temp_path("threads.gdtrace");
+  rec::Options o;
+  o.buffer_events = 1024;
+  o.buffer_count = 96;  // room for every event: none may be dropped
+  o.flush_interval_ms = 1;
+  ASSERT_TRUE(rec::start(path.c_str(), o));
+  constexpr int kThreads = 4, kPerThread = 20000;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([t] {
+      for (int i = 0; i < kPerThread; ++i)
+        rec::record(rec::AllocEvent{.addr = static_cast<std::uint64_t>(t) * kPerThread + i + 1, .bytes = 1});
+    });
+  for (auto& th : threads) th.join();
+  rec::stop();
+  Trace t = read_gdtrace(path);
+  std::set<std::uint64_t> addrs;
+  for (const auto& a : t.allocs) addrs.insert(a.addr);
+  EXPECT_EQ(addrs.size(), t.allocs.size()) << "no event written twice";
+  EXPECT_EQ(t.allocs.size(), std::size_t{kThreads} * kPerThread);
+  EXPECT_EQ(t.dropped_events, 0u);
+  std::set<std::uint32_t> tids;
+  for (const auto& a : t.allocs) tids.insert(a.tid);
+  EXPECT_EQ(tids.size(), std::size_t{kThreads});
+}
+
+TEST(Recorder, UnwritablePathFailsCleanly) {
+  EXPECT_FALSE(rec::start("/nonexistent-dir/x/trace.gdtrace"));
+  EXPECT_FALSE(rec::enabled());
+}
+
+}  // namespace
+}  // namespace gpudiag

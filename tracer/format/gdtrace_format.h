@@ -1,0 +1,80 @@
+// The .gdtrace binary layout (documented in FORMAT.md), shared by the
+// in-process recorder (tracer/record) and the reader/writer here. Internal:
+// users read traces through gpudiag/trace.h. All integers little-endian.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+namespace gpudiag::gdtrace {
+
+inline constexpr char kMagic[8] = {'G', 'D', 'T', 'R', 'A', 'C', 'E', '\0'};
+inline constexpr std::uint32_t kVersion = 1;
+inline constexpr std::uint32_t kChunkTag = 0x4b434447;  // "GDCK"
+
+struct FileHeader {  // 32 bytes at offset 0
+  char magic[8];
+  std::uint32_t version;
+  std::uint32_t header_size;  // 32; readers skip what they do not know
+  std::uint64_t pid;
+  std::uint64_t start_ns;     // CLOCK_MONOTONIC when recording started
+};
+static_assert(sizeof(FileHeader) == 32);
+
+enum class ChunkType : std::uint16_t {
+  Events = 1,   // u32 tid, u32 count, count x RawEvent
+  String = 2,   // u32 id, then the bytes (no terminator)
+  Stack = 3,    // u32 id, u32 frame count, u64 return addresses (innermost first)
+  Module = 4,   // u64 base, u64 low, u64 size, then the path bytes
+  Dropped = 5,  // u64 events dropped so far (monotonic; the reader keeps the max)
+  Process = 6,  // i64 pid, i64 ppid, then the command line (arguments separated by NUL)
+  End = 7,      // u64 events written; present when the recording was stopped cleanly
+};
+
+struct ChunkHeader {  // 16 bytes, then `length` bytes of payload
+  std::uint32_t tag;     // kChunkTag
+  std::uint16_t type;    // ChunkType
+  std::uint16_t flags;   // 0
+  std::uint32_t length;  // payload bytes
+  std::uint32_t crc;     // zlib crc32 of the payload
+};
+static_assert(sizeof(ChunkHeader) == 16);
+
+// Upper bound a reader accepts for one chunk, so garbage cannot make it
+// allocate gigabytes.
+inline constexpr std::uint32_t kMaxChunk = 64u << 20;
+
+// One event, fixed size. Fields by kind (a/b/c are small enums, x a 32-bit
+// value, p the 64-bit payload words), see FORMAT.md:
+//   Alloc/Free   a=MemKind, t0=time, p0=addr, p1=bytes
+//   Memcpy       a=CopyKind b=src MemKind c=dst MemKind, flags bit0=async,
+//                x=peer device, p0=dst p1=src p2=bytes
+//   Memset       a=MemKind, flags bit0=async, x=value, p0=addr p1=bytes
+//   Kernel       x=name, p0..p3 = u32 grid[3], block[3], shared bytes, 0
+//   Sync         a=SyncKind, p0=event
+//   Api          a=ApiDomain, x=name, p0=status (int32)
+//   HostAccess   a=AccessKind, t0=time, p0=addr, p1=bytes
+//   OutOfMemory  t0=time, p0=requested, p1=free, p2=capacity
+//   Finding      t0=time, x=rule id string, p0=message string
+//   MemoryCounter t0=time, p0=allocated, p1=reserved
+//   Device       device, x=name, p0=memory bytes
+//   Stream       device, stream, x=name
+struct RawEvent {
+  std::uint8_t kind;  // EventKind
+  std::uint8_t a, b, c;
+  std::int32_t device;
+  std::uint64_t t0, t1;
+  std::uint64_t stream;
+  std::uint64_t correlation;
+  std::uint32_t stack;
+  std::uint32_t x;
+  std::uint16_t flags;
+  std::uint16_t reserved0;
+  std::uint32_t reserved1;
+  std::uint64_t p[4];
+};
+static_assert(sizeof(RawEvent) == 88);
+
+inline constexpr std::uint16_t kFlagAsync = 1;
+
+}  // namespace gpudiag::gdtrace

@@ -1,0 +1,261 @@
+// Reads a .gdtrace file into a Trace. A file cut short (the traced process was
+// killed mid-write) loads up to its last whole chunk and is marked truncated;
+// a file that is not a .gdtrace at all is a TraceError.
+#include <zlib.h>
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <unordered_map>
+
+#include "gdtrace_format.h"
+#include "gpudiag/trace_io.h"
+
+namespace gpudiag {
+namespace {
+
+using gdtrace::ChunkHeader;
+using gdtrace::ChunkType;
+using gdtrace::RawEvent;
+
+template <class T>
+T load(const char* p) {
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+template <class E>
+E enum_or_unknown(std::uint8_t v, std::uint8_t max) {
+  return static_cast<E>(v <= max ? v : 0);
+}
+
+struct Pending {
+  std::uint32_t tid;
+  RawEvent e;
+};
+
+class Reader {
+ public:
+  Reader(std::string_view bytes, const std::string& name) : bytes_(bytes), name_(name) {}
+
+  Trace read() {
+    read_header();
+    std::size_t pos = header_size_;
+    while (pos < bytes_.size()) {
+      if (!read_chunk(pos)) break;
+    }
+    convert_events();
+    trace_.sort_by_time();
+    return std::move(trace_);
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& why) { throw TraceError(name_ + ": " + why); }
+
+  void read_header() {
+    if (bytes_.size() < 8 || std::memcmp(bytes_.data(), gdtrace::kMagic, 8) != 0)
+      fail("not a .gdtrace file (no GDTRACE magic at the start)");
+    if (bytes_.size() < sizeof(gdtrace::FileHeader)) fail("the .gdtrace header is cut short (" + std::to_string(bytes_.size()) + " bytes)");
+    const auto h = load<gdtrace::FileHeader>(bytes_.data());
+    if (h.version == 0 || h.version > gdtrace::kVersion)
+      fail(".gdtrace version " + std::to_string(h.version) + " is not supported (this gpudiag reads up to version " +
+           std::to_string(gdtrace::kVersion) + ")");
+    if (h.header_size < sizeof h || h.header_size > bytes_.size()) fail("the .gdtrace header size is invalid");
+    header_size_ = h.header_size;
+    trace_.source = TraceSource::Gdtrace;
+    trace_.path = name_;
+    trace_.format_version = h.version;
+    trace_.pid = static_cast<std::int64_t>(h.pid);
+  }
+
+  void stop_at(std::size_t pos, const std::string& why) {
+    trace_.truncated = true;
+    trace_.truncation_note = why + " at byte " + std::to_string(pos) + "; read the " + std::to_string(chunks_) +
+                             " whole chunks before it";
+  }
+
+  bool read_chunk(std::size_t& pos) {
+    const std::size_t left = bytes_.size() - pos;
+    if (left < sizeof(ChunkHeader)) {
+      stop_at(pos, "file ends inside a chunk header");
+      return false;
+    }
+    const auto h = load<ChunkHeader>(bytes_.data() + pos);
+    if (h.tag != gdtrace::kChunkTag || h.length > gdtrace::kMaxChunk) {
+      stop_at(pos, "corrupt chunk header");
+      return false;
+    }
+    if (h.length > left - sizeof h) {
+      stop_at(pos, "file ends inside a chunk");
+      return false;
+    }
+    const char* payload = bytes_.data() + pos + sizeof h;
+    if (crc32(0L, reinterpret_cast<const Bytef*>(payload), h.length) != h.crc) {
+      stop_at(pos, "chunk checksum mismatch");
+      return false;
+    }
+    if (!apply(static_cast<ChunkType>(h.type), payload, h.length)) {
+      stop_at(pos, "malformed chunk of type " + std::to_string(h.type));
+      return false;
+    }
+    ++chunks_;
+    pos += sizeof h + h.length;
+    return true;
+  }
+
+  bool apply(ChunkType type, const char* p, std::uint32_t n) {
+    switch (type) {
+      case ChunkType::Events: {
+        if (n < 8) return false;
+        const auto tid = load<std::uint32_t>(p);
+        const auto count = load<std::uint32_t>(p + 4);
+        if (std::uint64_t{count} * sizeof(RawEvent) + 8 != n) return false;
+        for (std::uint32_t i = 0; i < count; ++i) events_.push_back({tid, load<RawEvent>(p + 8 + std::size_t{i} * sizeof(RawEvent))});
+        return true;
+      }
+      case ChunkType::String:
+        if (n < 4) return false;
+        strings_[load<std::uint32_t>(p)] = trace_.intern(std::string_view(p + 4, n - 4));
+        return true;
+      case ChunkType::Stack: {
+        if (n < 8) return false;
+        const auto id = load<std::uint32_t>(p);
+        const auto count = load<std::uint32_t>(p + 4);
+        if (std::uint64_t{count} * 8 + 8 != n) return false;
+        Stack s;
+        for (std::uint32_t i = 0; i < count; ++i) s.frames.push_back({.ip = load<std::uint64_t>(p + 8 + std::size_t{i} * 8)});
+        stacks_[id] = trace_.add_stack(std::move(s));
+        return true;
+      }
+      case ChunkType::Module:
+        if (n < 24) return false;
+        trace_.modules.push_back({.path = trace_.intern(std::string_view(p + 24, n - 24)),
+                                  .base = load<std::uint64_t>(p),
+                                  .size = load<std::uint64_t>(p + 16),
+                                  .low = load<std::uint64_t>(p + 8)});
+        return true;
+      case ChunkType::Dropped:
+        if (n != 8) return false;
+        trace_.dropped_events = std::max(trace_.dropped_events, load<std::uint64_t>(p));
+        return true;
+      case ChunkType::Process: {
+        if (n < 16) return false;
+        trace_.pid = load<std::int64_t>(p);
+        std::string cmd(p + 16, n - 16);
+        std::replace(cmd.begin(), cmd.end(), '\0', ' ');
+        trace_.command = std::move(cmd);
+        return true;
+      }
+      case ChunkType::End:
+        return n == 8;
+    }
+    return true;  // a chunk type from a newer minor revision: skip it
+  }
+
+  StringId str(std::uint32_t file_id) const {
+    auto it = strings_.find(file_id);
+    return it == strings_.end() ? 0 : it->second;
+  }
+  StackId stack(std::uint32_t file_id) const {
+    auto it = stacks_.find(file_id);
+    return it == stacks_.end() ? 0 : it->second;
+  }
+
+  void convert_events();
+  void attach_modules();
+
+  std::string_view bytes_;
+  std::string name_;
+  std::size_t header_size_ = 0;
+  std::size_t chunks_ = 0;
+  Trace trace_;
+  std::vector<Pending> events_;
+  std::unordered_map<std::uint32_t, StringId> strings_;
+  std::unordered_map<std::uint32_t, StackId> stacks_;
+};
+
+void Reader::attach_modules() {
+  for (auto& s : trace_.stacks)
+    for (auto& f : s.frames)
+      for (std::size_t m = 0; m < trace_.modules.size(); ++m) {
+        const auto& mod = trace_.modules[m];
+        if (f.ip >= mod.low && f.ip < mod.low + mod.size) {
+          f.module = static_cast<std::int32_t>(m);
+          break;
+        }
+      }
+}
+
+void Reader::convert_events() {
+  attach_modules();
+  for (const auto& [tid, e] : events_) {
+    const bool async = (e.flags & gdtrace::kFlagAsync) != 0;
+    const StackId st = stack(e.stack);
+    switch (static_cast<EventKind>(e.kind)) {
+      case EventKind::Alloc:
+        trace_.allocs.push_back({e.t0, e.p[0], e.p[1], enum_or_unknown<MemKind>(e.a, 5), e.device, e.stream, tid, e.correlation, st});
+        break;
+      case EventKind::Free:
+        trace_.frees.push_back({e.t0, e.p[0], e.p[1], enum_or_unknown<MemKind>(e.a, 5), e.device, e.stream, tid, e.correlation, st});
+        break;
+      case EventKind::Memcpy:
+        trace_.memcpys.push_back({e.t0, e.t1, e.p[0], e.p[1], e.p[2], enum_or_unknown<CopyKind>(e.a, 5),
+                                  enum_or_unknown<MemKind>(e.b, 5), enum_or_unknown<MemKind>(e.c, 5), async, e.device,
+                                  static_cast<std::int32_t>(e.x), e.stream, tid, e.correlation, st});
+        break;
+      case EventKind::Memset:
+        trace_.memsets.push_back({e.t0, e.t1, e.p[0], e.p[1], e.x, enum_or_unknown<MemKind>(e.a, 5), async, e.device,
+                                  e.stream, tid, e.correlation, st});
+        break;
+      case EventKind::Kernel: {
+        std::uint32_t d[8];
+        std::memcpy(d, e.p, sizeof d);
+        trace_.kernels.push_back({e.t0, e.t1, str(e.x), {d[0], d[1], d[2]}, {d[3], d[4], d[5]}, d[6], e.device, e.stream,
+                                  tid, e.correlation, st});
+        break;
+      }
+      case EventKind::Sync:
+        trace_.syncs.push_back({e.t0, e.t1, enum_or_unknown<SyncKind>(e.a, 5), e.device, e.stream, e.p[0], tid, e.correlation, st});
+        break;
+      case EventKind::Api:
+        trace_.api_calls.push_back({e.t0, e.t1, str(e.x), enum_or_unknown<ApiDomain>(e.a, 3),
+                                    static_cast<std::int32_t>(static_cast<std::int64_t>(e.p[0])), e.device, tid, e.correlation, st});
+        break;
+      case EventKind::HostAccess:
+        trace_.host_accesses.push_back({e.t0, e.p[0], e.p[1], enum_or_unknown<AccessKind>(e.a, 1), e.device, tid, st});
+        break;
+      case EventKind::OutOfMemory:
+        trace_.ooms.push_back({e.t0, e.p[0], e.p[1], e.p[2], e.device, tid, st});
+        break;
+      case EventKind::Finding:
+        trace_.findings.push_back({e.t0, str(e.x), str(static_cast<std::uint32_t>(e.p[0])), tid, st});
+        break;
+      case EventKind::MemoryCounter:
+        trace_.memory_counters.push_back({e.t0, e.device, e.p[0], e.p[1]});
+        break;
+      case EventKind::Device:
+        if (trace_.device(e.device) == nullptr) trace_.devices.push_back({e.device, str(e.x), e.p[0]});
+        break;
+      case EventKind::Stream:
+        trace_.streams.push_back({e.device, e.stream, str(e.x)});
+        break;
+      default:
+        break;  // a kind from a newer minor revision
+    }
+  }
+}
+
+}  // namespace
+
+Trace read_gdtrace_bytes(std::string_view bytes, const std::string& name) { return Reader(bytes, name).read(); }
+
+Trace read_gdtrace(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw TraceError(path + ": cannot open: " + std::strerror(errno));
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return read_gdtrace_bytes(bytes, path);
+}
+
+}  // namespace gpudiag

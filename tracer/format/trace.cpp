@@ -1,0 +1,123 @@
+// The Trace model's helpers: string table, stacks, extents, sorting.
+#include <algorithm>
+
+#include "gpudiag/trace.h"
+
+namespace gpudiag {
+
+std::string_view to_string(TraceSource s) {
+  switch (s) {
+    case TraceSource::Gdtrace: return "gdtrace";
+    case TraceSource::Kineto: return "kineto";
+    case TraceSource::Nsys: return "nsys";
+    case TraceSource::Memory: break;
+  }
+  return "memory";
+}
+
+StringTable::StringTable() { intern(std::string_view()); }
+
+StringTable::StringTable(const StringTable& other) {
+  for (const auto& s : other.strings_) {
+    strings_.push_back(s);
+    index_.emplace(strings_.back(), static_cast<StringId>(strings_.size() - 1));
+  }
+}
+
+StringTable& StringTable::operator=(const StringTable& other) {
+  if (this != &other) {
+    StringTable copy(other);
+    *this = std::move(copy);
+  }
+  return *this;
+}
+
+StringId StringTable::intern(std::string_view s) {
+  if (!strings_.empty() && s.empty()) return 0;
+  auto it = index_.find(s);
+  if (it != index_.end()) return it->second;
+  strings_.emplace_back(s);
+  const auto id = static_cast<StringId>(strings_.size() - 1);
+  index_.emplace(strings_.back(), id);
+  return id;
+}
+
+StringId StringTable::find(std::string_view s) const {
+  auto it = index_.find(s);
+  return it == index_.end() ? 0 : it->second;
+}
+
+StackId Trace::add_stack(Stack s) {
+  stacks.push_back(std::move(s));
+  return static_cast<StackId>(stacks.size() - 1);
+}
+
+const Stack& Trace::stack(StackId id) const {
+  static const Stack empty;
+  return id < stacks.size() ? stacks[id] : empty;
+}
+
+std::size_t Trace::event_count() const {
+  return allocs.size() + frees.size() + memcpys.size() + memsets.size() + kernels.size() + syncs.size() +
+         api_calls.size() + host_accesses.size() + ooms.size() + findings.size() + memory_counters.size();
+}
+
+namespace {
+
+template <class F>
+void for_each_time(const Trace& t, F&& f) {
+  for (const auto& e : t.allocs) f(e.time_ns, e.time_ns);
+  for (const auto& e : t.frees) f(e.time_ns, e.time_ns);
+  for (const auto& e : t.memcpys) f(e.start_ns, e.end_ns);
+  for (const auto& e : t.memsets) f(e.start_ns, e.end_ns);
+  for (const auto& e : t.kernels) f(e.start_ns, e.end_ns);
+  for (const auto& e : t.syncs) f(e.start_ns, e.end_ns);
+  for (const auto& e : t.api_calls) f(e.start_ns, e.end_ns);
+  for (const auto& e : t.host_accesses) f(e.time_ns, e.time_ns);
+  for (const auto& e : t.ooms) f(e.time_ns, e.time_ns);
+  for (const auto& e : t.findings) f(e.time_ns, e.time_ns);
+  for (const auto& e : t.memory_counters) f(e.time_ns, e.time_ns);
+}
+
+template <class V, class K>
+void sort_column(V& v, K key) {
+  std::stable_sort(v.begin(), v.end(), [&](const auto& a, const auto& b) { return key(a) < key(b); });
+}
+
+}  // namespace
+
+std::uint64_t Trace::begin_ns() const {
+  std::uint64_t lo = UINT64_MAX;
+  for_each_time(*this, [&](std::uint64_t a, std::uint64_t) { lo = std::min(lo, a); });
+  return lo == UINT64_MAX ? 0 : lo;
+}
+
+std::uint64_t Trace::end_ns() const {
+  std::uint64_t hi = 0;
+  for_each_time(*this, [&](std::uint64_t a, std::uint64_t b) { hi = std::max({hi, a, b}); });
+  return hi;
+}
+
+void Trace::sort_by_time() {
+  auto t = [](const auto& e) { return e.time_ns; };
+  auto s = [](const auto& e) { return e.start_ns; };
+  sort_column(allocs, t);
+  sort_column(frees, t);
+  sort_column(memcpys, s);
+  sort_column(memsets, s);
+  sort_column(kernels, s);
+  sort_column(syncs, s);
+  sort_column(api_calls, s);
+  sort_column(host_accesses, t);
+  sort_column(ooms, t);
+  sort_column(findings, t);
+  sort_column(memory_counters, t);
+}
+
+const DeviceDesc* Trace::device(std::int32_t id) const {
+  for (const auto& d : devices)
+    if (d.id == id) return &d;
+  return nullptr;
+}
+
+}  // namespace gpudiag

@@ -1,0 +1,108 @@
+// Crash safety: when the traced process dies, what it recorded reaches the
+// file first.
+//   - fatal signals (SEGV, BUS, ABRT, FPE, ILL) and termination signals (INT,
+//     TERM, HUP, QUIT): drain every buffer with write(2) only, then restore
+//     the previous disposition and re-raise;
+//   - std::terminate (uncaught exception): drain, then the previous handler;
+//   - exit(): the atexit handler registered by start() stops cleanly;
+//   - _exit()/_Exit(): this library interposes them (as sanitizers do) and
+//     drains before the exit_group system call;
+//   - SIGKILL: nothing runs; the writer thread drains partly filled buffers
+//     every flush_interval_ms, so at most that much is lost, and a chunk cut
+//     in half is ignored by the reader.
+#include <signal.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <exception>
+
+#include "recorder_state.h"
+
+namespace gpudiag::rec::detail {
+namespace {
+
+constexpr int kSignals[] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL, SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+struct sigaction g_previous[65];
+std::atomic<bool> g_installed{false};
+std::atomic<int> g_flushing{0};
+std::terminate_handler g_previous_terminate = nullptr;
+
+void pause_briefly() noexcept {
+  timespec ts{0, 1000000};  // 1 ms
+  nanosleep(&ts, nullptr);
+}
+
+void on_signal(int sig, siginfo_t*, void*) {
+  emergency_flush();
+  sigaction(sig, &g_previous[sig], nullptr);
+  raise(sig);  // delivered with the previous disposition once we return
+}
+
+void on_terminate() {
+  emergency_flush();
+  if (g_previous_terminate != nullptr) g_previous_terminate();
+  std::abort();
+}
+
+}  // namespace
+
+void emergency_flush() noexcept {
+  Recorder* r = g_recorder.load(std::memory_order_acquire);
+  if (r == nullptr || r->fd < 0 || r->pid != static_cast<std::uint64_t>(getpid())) return;
+  // One flusher at a time (two threads may crash together); the second waits.
+  int expected = 0;
+  if (!g_flushing.compare_exchange_strong(expected, 1)) {
+    for (int i = 0; i < 500 && g_flushing.load() != 0; ++i) pause_briefly();
+    return;
+  }
+  // Let a write the writer thread started finish, so its chunk stays whole.
+  for (int i = 0; i < 200 && r->writes_in_flight.load() != 0; ++i) pause_briefly();
+  r->writes_in_flight.fetch_add(1);
+  for (std::uint32_t i = 0; i < r->pool_size; ++i) drain_buffer(*r, r->pool[i], r->crash_staging);
+  const std::uint64_t dropped = r->dropped.load();
+  if (dropped != 0) {
+    char staging[sizeof(gdtrace::ChunkHeader) + sizeof dropped];
+    __builtin_memcpy(staging + sizeof(gdtrace::ChunkHeader), &dropped, sizeof dropped);
+    write_chunk(r->fd, gdtrace::ChunkType::Dropped, staging, sizeof dropped);
+  }
+  r->writes_in_flight.fetch_sub(1);
+  g_flushing.store(0);
+}
+
+void install_crash_handlers(Recorder&) noexcept {
+  if (g_installed.exchange(true)) return;
+  // An alternate stack, so a stack overflow still reaches the handler.
+  static char alt_stack[64 * 1024];
+  stack_t ss{};
+  ss.ss_sp = alt_stack;
+  ss.ss_size = sizeof alt_stack;
+  sigaltstack(&ss, nullptr);
+  for (int sig : kSignals) {
+    struct sigaction sa {};
+    sa.sa_sigaction = on_signal;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigemptyset(&sa.sa_mask);
+    struct sigaction old {};
+    sigaction(sig, nullptr, &old);
+    // Leave signals the program ignores ignored (e.g. SIGHUP under nohup).
+    if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_IGN) continue;
+    sigaction(sig, &sa, &g_previous[sig]);
+  }
+  g_previous_terminate = std::set_terminate(on_terminate);
+}
+
+}  // namespace gpudiag::rec::detail
+
+// _exit and _Exit skip atexit handlers; drain first. Resolved before libc's
+// when libgpudiag_record is linked into the program (as with libgdrt).
+extern "C" __attribute__((visibility("default"), noreturn)) void _exit(int status) {
+  gpudiag::rec::detail::emergency_flush();
+  for (;;) syscall(SYS_exit_group, status);
+}
+
+extern "C" __attribute__((visibility("default"), noreturn)) void _Exit(int status) {
+  gpudiag::rec::detail::emergency_flush();
+  for (;;) syscall(SYS_exit_group, status);
+}

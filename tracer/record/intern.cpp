@@ -1,0 +1,182 @@
+// Strings, stacks and loaded modules: interned once, and their definition is
+// written to the trace at once (one chunk per definition), so any event that
+// refers to them can be resolved even if the process dies right after.
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+#include <link.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <string>
+#include <unordered_map>
+
+#include "recorder_state.h"
+
+namespace gpudiag::rec {
+namespace detail {
+namespace {
+
+struct ModuleRange {
+  std::uint64_t low, high;
+};
+
+struct Interning {
+  std::mutex mutex;
+  std::unordered_map<std::string, StringId> strings;
+  std::map<std::vector<std::uint64_t>, StackId> stacks;
+  std::vector<ModuleRange> modules;
+  std::uint64_t generation = 0;
+};
+
+Interning& interning() {
+  static auto* state = new Interning();  // never destroyed: used from atexit
+  return *state;
+}
+
+// Must hold the interning mutex. Re-reads the loaded modules and writes the
+// ones not yet in the trace.
+void record_modules(Recorder& r, Interning& in) {
+  struct Context {
+    Recorder* r;
+    Interning* in;
+  } ctx{&r, &in};
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, std::size_t, void* data) -> int {
+        auto* c = static_cast<Context*>(data);
+        std::uint64_t low = UINT64_MAX, high = 0;
+        for (int i = 0; i < info->dlpi_phnum; ++i) {
+          const auto& ph = info->dlpi_phdr[i];
+          if (ph.p_type != PT_LOAD) continue;
+          low = std::min<std::uint64_t>(low, info->dlpi_addr + ph.p_vaddr);
+          high = std::max<std::uint64_t>(high, info->dlpi_addr + ph.p_vaddr + ph.p_memsz);
+        }
+        if (low >= high) return 0;
+        for (const auto& m : c->in->modules)
+          if (m.low == low) return 0;
+        c->in->modules.push_back({low, high});
+        std::string path = info->dlpi_name ? info->dlpi_name : "";
+        if (path.empty()) {  // the executable itself
+          char exe[4096];
+          ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+          if (n > 0) path.assign(exe, static_cast<std::size_t>(n));
+        }
+        std::string payload(24, '\0');
+        const std::uint64_t words[3] = {static_cast<std::uint64_t>(info->dlpi_addr), low, high - low};
+        std::memcpy(payload.data(), words, sizeof words);
+        payload += path;
+        write_small_chunk(c->r->fd, gdtrace::ChunkType::Module, payload.data(), static_cast<std::uint32_t>(payload.size()));
+        return 0;
+      },
+      &ctx);
+}
+
+bool in_known_module(const Interning& in, std::uint64_t ip) {
+  for (const auto& m : in.modules)
+    if (ip >= m.low && ip < m.high) return true;
+  return false;
+}
+
+Interning& current(Recorder& r) {
+  Interning& in = interning();
+  if (in.generation != r.generation) {
+    in.strings.clear();
+    in.stacks.clear();
+    in.modules.clear();
+    in.generation = r.generation;
+  }
+  return in;
+}
+
+}  // namespace
+
+void reset_interning() noexcept {
+  // Tables are reset lazily by current() when the generation changes.
+}
+
+void write_process_info(Recorder& r) noexcept {
+  try {
+    std::ifstream in("/proc/self/cmdline", std::ios::binary);
+    std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    while (!cmdline.empty() && cmdline.back() == '\0') cmdline.pop_back();
+    std::string payload(16, '\0');
+    const std::int64_t ids[2] = {static_cast<std::int64_t>(getpid()), static_cast<std::int64_t>(getppid())};
+    std::memcpy(payload.data(), ids, sizeof ids);
+    payload += cmdline;
+    write_small_chunk(r.fd, gdtrace::ChunkType::Process, payload.data(), static_cast<std::uint32_t>(payload.size()));
+  } catch (...) {
+  }
+}
+
+}  // namespace detail
+
+using namespace detail;
+
+StringId intern(std::string_view text) noexcept {
+  Recorder* r = g_recorder.load(std::memory_order_acquire);
+  if (r == nullptr) return 0;
+  if (text.empty()) return 0;
+  try {
+    Interning& in = interning();
+    std::lock_guard<std::mutex> lock(in.mutex);
+    Interning& cur = current(*r);
+    std::string key(text);
+    auto it = cur.strings.find(key);
+    if (it != cur.strings.end()) return it->second;
+    const StringId id = static_cast<StringId>(cur.strings.size() + 1);
+    std::string payload(4, '\0');
+    std::memcpy(payload.data(), &id, 4);
+    payload += key;
+    write_small_chunk(r->fd, gdtrace::ChunkType::String, payload.data(), static_cast<std::uint32_t>(payload.size()));
+    cur.strings.emplace(std::move(key), id);
+    return id;
+  } catch (...) {
+    return 0;
+  }
+}
+
+bool stacks_enabled() noexcept {
+  Recorder* r = g_recorder.load(std::memory_order_acquire);
+  return r != nullptr && r->options.stacks;
+}
+
+StackId capture_stack(int skip) noexcept {
+  Recorder* r = g_recorder.load(std::memory_order_acquire);
+  if (r == nullptr || !r->options.stacks) return 0;
+  constexpr int kMaxFrames = 64;
+  void* ips[kMaxFrames];
+  int n = unw_backtrace(ips, kMaxFrames);
+  const int first = 1 + (skip > 0 ? skip : 0);  // drop capture_stack itself
+  if (n <= first) return 0;
+  try {
+    std::vector<std::uint64_t> frames;
+    frames.reserve(static_cast<std::size_t>(n - first));
+    for (int i = first; i < n; ++i) frames.push_back(reinterpret_cast<std::uint64_t>(ips[i]));
+    Interning& in = interning();
+    std::lock_guard<std::mutex> lock(in.mutex);
+    Interning& cur = current(*r);
+    auto it = cur.stacks.find(frames);
+    if (it != cur.stacks.end()) return it->second;
+    for (std::uint64_t ip : frames) {
+      if (!in_known_module(cur, ip)) {
+        record_modules(*r, cur);
+        break;
+      }
+    }
+    const StackId id = static_cast<StackId>(cur.stacks.size() + 1);
+    std::string payload(8 + frames.size() * 8, '\0');
+    const std::uint32_t head[2] = {id, static_cast<std::uint32_t>(frames.size())};
+    std::memcpy(payload.data(), head, sizeof head);
+    std::memcpy(payload.data() + 8, frames.data(), frames.size() * 8);
+    write_small_chunk(r->fd, gdtrace::ChunkType::Stack, payload.data(), static_cast<std::uint32_t>(payload.size()));
+    cur.stacks.emplace(std::move(frames), id);
+    return id;
+  } catch (...) {
+    return 0;
+  }
+}
+
+}  // namespace gpudiag::rec

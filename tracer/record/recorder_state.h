@@ -1,0 +1,100 @@
+// Internal state of the in-process recorder, shared by its source files.
+//
+// Buffers come from a fixed pool. A thread owns one buffer at a time and
+// appends events to it without a lock, publishing each with a release store
+// of `committed`. Anyone who drains a buffer (the writer thread, a crash
+// handler, exit) claims the range [flushed, committed) with one CAS on
+// `flushed`, so no event is written twice and none is skipped. A full buffer
+// is retired by its owner and recycled by the writer once drained.
+#pragma once
+
+#include <pthread.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "gdtrace_format.h"
+#include "gpudiag/record.h"
+
+namespace gpudiag::rec::detail {
+
+enum class BufferState : std::uint8_t { Free, Owned, Retired };
+
+struct Buffer {
+  std::atomic<std::uint32_t> committed{0};
+  std::atomic<std::uint32_t> flushed{0};
+  std::atomic<BufferState> state{BufferState::Free};
+  std::atomic<int> readers{0};  // drainers copying out of it right now
+  std::uint32_t tid = 0;
+  gdtrace::RawEvent* events = nullptr;
+};
+
+struct Recorder {
+  Options options;
+  int fd = -1;
+  std::uint64_t pid = 0;
+  std::uint64_t generation = 0;
+  char path[4096] = {};
+
+  std::uint32_t capacity = 0;   // events per buffer
+  std::uint32_t pool_size = 0;  // buffers
+  Buffer* pool = nullptr;       // never freed: late threads may still point in
+
+  std::mutex free_mutex;
+  std::vector<Buffer*> free_list;
+
+  std::atomic<std::uint64_t> dropped{0};
+  std::uint64_t dropped_written = 0;  // writer thread / final flush only
+  std::atomic<std::uint64_t> events_written{0};
+  std::atomic<int> writes_in_flight{0};
+
+  std::mutex wake_mutex;
+  std::condition_variable wake;
+  bool stop_requested = false;
+  std::thread writer;
+  std::vector<char> writer_staging;
+  char* crash_staging = nullptr;  // preallocated for the signal handler
+};
+
+// The active recorder, or nullptr.
+extern std::atomic<Recorder*> g_recorder;
+
+// Writes a chunk with one write(2) (O_APPEND keeps concurrent chunks whole).
+// `staging` must hold sizeof(ChunkHeader) + payload bytes; the payload must
+// already be at staging + sizeof(ChunkHeader). Async-signal-safe.
+bool write_chunk(int fd, gdtrace::ChunkType type, char* staging, std::uint32_t payload_bytes) noexcept;
+// Same for a payload given separately (copies into a stack or heap buffer).
+bool write_small_chunk(int fd, gdtrace::ChunkType type, const void* payload, std::uint32_t bytes) noexcept;
+
+// Claims and writes the unwritten events of b. Async-signal-safe.
+void drain_buffer(Recorder& r, Buffer& b, char* staging) noexcept;
+// Drains every buffer in the pool and writes the dropped count if it changed.
+void drain_all(Recorder& r, char* staging) noexcept;
+
+// The owner writes its own full buffer (so that a SIGKILL loses at most the
+// buffer being filled), then retires it.
+void write_full_buffer(Recorder& r, Buffer& b) noexcept;
+
+// Slot for the calling thread's next event, or nullptr (not recording, or
+// the pool is exhausted: the event is counted as dropped).
+gdtrace::RawEvent* begin_event(Buffer*& buffer) noexcept;
+inline void commit_event(Buffer* b) noexcept {
+  b->committed.store(b->committed.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+}
+
+// crash.cpp
+void install_crash_handlers(Recorder& r) noexcept;
+// Flush from a context where only async-signal-safe calls are allowed.
+void emergency_flush() noexcept;
+
+// intern.cpp
+void reset_interning() noexcept;
+void write_process_info(Recorder& r) noexcept;
+
+std::uint32_t current_tid() noexcept;
+
+}  // namespace gpudiag::rec::detail
