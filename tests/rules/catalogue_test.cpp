@@ -1,4 +1,5 @@
 // The embedded catalogue: every rule of DESIGN.md, well formed, findable.
+#include <algorithm>
 #include <array>
 #include <string>
 #include <string_view>
@@ -132,6 +133,37 @@ TEST(Catalogue, EveryEntryShowsBadAndGoodCuda) {
     EXPECT_GE(cuda_blocks, 2u);
     EXPECT_THAT(std::string(section), HasSubstr("Bad"));
     EXPECT_THAT(std::string(section), HasSubstr("Good"));
+  }
+}
+
+// "What gpudiag reports" describes exactly the tools the front matter names.
+TEST(Catalogue, ReportSectionMatchesApplies) {
+  for (const Rule& rule : catalogue()) {
+    SCOPED_TRACE(rule.id);
+    const std::size_t at = rule.markdown.find("## What gpudiag reports");
+    ASSERT_NE(at, std::string_view::npos);
+    const std::string section(rule.markdown.substr(at));
+    EXPECT_EQ(section.find("**Static (gpulint)") != std::string::npos, rule.is_static);
+    EXPECT_EQ(section.find("**Runtime (trace)") != std::string::npos, rule.is_runtime);
+  }
+}
+
+// Every "GDnnn" an entry mentions is a rule of the catalogue.
+TEST(Catalogue, CrossReferencesResolve) {
+  for (const Rule& rule : catalogue()) {
+    SCOPED_TRACE(rule.id);
+    const std::string_view text = rule.markdown;
+    for (std::size_t at = text.find("GD"); at != std::string_view::npos;
+         at = text.find("GD", at + 2)) {
+      const std::string_view candidate = text.substr(at, 5);
+      const bool looks_like_id =
+          candidate.size() == 5 &&
+          std::all_of(candidate.begin() + 2, candidate.end(),
+                      [](char c) { return c >= '0' && c <= '9'; });
+      if (looks_like_id) {
+        EXPECT_NE(find_rule(candidate), nullptr) << candidate;
+      }
+    }
   }
 }
 
