@@ -1,0 +1,201 @@
+// The Kineto importer on every real trace in the shared data folder: its
+// counts must equal those of an independent Python reading of the same file
+// (kineto_counts.py); plus synthetic traces for each category and bad input.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "gpudiag/trace_io.h"
+#include "test_support.h"
+
+namespace gpudiag {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<std::string> real_traces() {
+  std::vector<std::string> out;
+  const fs::path dir = fs::path(GPUDIAG_SHARED_DATA_DIR) / "traces";
+  if (!fs::is_directory(dir)) return out;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    if (name.ends_with(".json") || name.ends_with(".json.gz")) out.push_back(e.path().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// Counts computed once by kineto_counts.py, used when python3 is missing.
+const std::map<std::string, std::string> kRecordedCounts = {
+    {"a100-alexnet.trace.json.gz", R"({"kernels": 79, "memcpys": 16, "memsets": 3, "allocs": 0, "frees": 0, "memory_counters": 0, "api_calls": 361, "syncs": 41, "pageable_htod": 16})"},
+    {"a100-event-sync-multistream.trace.json.gz", R"({"kernels": 3, "memcpys": 0, "memsets": 3, "allocs": 0, "frees": 0, "memory_counters": 0, "api_calls": 39, "syncs": 5, "pageable_htod": 0})"},
+    {"h100-vit-falconsai.trace.json.gz", R"({"kernels": 154, "memcpys": 0, "memsets": 2, "allocs": 310, "frees": 310, "memory_counters": 620, "api_calls": 383, "syncs": 2, "pageable_htod": 0})"},
+    {"v100-resnet50.trace.json.gz", R"({"kernels": 8772, "memcpys": 12, "memsets": 312, "allocs": 6420, "frees": 6418, "memory_counters": 0, "api_calls": 11923, "syncs": 13, "pageable_htod": 12})"},
+};
+
+nlohmann::json independent_counts(const std::string& path) {
+  if (fs::exists("/usr/bin/python3")) {
+    const std::string cmd = "/usr/bin/python3 " TRACER_TEST_DIR "/kineto_counts.py '" + path + "'";
+    std::string out;
+    if (FILE* p = popen(cmd.c_str(), "r")) {
+      char buf[4096];
+      while (std::size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+      if (pclose(p) == 0) return nlohmann::json::parse(out);
+    }
+    ADD_FAILURE() << "kineto_counts.py failed on " << path;
+  }
+  auto it = kRecordedCounts.find(fs::path(path).filename().string());
+  if (it == kRecordedCounts.end()) return {};
+  return nlohmann::json::parse(it->second);
+}
+
+TEST(KinetoImport, EveryRealTraceMatchesAnIndependentCount) {
+  const auto files = real_traces();
+  ASSERT_GE(files.size(), 4u) << "expected the real traces in " << GPUDIAG_SHARED_DATA_DIR;
+  for (const auto& path : files) {
+    SCOPED_TRACE(path);
+    const nlohmann::json want = independent_counts(path);
+    ASSERT_FALSE(want.is_null());
+    const Trace t = import_kineto(path);
+    EXPECT_EQ(t.source, TraceSource::Kineto);
+    EXPECT_EQ(t.kernels.size(), want["kernels"].get<std::size_t>());
+    EXPECT_EQ(t.memcpys.size(), want["memcpys"].get<std::size_t>());
+    EXPECT_EQ(t.memsets.size(), want["memsets"].get<std::size_t>());
+    EXPECT_EQ(t.allocs.size(), want["allocs"].get<std::size_t>());
+    EXPECT_EQ(t.frees.size(), want["frees"].get<std::size_t>());
+    EXPECT_EQ(t.memory_counters.size(), want["memory_counters"].get<std::size_t>());
+    EXPECT_EQ(t.api_calls.size(), want["api_calls"].get<std::size_t>());
+    EXPECT_EQ(t.syncs.size(), want["syncs"].get<std::size_t>());
+    std::size_t pageable_htod = 0;
+    for (const auto& m : t.memcpys) pageable_htod += m.copy == CopyKind::HtoD && m.src_kind == MemKind::Pageable;
+    EXPECT_EQ(pageable_htod, want["pageable_htod"].get<std::size_t>());
+    // load_trace detects the format from the content.
+    EXPECT_EQ(load_trace(path).event_count(), t.event_count());
+  }
+}
+
+TEST(KinetoImport, ResNet50CopiesArePageableAsyncWithNanosecondTimes) {
+  const std::string path = std::string(GPUDIAG_SHARED_DATA_DIR) + "/traces/v100-resnet50.trace.json.gz";
+  if (!fs::exists(path)) GTEST_SKIP() << path << " is not present";
+  const Trace t = import_kineto(path);
+  ASSERT_FALSE(t.memcpys.empty());
+  const Memcpy& m = t.memcpys.front();
+  EXPECT_EQ(m.src_kind, MemKind::Pageable);
+  EXPECT_EQ(m.dst_kind, MemKind::Device);
+  EXPECT_TRUE(m.async) << "launched by cudaMemcpyAsync (same correlation id)";
+  EXPECT_EQ(m.bytes, 19267584u);
+  EXPECT_EQ(m.end_ns - m.start_ns, 1940000u) << "dur 1940 us";
+  EXPECT_EQ(m.stream, 7u);
+  EXPECT_EQ(m.device, 0);
+  // The 2021 format has no Addr in [memory] events but does have sizes.
+  EXPECT_GT(t.allocs.front().bytes, 0u);
+  const Kernel* k = nullptr;
+  for (const auto& x : t.kernels)
+    if (k == nullptr && t.str(x.name).starts_with("cask_cudnn::computeOffsetsKernel")) k = &x;
+  ASSERT_NE(k, nullptr);
+  EXPECT_EQ(k->grid[0], 50u);
+  EXPECT_EQ(k->block[0], 256u);
+}
+
+TEST(KinetoImport, VitMemoryEventsCarryAddressesAndTotals) {
+  const std::string path = std::string(GPUDIAG_SHARED_DATA_DIR) + "/traces/h100-vit-falconsai.trace.json.gz";
+  if (!fs::exists(path)) GTEST_SKIP() << path << " is not present";
+  const Trace t = import_kineto(path);
+  std::size_t device_allocs = 0;
+  for (const auto& a : t.allocs) {
+    EXPECT_NE(a.addr, 0u);
+    device_allocs += a.device == 0 && a.kind == MemKind::Device;
+  }
+  EXPECT_GT(device_allocs, 0u);
+  ASSERT_FALSE(t.memory_counters.empty());
+  EXPECT_EQ(t.memory_counters.front().allocated_bytes, 216081408u);
+  EXPECT_EQ(t.memory_counters.front().reserved_bytes, 245366784u);
+}
+
+TEST(KinetoImport, DevicePropertiesBecomeDevices) {
+  const std::string path = std::string(GPUDIAG_SHARED_DATA_DIR) + "/traces/a100-alexnet.trace.json.gz";
+  if (!fs::exists(path)) GTEST_SKIP() << path << " is not present";
+  const Trace t = import_kineto(path);
+  const DeviceDesc* d = t.device(0);
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(t.str(d->name), "NVIDIA A100-PG509-200");
+  EXPECT_EQ(d->memory_bytes, 42297524224u);
+  EXPECT_FALSE(t.syncs.empty());
+  EXPECT_EQ(t.syncs.front().kind, SyncKind::Stream);
+}
+
+TEST(KinetoImport, SyntheticTraceOfEachCategory) {
+  const std::string json = R"json({"traceEvents": [
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaMemcpy", "pid": 1, "tid": 11, "ts": 10, "dur": 5, "args": {"correlation": 1}},
+    {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy DtoH (Device -> Pinned)", "pid": 0, "tid": 7, "ts": 11, "dur": 2,
+     "args": {"device": 1, "stream": 7, "correlation": 1, "bytes": 64}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaDeviceSynchronize", "pid": 1, "tid": 11, "ts": 20, "dur": 5, "args": {"correlation": 2}},
+    {"ph": "X", "cat": "cuda_sync", "name": "Event Sync", "pid": 0, "tid": 7, "ts": 21, "dur": 1.5, "args": {"device": 1, "stream": 7}},
+    {"ph": "X", "cat": "kernel", "name": "k<double>", "pid": 0, "tid": 7, "ts": 12.25, "dur": 3, "args": {"device": 1, "stream": 7, "grid": [2, 3, 4], "block": [32, 1, 1]}},
+    {"ph": "i", "cat": "cpu_instant_event", "name": "[memory]", "pid": 1, "tid": 11, "ts": 1, "args": {"Addr": 4096, "Bytes": 512, "Device Id": 1, "Device Type": 1, "Total Allocated": 512, "Total Reserved": 2048}},
+    {"ph": "i", "name": "[memory]", "pid": 1, "tid": 11, "ts": 30, "args": {"Addr": 4096, "Bytes": -512, "Device Id": 1, "Device Type": 1}},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 11, "ts": 9, "dur": 1}
+  ]})json";
+  const Trace t = import_kineto_bytes(json, "synthetic.json");
+  ASSERT_EQ(t.memcpys.size(), 1u);
+  EXPECT_EQ(t.memcpys[0].copy, CopyKind::DtoH);
+  EXPECT_EQ(t.memcpys[0].dst_kind, MemKind::Pinned);
+  EXPECT_FALSE(t.memcpys[0].async) << "cudaMemcpy is synchronous";
+  EXPECT_EQ(t.memcpys[0].device, 1);
+  ASSERT_EQ(t.kernels.size(), 1u);
+  EXPECT_EQ(t.kernels[0].start_ns, 12250u) << "fractional microseconds carry nanoseconds";
+  EXPECT_EQ(t.kernels[0].grid[2], 4u);
+  ASSERT_EQ(t.syncs.size(), 1u) << "cuda_sync events present: runtime calls are not counted again";
+  EXPECT_EQ(t.syncs[0].kind, SyncKind::Event);
+  EXPECT_EQ(t.syncs[0].end_ns - t.syncs[0].start_ns, 1500u);
+  ASSERT_EQ(t.allocs.size(), 1u);
+  ASSERT_EQ(t.frees.size(), 1u);
+  EXPECT_EQ(t.frees[0].bytes, 512u);
+  EXPECT_EQ(t.allocs[0].tid, 11u);
+  ASSERT_EQ(t.memory_counters.size(), 1u);
+  EXPECT_EQ(t.memory_counters[0].reserved_bytes, 2048u);
+  EXPECT_EQ(t.api_calls.size(), 2u);
+  ASSERT_EQ(t.streams.size(), 1u);
+  EXPECT_EQ(t.begin_ns(), 1000u);
+}
+
+TEST(KinetoImport, BareArrayIsAcceptedAsChromeTrace) {
+  const Trace t = import_kineto_bytes(R"([{"ph": "X", "cat": "Kernel", "name": "k", "ts": 1, "dur": 1, "args": {}}])", "a.json");
+  EXPECT_EQ(t.kernels.size(), 1u);
+}
+
+TEST(KinetoImport, BadInputIsAClearError) {
+  auto message = [](const std::string& bytes) {
+    try {
+      import_kineto_bytes(bytes, "in.json");
+    } catch (const TraceError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message("{not json").find("not valid JSON"), std::string::npos);
+  EXPECT_NE(message(R"({"name": "a package.json"})").find("not a Chrome/Kineto trace"), std::string::npos);
+  EXPECT_NE(message(R"({"traceEvents": 3})").find("not a Chrome/Kineto trace"), std::string::npos);
+  EXPECT_NE(message("42").find("not a Chrome/Kineto trace"), std::string::npos);
+  EXPECT_NE(message(std::string("\x1f\x8b\x08\x00garbage", 12)).find("gzip"), std::string::npos);
+  // Wrong types inside events are skipped, not fatal.
+  const Trace t = import_kineto_bytes(R"({"traceEvents": [1, "x", {"ph": "X", "cat": "kernel", "ts": "soon", "dur": -4, "args": {"grid": "big"}}]})", "odd.json");
+  ASSERT_EQ(t.kernels.size(), 1u);
+  EXPECT_EQ(t.kernels[0].start_ns, 0u);
+}
+
+TEST(LoadTrace, UnknownFormatsAreClearErrors) {
+  const std::string text = test::temp_path("notes.txt");
+  test::write_file(text, "hello");
+  EXPECT_THROW(load_trace(text), TraceError);
+  const std::string empty = test::temp_path("empty");
+  test::write_file(empty, "");
+  EXPECT_THROW(load_trace(empty), TraceError);
+  EXPECT_THROW(load_trace("/nonexistent/trace.json"), TraceError);
+}
+
+}  // namespace
+}  // namespace gpudiag

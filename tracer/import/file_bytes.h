@@ -1,0 +1,16 @@
+// Reading input files whole, gunzipping when they are gzip (by magic).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace gpudiag::import {
+
+// The bytes of `path`, decompressed if gzip. Throws TraceError.
+std::string read_file_bytes(const std::string& path);
+// Decompresses gzip bytes (throws TraceError naming `name` when corrupt);
+// returns the input unchanged when it is not gzip.
+std::string maybe_gunzip(std::string_view bytes, const std::string& name);
+bool is_gzip(std::string_view bytes);
+
+}  // namespace gpudiag::import
