@@ -91,6 +91,26 @@ TEST(EmitSarif, RuleDescriptorComesFromTheCatalogue) {
   EXPECT_THAT(d["properties"]["tags"], Contains(rule->is_static ? "static-analysis" : "runtime"));
 }
 
+TEST(EmitSarif, EveryCatalogueRuleGetsACompleteDescriptor) {
+  std::vector<Finding> findings;
+  for (const Rule& rule : catalogue()) findings.push_back(at("/repo/a.cu", 1, 1, std::string(rule.id)));
+  const json log = sarif(findings, options_for("/repo"));
+  const json& rules = log["runs"][0]["tool"]["driver"]["rules"];
+  ASSERT_EQ(rules.size(), catalogue().size());
+  for (const json& d : rules) {
+    SCOPED_TRACE(d["id"].get<std::string>());
+    const Rule* rule = find_rule(d["id"].get<std::string>());
+    ASSERT_NE(rule, nullptr);
+    EXPECT_EQ(d["name"], std::string(rule->name));
+    const std::string full = d["fullDescription"]["text"];
+    EXPECT_FALSE(full.empty());
+    EXPECT_EQ(full.find('\n'), std::string::npos);
+    EXPECT_NE(full.back(), ':');  // a paragraph that introduced a list reads as a sentence
+    EXPECT_EQ(d["help"]["markdown"], std::string(rule->markdown));
+    EXPECT_EQ(d["defaultConfiguration"]["level"], std::string(to_string(rule->severity)));
+  }
+}
+
 TEST(EmitSarif, RulesAreTheUsedOnesByIdAndRuleIndexPointsAtThem) {
   const std::string other = std::string(catalogue().front().id);
   std::vector<Finding> findings = {at("/repo/a.cu", 1, 1, "GD999"), at("/repo/b.cu", 2, 1, "premature-free"),
