@@ -15,7 +15,7 @@ struct Rule {
   std::string_view summary;   // one line: what goes wrong
   bool is_static;             // gpulint can see it in source
   bool is_runtime;            // a trace can show it
-  std::string_view markdown;  // the whole catalogue entry
+  std::string_view markdown;  // the entry after its front matter, from the "# name (id)" title
 };
 
 // Every rule, ordered by id.
