@@ -1,0 +1,175 @@
+// CUPTI record -> event conversion, with CUDA 13 record structs built here.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+#include "cupti_convert.h"
+
+namespace gpudiag::cupti {
+namespace {
+
+struct FakeHooks {
+  std::map<std::string, rec::StringId> ids;
+  std::map<rec::StringId, std::string> names;
+  Hooks hooks() {
+    return Hooks{
+        .intern =
+            [this](std::string_view s) {
+              auto [it, added] = ids.emplace(std::string(s), static_cast<rec::StringId>(ids.size() + 1));
+              names[it->second] = it->first;
+              return it->second;
+            },
+        .api_name = [](CUpti_CallbackDomain d, CUpti_CallbackId id) -> const char* {
+          if (d == CUPTI_CB_DOMAIN_RUNTIME_API && id == CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020) return "cudaMalloc_v3020";
+          return nullptr;
+        },
+        .stack_of = [](std::uint32_t corr) -> rec::StackId { return corr == 77 ? 5 : 0; },
+    };
+  }
+};
+
+template <class T>
+T& as(Event& e) {
+  EXPECT_TRUE(std::holds_alternative<T>(e));
+  return std::get<T>(e);
+}
+
+TEST(CuptiConvert, KernelRecord) {
+  CUpti_ActivityKernel10 k{};
+  k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+  k.start = 1000;
+  k.end = 5000;
+  k.deviceId = 1;
+  k.streamId = 13;
+  k.gridX = 64, k.gridY = 2, k.gridZ = 1;
+  k.blockX = 256, k.blockY = 1, k.blockZ = 1;
+  k.staticSharedMemory = 1024;
+  k.dynamicSharedMemory = 2048;
+  k.correlationId = 77;
+  k.name = "_Z6matmulPfS_S_i";
+  FakeHooks f;
+  Event e = convert(reinterpret_cast<CUpti_Activity*>(&k), f.hooks());
+  auto& ke = as<rec::KernelEvent>(e);
+  EXPECT_EQ(f.names[ke.name], "matmul(float*, float*, float*, int)") << "demangled";
+  EXPECT_EQ(ke.start_ns, 1000u);
+  EXPECT_EQ(ke.end_ns, 5000u);
+  EXPECT_EQ(ke.device, 1);
+  EXPECT_EQ(ke.stream, 13u);
+  EXPECT_EQ(ke.grid[0], 64u);
+  EXPECT_EQ(ke.grid[1], 2u);
+  EXPECT_EQ(ke.block[0], 256u);
+  EXPECT_EQ(ke.shared_bytes, 3072u);
+  EXPECT_EQ(ke.correlation, 77u);
+  EXPECT_EQ(ke.stack, 5u) << "the host stack captured at the launch";
+}
+
+TEST(CuptiConvert, MemcpyRecordUsesCuptiMemoryKinds) {
+  CUpti_ActivityMemcpy6 m{};
+  m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+  m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
+  m.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;
+  m.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+  m.flags = CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC;
+  m.bytes = 4096;
+  m.start = 10, m.end = 20;
+  m.streamId = 7;
+  FakeHooks f;
+  Event e = convert(reinterpret_cast<CUpti_Activity*>(&m), f.hooks());
+  auto& me = as<rec::MemcpyEvent>(e);
+  EXPECT_EQ(me.copy, CopyKind::HtoD);
+  EXPECT_EQ(me.src_kind, MemKind::Pageable);
+  EXPECT_EQ(me.dst_kind, MemKind::Device);
+  EXPECT_TRUE(me.async);
+  EXPECT_EQ(me.bytes, 4096u);
+  m.flags = 0;
+  m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_PTOP;
+  Event e2 = convert(reinterpret_cast<CUpti_Activity*>(&m), f.hooks());
+  EXPECT_FALSE(as<rec::MemcpyEvent>(e2).async);
+  EXPECT_EQ(as<rec::MemcpyEvent>(e2).copy, CopyKind::PtoP);
+}
+
+TEST(CuptiConvert, MemsetAndMemoryRecords) {
+  CUpti_ActivityMemset4 s{};
+  s.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+  s.value = 0xff;
+  s.bytes = 128;
+  s.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_MANAGED;
+  FakeHooks f;
+  Event e = convert(reinterpret_cast<CUpti_Activity*>(&s), f.hooks());
+  EXPECT_EQ(as<rec::MemsetEvent>(e).kind, MemKind::Managed);
+  EXPECT_EQ(as<rec::MemsetEvent>(e).value, 0xffu);
+
+  CUpti_ActivityMemory4 m{};
+  m.kind = CUPTI_ACTIVITY_KIND_MEMORY2;
+  m.memoryOperationType = CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION;
+  m.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+  m.address = 0x7f0000;
+  m.bytes = 1 << 20;
+  m.timestamp = 99;
+  m.deviceId = 0;
+  m.correlationId = 77;
+  Event a = convert(reinterpret_cast<CUpti_Activity*>(&m), f.hooks());
+  auto& ae = as<rec::AllocEvent>(a);
+  EXPECT_EQ(ae.addr, 0x7f0000u);
+  EXPECT_EQ(ae.bytes, 1u << 20);
+  EXPECT_EQ(ae.kind, MemKind::Device);
+  EXPECT_EQ(ae.time_ns, 99u);
+  EXPECT_EQ(ae.stack, 5u);
+  m.memoryOperationType = CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE;
+  Event r = convert(reinterpret_cast<CUpti_Activity*>(&m), f.hooks());
+  EXPECT_EQ(as<rec::FreeEvent>(r).addr, 0x7f0000u);
+  m.memoryOperationType = CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_INVALID;
+  EXPECT_TRUE(std::holds_alternative<std::monostate>(convert(reinterpret_cast<CUpti_Activity*>(&m), f.hooks())));
+}
+
+TEST(CuptiConvert, SyncApiAndOverheadRecords) {
+  FakeHooks f;
+  CUpti_ActivitySynchronization2 s{};
+  s.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+  s.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE;
+  s.start = 1, s.end = 9;
+  s.streamId = 3;
+  Event e = convert(reinterpret_cast<CUpti_Activity*>(&s), f.hooks());
+  EXPECT_EQ(as<rec::SyncEvent>(e).kind, SyncKind::Stream);
+  EXPECT_EQ(as<rec::SyncEvent>(e).stream, 3u);
+
+  CUpti_ActivityAPI a{};
+  a.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
+  a.cbid = CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020;
+  a.returnValue = 2;  // cudaErrorMemoryAllocation
+  a.start = 5, a.end = 6;
+  Event ae = convert(reinterpret_cast<CUpti_Activity*>(&a), f.hooks());
+  auto& api = as<rec::ApiEvent>(ae);
+  EXPECT_EQ(f.names[api.name], "cudaMalloc_v3020");
+  EXPECT_EQ(api.status, 2);
+  EXPECT_EQ(api.domain, ApiDomain::Runtime);
+  a.kind = CUPTI_ACTIVITY_KIND_DRIVER;
+  a.cbid = 9999;
+  Event de = convert(reinterpret_cast<CUpti_Activity*>(&a), f.hooks());
+  EXPECT_EQ(as<rec::ApiEvent>(de).domain, ApiDomain::Driver);
+  EXPECT_EQ(f.names[as<rec::ApiEvent>(de).name], "unknown API");
+
+  CUpti_ActivityOverhead3 o{};
+  o.kind = CUPTI_ACTIVITY_KIND_OVERHEAD;
+  o.overheadKind = CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH;
+  Event oe = convert(reinterpret_cast<CUpti_Activity*>(&o), f.hooks());
+  EXPECT_EQ(f.names[as<rec::ApiEvent>(oe).name], "overhead: CUPTI buffer flush");
+}
+
+TEST(CuptiConvert, KindNumberingDiffersFromNsysAndIsMapped) {
+  EXPECT_EQ(mem_kind(CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE), MemKind::Pageable);  // 1 in CUPTI, 0 in nsys
+  EXPECT_EQ(mem_kind(CUPTI_ACTIVITY_MEMORY_KIND_PINNED), MemKind::Pinned);
+  EXPECT_EQ(mem_kind(CUPTI_ACTIVITY_MEMORY_KIND_DEVICE_STATIC), MemKind::Device);
+  EXPECT_EQ(mem_kind(CUPTI_ACTIVITY_MEMORY_KIND_UNKNOWN), MemKind::Unknown);
+  EXPECT_EQ(copy_kind(CUPTI_ACTIVITY_MEMCPY_KIND_DTOH), CopyKind::DtoH);
+  EXPECT_EQ(copy_kind(CUPTI_ACTIVITY_MEMCPY_KIND_ATOD), CopyKind::DtoD);
+  EXPECT_EQ(sync_kind(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE), SyncKind::Event);
+  CUpti_Activity other{};
+  other.kind = CUPTI_ACTIVITY_KIND_MARKER;
+  FakeHooks f;
+  EXPECT_TRUE(std::holds_alternative<std::monostate>(convert(&other, f.hooks())));
+}
+
+}  // namespace
+}  // namespace gpudiag::cupti

@@ -1,0 +1,168 @@
+#include "cupti_convert.h"
+
+#include <cxxabi.h>
+
+#include <cstdlib>
+#include <memory>
+#include <string>
+
+namespace gpudiag::cupti {
+namespace {
+
+std::string demangle(const char* name) {
+  if (name == nullptr) return {};
+  int status = 0;
+  std::unique_ptr<char, void (*)(void*)> out(abi::__cxa_demangle(name, nullptr, nullptr, &status), std::free);
+  return status == 0 && out ? std::string(out.get()) : std::string(name);
+}
+
+std::uint32_t dim(std::int32_t v) { return v < 0 ? 0 : static_cast<std::uint32_t>(v); }
+
+rec::StackId stack(const Hooks& h, std::uint32_t correlation) { return h.stack_of && correlation ? h.stack_of(correlation) : 0; }
+rec::StringId intern(const Hooks& h, std::string_view s) { return h.intern ? h.intern(s) : 0; }
+
+std::string_view overhead_name(CUpti_ActivityOverheadKind k) {
+  switch (k) {
+    case CUPTI_ACTIVITY_OVERHEAD_DRIVER_COMPILER: return "overhead: driver JIT compilation";
+    case CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH: return "overhead: CUPTI buffer flush";
+    case CUPTI_ACTIVITY_OVERHEAD_CUPTI_INSTRUMENTATION: return "overhead: CUPTI instrumentation";
+    case CUPTI_ACTIVITY_OVERHEAD_CUPTI_RESOURCE: return "overhead: CUPTI resources";
+    case CUPTI_ACTIVITY_OVERHEAD_RUNTIME_TRIGGERED_MODULE_LOADING: return "overhead: module loading";
+    case CUPTI_ACTIVITY_OVERHEAD_LAZY_FUNCTION_LOADING: return "overhead: lazy function loading";
+    case CUPTI_ACTIVITY_OVERHEAD_COMMAND_BUFFER_FULL: return "overhead: command buffer full";
+    default: return "overhead: other";
+  }
+}
+
+}  // namespace
+
+MemKind mem_kind(std::uint32_t k) {
+  switch (k) {
+    case CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE: return MemKind::Pageable;
+    case CUPTI_ACTIVITY_MEMORY_KIND_PINNED: return MemKind::Pinned;
+    case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE:
+    case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE_STATIC: return MemKind::Device;
+    case CUPTI_ACTIVITY_MEMORY_KIND_ARRAY: return MemKind::Array;
+    case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED:
+    case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED_STATIC: return MemKind::Managed;
+    default: return MemKind::Unknown;
+  }
+}
+
+CopyKind copy_kind(std::uint32_t k) {
+  switch (k) {
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD:
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOA: return CopyKind::HtoD;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH:
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOH: return CopyKind::DtoH;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD:
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOA:
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOD:
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOA: return CopyKind::DtoD;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH: return CopyKind::HtoH;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP: return CopyKind::PtoP;
+    default: return CopyKind::Unknown;
+  }
+}
+
+SyncKind sync_kind(std::uint32_t t) {
+  switch (t) {
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE: return SyncKind::Event;
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT: return SyncKind::StreamWaitEvent;
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE: return SyncKind::Stream;
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE: return SyncKind::Context;
+    default: return SyncKind::Unknown;
+  }
+}
+
+Event convert(const CUpti_Activity* record, const Hooks& h) {
+  switch (record->kind) {
+    case CUPTI_ACTIVITY_KIND_KERNEL:
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
+      const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
+      rec::KernelEvent e;
+      e.start_ns = k->start;
+      e.end_ns = k->end;
+      e.name = intern(h, demangle(k->name));
+      e.grid[0] = dim(k->gridX), e.grid[1] = dim(k->gridY), e.grid[2] = dim(k->gridZ);
+      e.block[0] = dim(k->blockX), e.block[1] = dim(k->blockY), e.block[2] = dim(k->blockZ);
+      e.shared_bytes = dim(k->staticSharedMemory) + dim(k->dynamicSharedMemory);
+      e.device = static_cast<std::int32_t>(k->deviceId);
+      e.stream = k->streamId;
+      e.correlation = k->correlationId;
+      e.stack = stack(h, k->correlationId);
+      return e;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMCPY: {
+      const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(record);
+      rec::MemcpyEvent e;
+      e.start_ns = m->start;
+      e.end_ns = m->end;
+      e.bytes = m->bytes;
+      e.copy = copy_kind(m->copyKind);
+      e.src_kind = mem_kind(m->srcKind);
+      e.dst_kind = mem_kind(m->dstKind);
+      e.async = (m->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) != 0;
+      e.device = static_cast<std::int32_t>(m->deviceId);
+      e.stream = m->streamId;
+      e.correlation = m->correlationId;
+      e.stack = stack(h, m->correlationId);
+      return e;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMSET: {
+      const auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(record);
+      rec::MemsetEvent e;
+      e.start_ns = m->start;
+      e.end_ns = m->end;
+      e.bytes = m->bytes;
+      e.value = m->value;
+      e.kind = mem_kind(m->memoryKind);
+      e.async = (m->flags & CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC) != 0;
+      e.device = static_cast<std::int32_t>(m->deviceId);
+      e.stream = m->streamId;
+      e.correlation = m->correlationId;
+      e.stack = stack(h, m->correlationId);
+      return e;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMORY2: {
+      const auto* m = reinterpret_cast<const CUpti_ActivityMemory4*>(record);
+      const MemKind kind = mem_kind(m->memoryKind);
+      const auto device = static_cast<std::int32_t>(m->deviceId);
+      if (m->memoryOperationType == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION)
+        return rec::AllocEvent{.time_ns = m->timestamp, .addr = m->address, .bytes = m->bytes, .kind = kind, .device = device,
+                               .stream = m->isAsync ? m->streamId : 0u, .correlation = m->correlationId,
+                               .stack = stack(h, m->correlationId)};
+      if (m->memoryOperationType == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE)
+        return rec::FreeEvent{.time_ns = m->timestamp, .addr = m->address, .bytes = m->bytes, .kind = kind, .device = device,
+                              .stream = m->isAsync ? m->streamId : 0u, .correlation = m->correlationId,
+                              .stack = stack(h, m->correlationId)};
+      return {};
+    }
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
+      const auto* s = reinterpret_cast<const CUpti_ActivitySynchronization2*>(record);
+      return rec::SyncEvent{.start_ns = s->start, .end_ns = s->end, .kind = sync_kind(s->type),
+                            .stream = s->streamId == 0xffffffffu ? 0u : s->streamId, .event = s->cudaEventId,
+                            .correlation = s->correlationId, .stack = stack(h, s->correlationId)};
+    }
+    case CUPTI_ACTIVITY_KIND_RUNTIME:
+    case CUPTI_ACTIVITY_KIND_DRIVER: {
+      const auto* a = reinterpret_cast<const CUpti_ActivityAPI*>(record);
+      const bool runtime = record->kind == CUPTI_ACTIVITY_KIND_RUNTIME;
+      const char* name = h.api_name ? h.api_name(runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API, a->cbid) : nullptr;
+      return rec::ApiEvent{.start_ns = a->start, .end_ns = a->end,
+                           .name = intern(h, name ? std::string_view(name) : std::string_view("unknown API")),
+                           .domain = runtime ? ApiDomain::Runtime : ApiDomain::Driver,
+                           .status = static_cast<std::int32_t>(a->returnValue), .correlation = a->correlationId,
+                           .stack = stack(h, a->correlationId)};
+    }
+    case CUPTI_ACTIVITY_KIND_OVERHEAD: {
+      const auto* o = reinterpret_cast<const CUpti_ActivityOverhead3*>(record);
+      return rec::ApiEvent{.start_ns = o->start, .end_ns = o->end, .name = intern(h, overhead_name(o->overheadKind)),
+                           .domain = ApiDomain::Other, .correlation = o->correlationId};
+    }
+    default:
+      return {};
+  }
+}
+
+}  // namespace gpudiag::cupti
