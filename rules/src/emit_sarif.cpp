@@ -96,6 +96,7 @@ class SarifBuilder {
     if (root.back() != '/') root += '/';
     json run{{"tool", {{"driver", std::move(driver)}}},
              {"originalUriBaseIds", {{std::string(kBaseId), {{"uri", root}}}}},
+             {"columnKind", "unicodeCodePoints"},
              {"results", std::move(results)}};
     return json{{"$schema", std::string(kSchema)}, {"version", "2.1.0"}, {"runs", json::array({std::move(run)})}};
   }
@@ -108,11 +109,25 @@ class SarifBuilder {
     return out;
   }
 
+  // Findings count columns in bytes, as clang does; SARIF counts Unicode code
+  // points (the run's default columnKind). Convert where the line is readable.
+  unsigned code_point_column(std::string_view file, unsigned line, unsigned byte_column) const {
+    const auto text = sources_.line(std::string(file), line);
+    if (!text || byte_column == 0) return byte_column;
+    unsigned column = 1;
+    for (std::size_t pos = 0; pos + 1 < byte_column && pos < text->size(); ++column) {
+      pos += detail::decode_utf8(*text, pos).length;
+    }
+    // Past the end of the line: keep the distance beyond it.
+    if (byte_column > text->size() + 1) column += byte_column - static_cast<unsigned>(text->size()) - 1;
+    return column;
+  }
+
   json physical(std::string_view file, unsigned line, unsigned column) const {
     json out{{"artifactLocation", artifact(file)}};
     if (line != 0) {
       json region{{"startLine", line}};
-      if (column != 0) region["startColumn"] = column;
+      if (column != 0) region["startColumn"] = code_point_column(file, line, column);
       out["region"] = std::move(region);
     }
     return out;
@@ -217,8 +232,8 @@ class SarifBuilder {
   json fix(const FixIt& fix) const {
     const SourceLocation& end = fix.end.line != 0 ? fix.end : fix.begin;
     json region{{"startLine", fix.begin.line}, {"endLine", end.line}};
-    if (fix.begin.column != 0) region["startColumn"] = fix.begin.column;
-    if (end.column != 0) region["endColumn"] = end.column;
+    if (fix.begin.column != 0) region["startColumn"] = code_point_column(fix.begin.file, fix.begin.line, fix.begin.column);
+    if (end.column != 0) region["endColumn"] = code_point_column(fix.begin.file, end.line, end.column);
     json replacement{{"deletedRegion", std::move(region)}, {"insertedContent", {{"text", text(fix.replacement)}}}};
     json change{{"artifactLocation", artifact(fix.begin.file)}, {"replacements", json::array({std::move(replacement)})}};
     return json::array({json{{"description", message("Replace with '" + fix.replacement + "'")},
@@ -227,7 +242,7 @@ class SarifBuilder {
 
   const SarifOptions& options_;
   std::filesystem::path base_;
-  detail::SourceCache sources_;
+  mutable detail::SourceCache sources_;  // lines are read lazily by const helpers
   std::map<std::string, std::size_t> rule_index_;
   std::map<std::string, unsigned> occurrences_;
 };

@@ -153,6 +153,23 @@ TEST(EmitSarif, ResultHasMessageAndPhysicalLocationRelativeToBase) {
       "region": {"startLine": 42, "startColumn": 5}})"));
 }
 
+TEST(EmitSarif, ByteColumnsBecomeCodePointColumnsWhereTheLineIsReadable) {
+  testing::ScratchDir dir;
+  const std::string file = dir.write("u.cu", "s(\"Größe 日本\", v);\n");
+  Finding f = at(file, 1, 21);  // byte column of 'v': 3 + 7 + 1 + 6 + 3 + 1
+  f.fix = FixIt{{file, 1, 21}, {file, 1, 22}, "w"};
+  const json log = sarif({f}, options_for(dir.path().string()));
+  EXPECT_EQ(log["runs"][0]["columnKind"], "unicodeCodePoints");
+  EXPECT_EQ(result0(log)["locations"][0]["physicalLocation"]["region"]["startColumn"], 15);
+  const json& deleted = result0(log)["fixes"][0]["artifactChanges"][0]["replacements"][0]["deletedRegion"];
+  EXPECT_EQ(deleted["startColumn"], 15);
+  EXPECT_EQ(deleted["endColumn"], 16);
+  // Unreadable file: the column is passed through.
+  EXPECT_EQ(result0(sarif({at("/nonexistent/u.cu", 1, 22)}, options_for("/nonexistent")))["locations"][0]
+                   ["physicalLocation"]["region"]["startColumn"],
+            22);
+}
+
 TEST(EmitSarif, RelativeFilesResolveAgainstTheWorkingDirectory) {
   const std::string cwd = std::filesystem::current_path().string();
   const json log = sarif({at("src/./x/../a.cu", 1, 0)}, options_for(cwd));

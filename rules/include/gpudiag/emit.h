@@ -60,7 +60,9 @@ struct SarifOptions {
 // its innermost stack frame that has a file (else a logical location named
 // after its function) and carries the whole stack in result.stacks; notes
 // become relatedLocations (or stacks, for their stacks); a fix-it becomes a
-// SARIF fix. partialFingerprints.primaryLocationLineHash is
+// SARIF fix. Columns are converted from the findings' bytes to Unicode code
+// points (columnKind "unicodeCodePoints") where the source line is readable.
+// partialFingerprints.primaryLocationLineHash is
 // "<16 hex digits>:<n>": FNV-1a 64 of rule id, relative URI and the located
 // source line with whitespace removed (or, when the line cannot be read, the
 // message with hex numbers and digit runs blanked out, so addresses and sizes
