@@ -113,12 +113,19 @@ Tensor ones_like(const Tensor& t);
 Tensor arange(double start, double end, double step = 1.0, TensorOptions options = {});
 Tensor scalar_tensor(double value, TensorOptions options = {});
 // Copies host data of type T (float, double, int32_t, int64_t, uint8_t, bool)
-// into a new tensor of dtype options.dtype (converted) on options.device.
+// into a new tensor of T's dtype on options.device (options.dtype is ignored;
+// convert with .to(DType) if needed).
 template <class T>
 Tensor from_data(std::span<const T> data, Shape shape, TensorOptions options = {});
 template <class T>
 Tensor from_vector(const std::vector<T>& data, Shape shape, TensorOptions options = {}) {
   return from_data<T>(std::span<const T>(data), std::move(shape), options);
+}
+template <>
+inline Tensor from_vector<bool>(const std::vector<bool>& data, Shape shape, TensorOptions options) {
+  std::unique_ptr<bool[]> copy(new bool[data.size()]);
+  for (std::size_t i = 0; i < data.size(); ++i) copy[i] = data[i];
+  return from_data<bool>(std::span<const bool>(copy.get(), data.size()), std::move(shape), options);
 }
 
 // A seeded generator. Draws are counter-based (seed, offset), so the same

@@ -32,7 +32,7 @@ Tensor arange(double start, double end, double step, TensorOptions o) {
   const auto n = std::max<std::int64_t>(0, static_cast<std::int64_t>(std::ceil((end - start) / step)));
   std::vector<double> values(static_cast<std::size_t>(n));
   for (std::int64_t i = 0; i < n; ++i) values[static_cast<std::size_t>(i)] = start + static_cast<double>(i) * step;
-  return from_vector<double>(values, {n}, o);
+  return finish(from_vector<double>(values, {n}).to(o.dtype).to(o.device), o);
 }
 
 template <class T>
@@ -57,7 +57,7 @@ Tensor from_data(std::span<const T> data, Shape shape, TensorOptions o) {
   } else if (!data.empty()) {
     std::memcpy(host.data_ptr(), data.data(), data.size() * sizeof(T));
   }
-  return finish(host.to(o.dtype).to(o.device), o);
+  return finish(host.to(o.device), o);
 }
 template Tensor from_data<float>(std::span<const float>, Shape, TensorOptions);
 template Tensor from_data<double>(std::span<const double>, Shape, TensorOptions);

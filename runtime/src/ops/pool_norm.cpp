@@ -14,6 +14,8 @@ Tensor max_pool2d(const Tensor& x_in, std::int64_t kernel, std::int64_t stride, 
                 std::to_string(padding) + ")");
   PoolGeometry g{x_in.size(0), x_in.size(1), x_in.size(2), x_in.size(3), kernel, kernel, stride, stride,
                  padding, padding, 0, 0};
+  if (g.in_h + 2 * padding < kernel || g.in_w + 2 * padding < kernel)
+    throw Error("max_pool2d: input " + shape_str(x_in.shape()) + " is smaller than the kernel " + std::to_string(kernel));
   g.out_h = (g.in_h + 2 * padding - kernel) / stride + 1;
   g.out_w = (g.in_w + 2 * padding - kernel) / stride + 1;
   if (g.out_h <= 0 || g.out_w <= 0)
