@@ -9,6 +9,11 @@ namespace gpudiag::detail {
 
 SourceCache::Text& SourceCache::load(const std::string& file) {
   if (auto it = files_.find(file); it != files_.end()) return it->second;
+  if (files_.size() >= kMaxFiles) {
+    files_.erase(load_order_.front());
+    load_order_.pop_front();
+  }
+  load_order_.push_back(file);
   Text& text = files_[file];
   std::error_code ec;
   // Only regular files: a finding that names /dev/zero or a FIFO must not hang us.

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <deque>
 #include <map>
 #include <optional>
 #include <string>
@@ -18,9 +19,13 @@ class SourceCache {
   // slurping a multi-gigabyte generated file).
   static constexpr std::size_t kMaxFileBytes = 64u << 20;
 
+  // At most this many files are kept; the one read longest ago goes first
+  // (a lint of a large tree must not hold every source in memory).
+  static constexpr std::size_t kMaxFiles = 64;
+
   // Line `line` (1-based) of `file` without its line terminator ("\n" or
   // "\r\n"), or nullopt when the file is unreadable, not a regular file,
-  // too large, or shorter than that.
+  // too large, or shorter than that. The view is valid until the next call.
   std::optional<std::string_view> line(const std::string& file, unsigned line);
 
  private:
@@ -33,6 +38,7 @@ class SourceCache {
   Text& load(const std::string& file);
 
   std::map<std::string, Text, std::less<>> files_;
+  std::deque<std::string> load_order_;
 };
 
 }  // namespace gpudiag::detail

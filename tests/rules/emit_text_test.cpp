@@ -244,6 +244,26 @@ TEST(EmitText, SeveralFindingsReadTheSameFileOnce) {
                      ":1:1: error: second [GD004 premature-free]\n    1 | a\n      | ^\n");
 }
 
+TEST(EmitText, ManyFilesAndRevisitsKeepTheirSnippets) {
+  testing::ScratchDir dir;
+  std::vector<Finding> findings;
+  for (int i = 0; i < 100; ++i) {
+    findings.push_back(finding(dir.write("f" + std::to_string(i) + ".cu", "line of file " + std::to_string(i) + "\n"), 1, 1, "m"));
+  }
+  findings.push_back(findings.front());  // read again after being evicted
+  const std::string out = render(findings);
+  EXPECT_THAT(out, HasSubstr("    1 | line of file 99\n"));
+  EXPECT_THAT(out, ::testing::EndsWith("    1 | line of file 0\n      | ^\n"));
+}
+
+TEST(EmitText, EachCallReadsTheFileAsItIsNow) {
+  testing::ScratchDir dir;
+  const std::string file = dir.write("edit.cu", "before\n");
+  EXPECT_THAT(render({finding(file, 1, 1, "m")}), HasSubstr("| before\n"));
+  dir.write("edit.cu", "after\n");
+  EXPECT_THAT(render({finding(file, 1, 1, "m")}), HasSubstr("| after\n"));
+}
+
 TEST(EmitText, HostileMessagesStayReadableAndHarmless) {
   std::string message = "quote \" back \\ tab\tnl\nesc\x1b[2J nul";
   message += '\0';
