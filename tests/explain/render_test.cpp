@@ -97,6 +97,11 @@ TEST(RenderRule, TextMarkdownAndJson) {
   const std::string text = rendered("GD004", Format::Text);
   EXPECT_FALSE(contains(text, "```"));
   EXPECT_FALSE(contains(text, "## "));
+  const Rule* rule = find_rule("GD004");
+  ASSERT_NE(rule, nullptr);
+  EXPECT_TRUE(contains(text, "GD004 premature-free  severity: " + std::string(to_string(rule->severity))))
+      << text.substr(0, 300);
+  EXPECT_TRUE(contains(text, "found by: "));
   const auto j = nlohmann::json::parse(rendered("premature-free", Format::Json));
   EXPECT_EQ(j["kind"], "rule");
   EXPECT_EQ(j["id"], "GD004");

@@ -130,6 +130,24 @@ void render_error_markdown(std::ostream& out, const LookupResult& r) {
   }
 }
 
+// The catalogue entry, with its header facts (severity, where it is seen)
+// under the title, where the markdown does not carry them.
+void render_rule_text(std::ostream& out, const Rule& rule, const Style& style) {
+  std::string_view md = rule.markdown;
+  std::string_view title;
+  if (md.starts_with("# ")) {
+    const auto end = md.find('\n');
+    title = md.substr(0, end == std::string_view::npos ? md.size() : end + 1);
+    md.remove_prefix(title.size());
+  }
+  std::string seen;
+  if (rule.is_static) seen += "gpulint (static)";
+  if (rule.is_runtime) seen += seen.empty() ? "gpudiag trace (runtime)" : ", gpudiag trace (runtime)";
+  out << markdown_for_terminal(title, style.color);
+  out << style.bold(rule_tag(rule)) << "  severity: " << to_string(rule.severity) << "  found by: " << seen << '\n';
+  out << markdown_for_terminal(md, style.color);
+}
+
 }  // namespace
 
 std::optional<Format> parse_format(std::string_view text) {
@@ -203,7 +221,7 @@ void render(std::ostream& out, const LookupResult& result, const RenderOptions& 
       out << result.rule->markdown;
       if (!result.rule->markdown.ends_with('\n')) out << '\n';
     } else {
-      out << markdown_for_terminal(result.rule->markdown, options.color);
+      render_rule_text(out, *result.rule, Style{options.color});
     }
     return;
   }
