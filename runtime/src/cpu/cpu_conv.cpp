@@ -1,11 +1,12 @@
 // Convolutions as im2col + OpenBLAS SGEMM, one image at a time, so the
-// column buffer (thread-local, grown once) stays cache-sized.
+// column buffer (thread-local, grown once) stays cache-sized. The fallback
+// when oneDNN cannot take a geometry, and the reference it is measured against.
 #include <cblas.h>
 
 #include <cstring>
 #include <vector>
 
-#include "cpu/cpu_kernels.h"
+#include "cpu/conv_impl.h"
 
 namespace gdrt::cpu {
 namespace {
@@ -88,7 +89,7 @@ void sgemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, con
 
 }  // namespace
 
-void CpuKernels::conv2d_forward(const ConvGeometry& g, const float* x, const float* w, const float* bias, float* y) {
+void im2col_conv2d_forward(const ConvGeometry& g, const float* x, const float* w, const float* bias, float* y) {
   const std::int64_t ck = g.in_channels * g.kernel_h * g.kernel_w, plane = g.out_h * g.out_w;
   float* cols = is_pointwise(g) ? nullptr : columns(static_cast<std::size_t>(ck * plane));
   for (std::int64_t n = 0; n < g.batch; ++n) {
@@ -104,7 +105,7 @@ void CpuKernels::conv2d_forward(const ConvGeometry& g, const float* x, const flo
   }
 }
 
-void CpuKernels::conv2d_backward_data(const ConvGeometry& g, const float* dy, const float* w, float* dx) {
+void im2col_conv2d_backward_data(const ConvGeometry& g, const float* dy, const float* w, float* dx) {
   const std::int64_t ck = g.in_channels * g.kernel_h * g.kernel_w, plane = g.out_h * g.out_w;
   const bool direct = is_pointwise(g);
   float* cols = direct ? nullptr : columns(static_cast<std::size_t>(ck * plane));
@@ -116,8 +117,7 @@ void CpuKernels::conv2d_backward_data(const ConvGeometry& g, const float* dy, co
   }
 }
 
-void CpuKernels::conv2d_backward_weight(const ConvGeometry& g, const float* x, const float* dy, float* dw,
-                                        float* db) {
+void im2col_conv2d_backward_weight(const ConvGeometry& g, const float* x, const float* dy, float* dw, float* db) {
   const std::int64_t ck = g.in_channels * g.kernel_h * g.kernel_w, plane = g.out_h * g.out_w;
   float* cols = is_pointwise(g) ? nullptr : columns(static_cast<std::size_t>(ck * plane));
   for (std::int64_t n = 0; n < g.batch; ++n) {
