@@ -1,0 +1,110 @@
+#include "gpudiag/analysis/gpu_time.h"
+
+#include <algorithm>
+#include <map>
+
+namespace gpudiag {
+
+std::vector<Interval> merge_intervals(std::vector<Interval> intervals) {
+  std::sort(intervals.begin(), intervals.end(), [](const Interval& a, const Interval& b) { return a.begin < b.begin; });
+  std::vector<Interval> merged;
+  for (const Interval& i : intervals) {
+    if (!merged.empty() && i.begin <= merged.back().end)
+      merged.back().end = std::max(merged.back().end, i.end);
+    else
+      merged.push_back(i);
+  }
+  return merged;
+}
+
+std::uint64_t total_length(const std::vector<Interval>& merged) {
+  std::uint64_t sum = 0;
+  for (const Interval& i : merged) sum += i.length();
+  return sum;
+}
+
+std::vector<Interval> subtract_intervals(const std::vector<Interval>& from, const std::vector<Interval>& remove) {
+  std::vector<Interval> out;
+  std::size_t r = 0;
+  for (const Interval& f : from) {
+    std::uint64_t cur = f.begin;
+    while (r < remove.size() && remove[r].end <= f.begin) ++r;
+    for (std::size_t k = r; k < remove.size() && remove[k].begin < f.end; ++k) {
+      if (remove[k].begin > cur) out.push_back({cur, std::min(f.end, remove[k].begin)});
+      cur = std::max(cur, remove[k].end);
+      if (cur >= f.end) break;
+    }
+    if (cur < f.end) out.push_back({cur, f.end});
+  }
+  return out;
+}
+
+namespace {
+
+struct DeviceIntervals {
+  std::vector<Interval> all, computation, communication, memcpy, kernels, memsets;
+  std::uint64_t kernels_n = 0, memcpys_n = 0, memsets_n = 0;
+};
+
+Interval span(std::uint64_t b, std::uint64_t e) { return {b, std::max(b, e)}; }
+
+}  // namespace
+
+std::vector<GpuTime> gpu_time_breakdown(const Trace& trace) {
+  std::map<std::int32_t, DeviceIntervals> by_device;
+  for (const Kernel& k : trace.kernels) {
+    DeviceIntervals& d = by_device[k.device];
+    const Interval i = span(k.start_ns, k.end_ns);
+    d.all.push_back(i);
+    d.kernels.push_back(i);
+    ++d.kernels_n;
+    // TraceLens's rule: a kernel whose name mentions nccl is communication.
+    if (trace.str(k.name).find("nccl") != std::string_view::npos)
+      d.communication.push_back(i);
+    else
+      d.computation.push_back(i);
+  }
+  for (const Memset& m : trace.memsets) {
+    DeviceIntervals& d = by_device[m.device];
+    const Interval i = span(m.start_ns, m.end_ns);
+    d.all.push_back(i);
+    d.memsets.push_back(i);
+    d.computation.push_back(i);
+    ++d.memsets_n;
+  }
+  for (const Memcpy& c : trace.memcpys) {
+    DeviceIntervals& d = by_device[c.device];
+    const Interval i = span(c.start_ns, c.end_ns);
+    d.all.push_back(i);
+    d.memcpy.push_back(i);
+    ++d.memcpys_n;
+  }
+  std::vector<GpuTime> out;
+  for (auto& [device, d] : by_device) {
+    GpuTime g;
+    g.device = device;
+    g.busy = merge_intervals(std::move(d.all));
+    const auto comp = merge_intervals(std::move(d.computation));
+    const auto comm = merge_intervals(std::move(d.communication));
+    const auto copy = merge_intervals(std::move(d.memcpy));
+    g.begin_ns = g.busy.front().begin;
+    g.end_ns = g.busy.back().end;
+    g.total_ns = g.end_ns - g.begin_ns;
+    g.busy_ns = total_length(g.busy);
+    g.idle_ns = g.total_ns - g.busy_ns;
+    g.computation_ns = total_length(comp);
+    g.communication_ns = total_length(comm);
+    g.memcpy_ns = total_length(copy);
+    g.kernel_ns = total_length(merge_intervals(std::move(d.kernels)));
+    g.memset_ns = total_length(merge_intervals(std::move(d.memsets)));
+    g.exposed_comm_ns = total_length(subtract_intervals(comm, comp));
+    g.exposed_memcpy_ns = total_length(subtract_intervals(subtract_intervals(copy, comp), comm));
+    g.kernels = d.kernels_n;
+    g.memcpys = d.memcpys_n;
+    g.memsets = d.memsets_n;
+    out.push_back(std::move(g));
+  }
+  return out;
+}
+
+}  // namespace gpudiag

@@ -1,0 +1,85 @@
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "gpudiag/catalogue.h"
+#include "gpudiag/detect/detect.h"
+
+namespace gpudiag {
+
+std::span<const Detector> detectors() {
+  static const std::array<Detector, 12> all{{
+      {"GD000", detect_raised_findings},
+      {"GD001", detect_device_mismatch},
+      {"GD002", detect_float64_leak},
+      {"GD003", detect_unsynced_transfer},
+      {"GD004", detect_premature_free},
+      {"GD005", detect_scalar_indexing},
+      {"GD006", detect_unchecked_cuda_error},
+      {"GD007", detect_memory_leak},
+      {"GD008", detect_out_of_memory},
+      {"GD009", detect_pageable_async_copy},
+      {"GD010", detect_sync_in_loop},
+      {"GD011", detect_launch_bound},
+  }};
+  return all;
+}
+
+std::vector<Finding> run_detectors(const DetectContext& context) {
+  std::vector<Finding> findings;
+  for (const Detector& d : detectors()) d.run(context, findings);
+  std::stable_sort(findings.begin(), findings.end(),
+                   [](const Finding& a, const Finding& b) { return a.rule_id < b.rule_id; });
+  return findings;
+}
+
+Finding make_finding(std::string_view rule_id, std::string message) {
+  Finding f;
+  f.rule_id = std::string(rule_id);
+  if (const Rule* rule = find_rule(rule_id)) {
+    f.rule_id = std::string(rule->id);
+    f.severity = rule->severity;
+  }
+  f.message = std::move(message);
+  return f;
+}
+
+std::vector<Frame> frames_of(const Trace& trace, StackId stack) {
+  std::vector<Frame> out;
+  if (stack == kNoStack) return out;
+  for (const StackFrame& sf : trace.stack(stack).frames) {
+    Frame f;
+    f.address = sf.ip;
+    f.function = std::string(trace.str(sf.function));
+    f.file = std::string(trace.str(sf.file));
+    f.line = sf.line;
+    if (sf.module >= 0 && static_cast<std::size_t>(sf.module) < trace.modules.size())
+      f.module = std::string(trace.str(trace.modules[static_cast<std::size_t>(sf.module)].path));
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+std::string format_bytes(std::uint64_t bytes) {
+  static constexpr std::array<const char*, 5> units{"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(bytes);
+  std::size_t u = 0;
+  while (v >= 1024.0 && u + 1 < units.size()) {
+    v /= 1024.0;
+    ++u;
+  }
+  if (u == 0) return fmt::format("{} B", bytes);
+  return fmt::format("{:.{}f} {}", v, v < 10 ? 2 : (v < 100 ? 1 : 0), units[u]);
+}
+
+std::string format_duration(std::uint64_t ns) {
+  const double v = static_cast<double>(ns);
+  if (ns < 1'000) return fmt::format("{} ns", ns);
+  if (ns < 1'000'000) return fmt::format("{:.{}f} us", v / 1e3, v < 1e4 ? 2 : 1);
+  if (ns < 1'000'000'000) return fmt::format("{:.{}f} ms", v / 1e6, v < 1e7 ? 2 : 1);
+  return fmt::format("{:.2f} s", v / 1e9);
+}
+
+}  // namespace gpudiag

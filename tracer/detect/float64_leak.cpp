@@ -1,0 +1,96 @@
+// GD002 float64-leak at run time: kernels that compute in double precision,
+// recognised by their demangled names (a `double` template or parameter
+// type, cuBLAS/CUTLASS fp64 kernel names). Consumer and most data-centre GPUs
+// run FP64 at 1/32..1/64 of the FP32 rate.
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "gpudiag/detect/detect.h"
+
+namespace gpudiag {
+namespace {
+
+bool is_ident(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// `double` where it makes the kernel itself compute in double: in its
+// template arguments (outside any parenthesis), or as a pointer in its own
+// parameter list. A `double` deeper inside, e.g. the parameters of a function
+// whose lambda the kernel was instantiated with (PyTorch passes scalars as
+// double), says nothing about the kernel's arithmetic.
+bool has_fp64_type(std::string_view s) {
+  static constexpr std::array<std::string_view, 3> words{"double", "double2", "cuDoubleComplex"};
+  int paren = 0, angle = 0;
+  for (std::size_t p = 0; p < s.size(); ++p) {
+    const char c = s[p];
+    if (c == '(') ++paren;
+    else if (c == ')') --paren;
+    else if (c == '<') ++angle;
+    else if (c == '>') --angle;
+    if (!is_ident(c) || (p > 0 && is_ident(s[p - 1]))) continue;
+    std::size_t e = p;
+    while (e < s.size() && is_ident(s[e])) ++e;
+    const std::string_view word = s.substr(p, e - p);
+    if (std::find(words.begin(), words.end(), word) == words.end()) continue;
+    if (paren == 0) return true;
+    if (paren == 1 && angle == 0) {
+      std::size_t q = e;
+      while (q < s.size() && (s[q] == ' ' || s.substr(q, 5) == "const")) q += s[q] == ' ' ? 1 : 5;
+      if (q < s.size() && (s[q] == '*' || s[q] == '&')) return true;
+    }
+    p = e - 1;
+  }
+  return false;
+}
+
+bool contains_lower(std::string_view s, std::string_view needle) {
+  std::string lower(s);
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  return lower.find(needle) != std::string::npos;
+}
+
+}  // namespace
+
+bool is_float64_kernel(std::string_view name) {
+  if (has_fp64_type(name)) return true;
+  // cuBLAS/cuSOLVER double-precision kernels: dgemm, dgemv, zgemm...; CUTLASS "f64"/"fp64" tags.
+  static constexpr std::array<std::string_view, 8> fp64_names{"dgemm", "dgemv", "zgemm", "dtrsm",
+                                                               "dsyrk", "_f64_", "fp64", "float64"};
+  for (std::string_view n : fp64_names)
+    if (contains_lower(name, n)) return true;
+  return false;
+}
+
+void detect_float64_leak(const DetectContext& ctx, std::vector<Finding>& out) {
+  struct Use {
+    std::uint64_t count = 0, ns = 0;
+    StackId stack = kNoStack;
+  };
+  std::map<StringId, Use> uses;
+  std::uint64_t all_ns = 0;
+  for (const Kernel& k : ctx.trace.kernels) {
+    all_ns += k.end_ns - k.start_ns;
+    if (!is_float64_kernel(ctx.trace.str(k.name))) continue;
+    Use& u = uses[k.name];
+    ++u.count;
+    u.ns += k.end_ns - k.start_ns;
+    if (u.stack == kNoStack) u.stack = k.stack;
+  }
+  for (const auto& [name, u] : uses) {
+    Finding f = make_finding(
+        "GD002", fmt::format("kernel '{}' computes in Float64 ({} launches, {} of GPU time{}); GPUs run FP64 many times "
+                             "slower than FP32: find where double data enters (a double literal, np.float64 input, "
+                             "torch.float64 tensor) and convert it to float32",
+                             ctx.trace.str(name), u.count, format_duration(u.ns),
+                             all_ns ? fmt::format(", {:.1f}% of kernel time", 100.0 * static_cast<double>(u.ns) /
+                                                                                   static_cast<double>(all_ns))
+                                    : std::string()));
+    f.stack = frames_of(ctx.trace, u.stack);
+    out.push_back(std::move(f));
+  }
+}
+
+}  // namespace gpudiag

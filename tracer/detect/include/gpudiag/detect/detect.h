@@ -1,0 +1,78 @@
+// Runtime detectors: one per rule (tracer/detect/<rule_name>.cpp). Each reads
+// only the Trace and the shared analyses and appends Findings; severities and
+// names come from the catalogue.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "gpudiag/analysis/gpu_time.h"
+#include "gpudiag/analysis/memory_timeline.h"
+#include "gpudiag/finding.h"
+#include "gpudiag/trace.h"
+
+namespace gpudiag {
+
+// Thresholds, with the defaults `gpudiag report --help` documents.
+struct DetectOptions {
+  std::uint64_t idle_gap_ns = 500'000'000;     // GD011: gaps longer than this (Nsight Systems: 500 ms)
+  std::uint64_t short_kernel_ns = 50'000;      // GD011: kernels shorter than this are short (HTA: 50 us)
+  double short_kernel_share = 0.5;             // GD011: launch-bound when at least this share of kernels is short
+  std::uint64_t min_kernels = 20;              // GD011: kernel statistics need at least this many kernels
+  std::uint64_t tiny_transfer_bytes = 8;       // GD005: a copy of at most this many bytes is tiny
+  std::uint64_t tiny_transfer_count = 10;      // GD005: report from this many tiny copies on
+  double sync_share = 0.10;                    // GD010: report when syncs block at least this share of wall time
+  std::size_t max_groups = 5;                  // stacks or names listed per finding
+};
+
+struct DetectContext {
+  const Trace& trace;
+  const MemoryTimeline& memory;
+  const std::vector<GpuTime>& gpu_time;
+  const DetectOptions& options;
+};
+
+using DetectFn = void (*)(const DetectContext&, std::vector<Finding>&);
+
+struct Detector {
+  std::string_view rule;  // catalogue id
+  DetectFn run;
+};
+
+// Every detector, ordered by rule id (GD000 is the pass that turns findings
+// the traced process raised itself into Findings).
+std::span<const Detector> detectors();
+
+// Runs every detector; findings ordered by rule id, then as each detector emits.
+std::vector<Finding> run_detectors(const DetectContext& context);
+
+// Helpers for detectors.
+// A Finding of `rule_id` with the catalogue's severity.
+Finding make_finding(std::string_view rule_id, std::string message);
+// The frames of a recorded stack, innermost first.
+std::vector<Frame> frames_of(const Trace& trace, StackId stack);
+// "1.5 MiB", "12 B".
+std::string format_bytes(std::uint64_t bytes);
+// "1.25 ms", "830 us", "2.1 s".
+std::string format_duration(std::uint64_t ns);
+
+// GD002: the demangled name says the kernel computes in double precision.
+bool is_float64_kernel(std::string_view demangled_name);
+
+// One function per rule, defined in tracer/detect/<rule_name>.cpp.
+void detect_raised_findings(const DetectContext&, std::vector<Finding>&);
+void detect_device_mismatch(const DetectContext&, std::vector<Finding>&);
+void detect_float64_leak(const DetectContext&, std::vector<Finding>&);
+void detect_unsynced_transfer(const DetectContext&, std::vector<Finding>&);
+void detect_premature_free(const DetectContext&, std::vector<Finding>&);
+void detect_scalar_indexing(const DetectContext&, std::vector<Finding>&);
+void detect_unchecked_cuda_error(const DetectContext&, std::vector<Finding>&);
+void detect_memory_leak(const DetectContext&, std::vector<Finding>&);
+void detect_out_of_memory(const DetectContext&, std::vector<Finding>&);
+void detect_pageable_async_copy(const DetectContext&, std::vector<Finding>&);
+void detect_sync_in_loop(const DetectContext&, std::vector<Finding>&);
+void detect_launch_bound(const DetectContext&, std::vector<Finding>&);
+
+}  // namespace gpudiag

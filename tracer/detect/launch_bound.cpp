@@ -1,0 +1,74 @@
+// GD011 launch-bound at run time: the GPU waits on the host. Signs: long idle
+// gaps between GPU work, kernels shorter than the API call that launched
+// them, and copies taking more GPU time than computation.
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "gpudiag/detect/detect.h"
+
+namespace gpudiag {
+
+void detect_launch_bound(const DetectContext& ctx, std::vector<Finding>& out) {
+  const Trace& t = ctx.trace;
+  const DetectOptions& o = ctx.options;
+  std::unordered_map<std::uint64_t, std::uint64_t> launch_ns;  // correlation -> launch call duration
+  for (const ApiCall& a : t.api_calls)
+    if (a.correlation != 0 && t.str(a.name).find("Launch") != std::string_view::npos)
+      launch_ns.emplace(a.correlation, a.end_ns - a.start_ns);
+
+  for (const GpuTime& g : ctx.gpu_time) {
+    std::vector<std::string> reasons;
+    // Idle gaps between merged busy intervals.
+    std::uint64_t gaps = 0, gap_ns = 0, longest = 0;
+    for (std::size_t i = 1; i < g.busy.size(); ++i) {
+      const std::uint64_t gap = g.busy[i].begin - g.busy[i - 1].end;
+      if (gap <= o.idle_gap_ns) continue;
+      ++gaps;
+      gap_ns += gap;
+      longest = std::max(longest, gap);
+    }
+    if (gaps > 0)
+      reasons.push_back(fmt::format("{} idle gap{} longer than {} ({} in all, the longest {})", gaps,
+                                    gaps == 1 ? "" : "s", format_duration(o.idle_gap_ns), format_duration(gap_ns),
+                                    format_duration(longest)));
+    // Short kernels, and kernels that ran shorter than their own launch.
+    std::uint64_t kernels = 0, short_kernels = 0, with_launch = 0, outrun = 0;
+    for (const Kernel& k : t.kernels) {
+      if (k.device != g.device) continue;
+      ++kernels;
+      const std::uint64_t d = k.end_ns - k.start_ns;
+      short_kernels += d < o.short_kernel_ns;
+      if (auto it = launch_ns.find(k.correlation); k.correlation != 0 && it != launch_ns.end()) {
+        ++with_launch;
+        outrun += d < it->second;
+      }
+    }
+    const double short_share = kernels ? static_cast<double>(short_kernels) / static_cast<double>(kernels) : 0.0;
+    const double outrun_share = with_launch ? static_cast<double>(outrun) / static_cast<double>(with_launch) : 0.0;
+    const bool many_short = kernels >= o.min_kernels && short_share >= o.short_kernel_share;
+    if (many_short)
+      reasons.push_back(fmt::format("{:.0f}% of {} kernels ran shorter than {}", short_share * 100.0, kernels,
+                                    format_duration(o.short_kernel_ns)));
+    if (with_launch >= o.min_kernels && outrun_share >= o.short_kernel_share)
+      reasons.push_back(fmt::format("{:.0f}% of kernels took less GPU time than the CPU spent launching them",
+                                    outrun_share * 100.0));
+    const bool copies_dominate = g.memcpy_ns > g.computation_ns && g.memcpy_ns > 0;
+    if (copies_dominate)
+      reasons.push_back(fmt::format("copies took {} of GPU time against {} of computation",
+                                    format_duration(g.memcpy_ns), format_duration(g.computation_ns)));
+    if (reasons.empty()) continue;
+    const double busy_share = g.total_ns ? static_cast<double>(g.busy_ns) / static_cast<double>(g.total_ns) : 0.0;
+    std::string msg = fmt::format("device {} was busy only {:.1f}% of {}: ", g.device, busy_share * 100.0,
+                                  format_duration(g.total_ns));
+    for (std::size_t i = 0; i < reasons.size(); ++i) msg += (i ? "; " : "") + reasons[i];
+    if (busy_share < 0.5 && (many_short || copies_dominate))
+      msg += ". The GPU spends most of its time waiting for the host: at this size this work would likely run as "
+             "fast or faster on the CPU";
+    msg += ". Batch more work per kernel (larger batches, fused ops, CUDA graphs / torch.compile), keep data on the "
+           "device between steps, and overlap copies with compute";
+    out.push_back(make_finding("GD011", std::move(msg)));
+  }
+}
+
+}  // namespace gpudiag

@@ -1,0 +1,179 @@
+// The self-contained HTML page: inline CSS and JS, no network. The data sits
+// in a <script type="application/json"> element (escaped by json_for_script)
+// and the script builds every node from it with textContent, so names from
+// the trace (kernel names are untrusted) are never parsed as HTML.
+#include <ostream>
+
+#include "gpudiag/report/report.h"
+
+namespace gpudiag {
+namespace {
+
+constexpr const char* kHead = R"GDHTML(<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>gpudiag report</title>
+<style>
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;color:#1d2330;background:#f6f7f9}
+header{background:#1d2330;color:#fff;padding:14px 22px}header h1{font-size:18px;margin:0 0 4px}
+header .meta{color:#b8c0d0;font-size:13px}main{padding:14px 22px;max-width:1400px}
+section{background:#fff;border:1px solid #dde1e8;border-radius:6px;margin:0 0 16px;padding:12px 16px}
+h2{font-size:16px;margin:0 0 10px}.warn{background:#fff4d6;border:1px solid #e6c35c;padding:6px 10px;border-radius:4px;margin:6px 0}
+.rule{margin:8px 0}.rule>summary{cursor:pointer;font-weight:600}.sev{display:inline-block;min-width:58px;font-size:12px;text-transform:uppercase;font-weight:700}
+.sev-error{color:#c62828}.sev-warning{color:#8e24aa}.sev-note{color:#00838f}
+.finding{margin:6px 0 6px 18px;padding:6px 8px;border-left:3px solid #ccd;background:#fafbfc}
+.stack{font:12px ui-monospace,Menlo,Consolas,monospace;color:#445;margin:2px 0 0 12px;white-space:pre-wrap}
+pre.explain{white-space:pre-wrap;background:#f3f4f7;padding:8px;border-radius:4px;font-size:12px;max-height:360px;overflow:auto}
+table{border-collapse:collapse}td,th{padding:2px 10px;text-align:right}td:first-child,th:first-child{text-align:left}
+.bar{height:14px;display:flex;width:420px;border:1px solid #ccd;margin:6px 0}.bar span{height:100%}
+.tl{position:relative;margin:10px 0 18px}.tl canvas{width:100%;height:320px;border:1px solid #dde1e8;cursor:crosshair;display:block}
+.tl .controls{margin:4px 0;font-size:13px;color:#556}.tl button{margin-right:8px}
+.tip{position:absolute;pointer-events:none;background:rgba(29,35,48,.95);color:#fff;font:12px ui-monospace,Menlo,monospace;padding:6px 8px;border-radius:4px;max-width:640px;white-space:pre-wrap;display:none;z-index:5}
+.legend{font-size:12px;color:#556}
+</style></head><body>
+<header><h1 id="gd-title">gpudiag report</h1><div class="meta" id="gd-meta"></div></header>
+<main><div id="gd-warnings"></div>
+<section id="gd-memory"><h2>Memory timeline</h2><div class="legend">Each band is one allocation, stacked in allocation order; grey is the smaller allocations merged. Drag to zoom into a time range, scroll to zoom around the cursor, double-click or Reset to see everything. Hover for size, stack and the kernel running nearby.</div><div id="gd-timelines"></div></section>
+<section id="gd-findings"><h2>Findings</h2></section>
+<section id="gd-time"><h2>GPU time</h2></section>
+</main>
+<script type="application/json" id="gd-data">)GDHTML";
+
+constexpr const char* kScript = R"GDHTML(</script>
+<script>
+"use strict";
+(function () {
+const data = JSON.parse(document.getElementById("gd-data").textContent);
+function el(tag, cls, text) { const e = document.createElement(tag); if (cls) e.className = cls; if (text !== undefined) e.textContent = String(text); return e; }
+function fmtBytes(b) { const u = ["B", "KiB", "MiB", "GiB", "TiB"]; let i = 0; while (b >= 1024 && i < u.length - 1) { b /= 1024; i++; } return (i ? b.toFixed(b < 10 ? 2 : 1) : String(b)) + " " + u[i]; }
+function fmtUs(us) { if (us < 1) return (us * 1000).toFixed(0) + " ns"; if (us < 1000) return us.toFixed(1) + " us"; if (us < 1e6) return (us / 1000).toFixed(2) + " ms"; return (us / 1e6).toFixed(2) + " s"; }
+function frameText(f) { return (f.function || f.address || "?") + (f.file ? " " + f.file + ":" + (f.line || 0) : "") + (f.module ? " (" + f.module + ")" : ""); }
+
+document.getElementById("gd-title").textContent = "gpudiag report: " + data.title;
+document.getElementById("gd-meta").textContent = data.source + " trace, " + data.events + " events over " + fmtUs(data.duration_us);
+const warnings = document.getElementById("gd-warnings");
+if (data.dropped_events > 0) warnings.append(el("div", "warn", data.dropped_events + " events were dropped while recording: findings may miss what they held."));
+if (data.truncated) warnings.append(el("div", "warn", "The trace is truncated (" + (data.truncation_note || "the process died mid-write") + "): it ends where the recording stopped."));
+
+// Findings, grouped by rule, each with the catalogue entry.
+const fsec = document.getElementById("gd-findings");
+if (!data.findings.length) fsec.append(el("p", "", "No findings."));
+const byRule = new Map();
+for (const f of data.findings) { if (!byRule.has(f.rule)) byRule.set(f.rule, []); byRule.get(f.rule).push(f); }
+for (const [rule, list] of byRule) {
+  const d = el("details", "rule"); d.open = byRule.size <= 4;
+  const s = el("summary");
+  s.append(el("span", "sev sev-" + list[0].severity, list[0].severity), document.createTextNode(rule + " " + (list[0].name || "") + " \u00d7" + list.length + (list[0].summary ? ": " + list[0].summary : "")));
+  d.append(s);
+  for (const f of list) {
+    const box = el("div", "finding"); box.append(el("div", "", f.message));
+    if (f.stack) box.append(el("div", "stack", f.stack.map(frameText).join("\n")));
+    for (const n of f.notes || []) { box.append(el("div", "", "note: " + n.message)); if (n.stack) box.append(el("div", "stack", n.stack.map(frameText).join("\n"))); }
+    d.append(box);
+  }
+  if (list[0].explanation) { const ex = el("details"); ex.append(el("summary", "", "About " + rule), el("pre", "explain", list[0].explanation)); d.append(ex); }
+  fsec.append(d);
+}
+
+// GPU time breakdown.
+const tsec = document.getElementById("gd-time");
+if (!data.gpu_time.length) tsec.append(el("p", "", "No GPU activity in this trace."));
+for (const g of data.gpu_time) {
+  tsec.append(el("h3", "", "device " + g.device + ": " + fmtUs(g.total_ns / 1000) + " from first to last GPU activity"));
+  const pct = v => g.total_ns ? (100 * v / g.total_ns).toFixed(1) + "%" : "-";
+  const bar = el("div", "bar");
+  for (const [v, c] of [[g.computation_ns, "#3f7fd0"], [g.exposed_comm_ns, "#8e24aa"], [g.exposed_memcpy_ns, "#e08a1e"], [g.idle_ns, "#d8dce4"]]) { const sp = el("span"); sp.style.width = (g.total_ns ? 100 * v / g.total_ns : 0) + "%"; sp.style.background = c; bar.append(sp); }
+  tsec.append(bar);
+  const t = el("table"); const hr = el("tr"); hr.append(el("th", "", "category"), el("th", "", "time"), el("th", "", "share")); t.append(hr);
+  for (const [k, v] of [["busy", g.busy_ns], ["idle", g.idle_ns], ["computation", g.computation_ns], ["kernels", g.kernel_ns], ["memsets", g.memset_ns], ["memcpy", g.memcpy_ns], ["exposed memcpy", g.exposed_memcpy_ns], ["communication", g.communication_ns]]) {
+    const r = el("tr"); r.append(el("td", "", k), el("td", "", fmtUs(v / 1000)), el("td", "", pct(v))); t.append(r);
+  }
+  tsec.append(t, el("p", "", g.kernels + " kernels, " + g.memcpys + " copies, " + g.memsets + " memsets"));
+}
+)GDHTML";
+
+constexpr const char* kTimeline = R"GDHTML(
+// Memory timeline per device: stacked allocations drawn per segment between
+// consecutive allocation/free times.
+function kernelsOf(dev) { return data.kernels.filter(k => k[3] === dev).sort((a, b) => a[0] - b[0]); }
+function lowerBound(arr, t, key) { let lo = 0, hi = arr.length; while (lo < hi) { const m = (lo + hi) >> 1; if (key(arr[m]) < t) lo = m + 1; else hi = m; } return lo; }
+function stepAt(points, t) { const i = lowerBound(points, t + 1e-9, p => p[0]) - 1; return i >= 0 ? points[i][1] : 0; }
+function Timeline(root, dev) {
+  const wrap = el("div", "tl"); root.append(wrap);
+  wrap.append(el("h3", "", dev.label + ": peak " + fmtBytes(dev.peak_bytes) + " at " + fmtUs(dev.peak_us) + (dev.capacity_bytes ? " of " + fmtBytes(dev.capacity_bytes) : "") + ", " + dev.allocations + " allocations" + (dev.other_count ? " (" + dev.other_count + " smaller ones merged)" : "")));
+  const controls = el("div", "controls"); const reset = el("button", "", "Reset zoom"); const range = el("span"); controls.append(reset, range); wrap.append(controls);
+  const canvas = el("canvas"); wrap.append(canvas); const tip = el("div", "tip"); wrap.append(tip);
+  const series = dev.series, other = dev.other, kernels = kernelsOf(dev.device);
+  canvas.dataset.seriesCount = String(series.length + (other.length ? 1 : 0));
+  canvas.dataset.device = String(dev.device);
+  const tset = new Set(); for (const s of series) { tset.add(s.start); tset.add(s.end); } for (const p of other) tset.add(p[0]);
+  const times = Array.from(tset).sort((a, b) => a - b);
+  const segs = []; let maxY = 1;
+  for (let k = 0; k + 1 < times.length; k++) {
+    const t0 = times[k], t1 = times[k + 1], base = stepAt(other, t0); let y = base; const rects = [];
+    for (let i = 0; i < series.length; i++) { const s = series[i]; if (s.start <= t0 && s.end >= t1) { rects.push([i, y, y + s.bytes]); y += s.bytes; } }
+    segs.push({ t0, t1, base, top: y, rects }); if (y > maxY) maxY = y;
+  }
+  for (const p of dev.reserved.concat(dev.allocated)) if (p[1] > maxY) maxY = p[1];
+  const full = { t0: times.length ? times[0] : 0, t1: times.length ? Math.max(times[times.length - 1], times[0] + 1) : 1 };
+  let view = { t0: full.t0, t1: full.t1 }, dragFrom = null;
+  const H = 320, pad = 4;
+  function size() { const w = Math.max(300, wrap.clientWidth || 1000), r = window.devicePixelRatio || 1; canvas.width = w * r; canvas.height = H * r; const c = canvas.getContext("2d"); c.setTransform(r, 0, 0, r, 0, 0); return { c, w }; }
+  const colour = i => "hsl(" + ((i * 47) % 360) + ",58%," + (48 + (i % 3) * 8) + "%)";
+  function draw() {
+    const { c, w } = size(); const X = t => (t - view.t0) / (view.t1 - view.t0) * w, Y = b => H - pad - b / maxY * (H - 2 * pad);
+    c.clearRect(0, 0, w, H);
+    for (const sg of segs) {
+      if (sg.t1 < view.t0 || sg.t0 > view.t1) continue; const x0 = X(sg.t0), x1 = Math.max(X(sg.t1), x0 + 0.5);
+      if (sg.base > 0) { c.fillStyle = "#c3c8d2"; c.fillRect(x0, Y(sg.base), x1 - x0, Y(0) - Y(sg.base)); }
+      for (const [i, y0, y1] of sg.rects) { c.fillStyle = colour(i); c.fillRect(x0, Y(y1), x1 - x0, Y(y0) - Y(y1)); }
+    }
+    for (const [pts, col] of [[dev.reserved, "#c62828"], [dev.allocated, "#1d2330"]]) {
+      if (!pts.length) continue; c.strokeStyle = col; c.setLineDash(col === "#c62828" ? [5, 3] : []); c.beginPath();
+      pts.forEach((p, j) => { const x = X(p[0]), y = Y(p[1]); if (j) c.lineTo(x, Y(pts[j - 1][1])); j ? c.lineTo(x, y) : c.moveTo(x, y); }); c.stroke(); c.setLineDash([]);
+    }
+    if (dragFrom !== null && dragTo !== null) { c.fillStyle = "rgba(63,127,208,.18)"; c.fillRect(Math.min(dragFrom, dragTo), 0, Math.abs(dragTo - dragFrom), H); }
+    c.fillStyle = "#556"; c.font = "11px sans-serif"; c.fillText(fmtBytes(maxY), 4, 12);
+    range.textContent = fmtUs(view.t0) + " \u2013 " + fmtUs(view.t1) + "  (" + canvas.dataset.seriesCount + " series" + (dev.reserved.length ? "; dashed red: reserved, black: allocated" : "") + ")";
+  }
+  let dragTo = null;
+  const tAt = x => view.t0 + x / canvas.clientWidth * (view.t1 - view.t0);
+  function hover(ev) {
+    const r = canvas.getBoundingClientRect(), x = ev.clientX - r.left, y = ev.clientY - r.top, t = tAt(x), b = (H - pad - y) / (H - 2 * pad) * maxY;
+    const k = lowerBound(segs, t, s => s.t1); const sg = segs[k];
+    if (!sg || t < sg.t0 || b < 0) { tip.style.display = "none"; return; }
+    let text = null;
+    for (const [i, y0, y1] of sg.rects) if (b >= y0 && b < y1) { const s = series[i]; text = fmtBytes(s.bytes) + " " + s.kind + " at " + s.addr + "\nallocated " + fmtUs(s.start) + (s.live_at_end ? ", still live at the end" : ", freed " + fmtUs(s.end)) + "\n" + (data.stacks[s.stack] || []).slice(0, 12).join("\n"); }
+    if (text === null && b < sg.base) text = "smaller allocations merged: " + fmtBytes(sg.base) + " live";
+    if (text === null) { tip.style.display = "none"; return; }
+    const j = Math.min(lowerBound(kernels, t, q => q[0]), kernels.length - 1);
+    if (j >= 0) { let best = j; if (j > 0 && Math.abs(kernels[j - 1][0] - t) < Math.abs(kernels[j][0] - t)) best = j - 1; const q = kernels[best]; text += "\nkernel nearby: " + data.kernel_names[q[2]] + " (" + fmtUs(q[0]) + ", " + fmtUs(q[1] - q[0]) + ")"; }
+    tip.textContent = "at " + fmtUs(t) + ": " + text; tip.style.display = "block";
+    tip.style.left = Math.min(x + 14, Math.max(0, canvas.clientWidth - 420)) + "px"; tip.style.top = (canvas.offsetTop + y + 14) + "px";
+  }
+  canvas.addEventListener("mousedown", ev => { dragFrom = ev.offsetX; dragTo = null; });
+  canvas.addEventListener("mousemove", ev => { if (dragFrom !== null) { dragTo = ev.offsetX; draw(); } hover(ev); });
+  canvas.addEventListener("mouseleave", () => { tip.style.display = "none"; });
+  window.addEventListener("mouseup", () => { if (dragFrom !== null && dragTo !== null && Math.abs(dragTo - dragFrom) > 4) { const a = tAt(Math.min(dragFrom, dragTo)), b = tAt(Math.max(dragFrom, dragTo)); view = { t0: a, t1: b }; } dragFrom = dragTo = null; draw(); });
+  canvas.addEventListener("wheel", ev => { ev.preventDefault(); const t = tAt(ev.offsetX), f = ev.deltaY > 0 ? 1.25 : 0.8; const w = Math.min((view.t1 - view.t0) * f, full.t1 - full.t0); let a = t - (t - view.t0) * w / (view.t1 - view.t0); a = Math.max(full.t0, Math.min(a, full.t1 - w)); view = { t0: a, t1: a + w }; draw(); }, { passive: false });
+  const zoomOut = () => { view = { t0: full.t0, t1: full.t1 }; draw(); };
+  canvas.addEventListener("dblclick", zoomOut); reset.addEventListener("click", zoomOut); window.addEventListener("resize", draw);
+  draw();
+}
+const tl = document.getElementById("gd-timelines"); let total = 0;
+for (const dev of data.devices) { if (!dev.series.length && !dev.other.length) continue; Timeline(tl, dev); total += dev.series.length + (dev.other.length ? 1 : 0); }
+if (!total) tl.append(el("p", "", "No allocations in this trace."));
+tl.dataset.seriesTotal = String(total);
+document.body.dataset.ready = "1";
+})();
+</script></body></html>
+)GDHTML";
+
+}  // namespace
+
+void write_html(std::ostream& out, const Trace& trace, const Report& report, const HtmlOptions& options) {
+  out << kHead << json_for_script(html_data(trace, report, options)) << kScript << kTimeline;
+}
+
+}  // namespace gpudiag

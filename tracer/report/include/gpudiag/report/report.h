@@ -1,0 +1,60 @@
+// gpudiag report: a Trace turned into findings, a memory timeline and a GPU
+// time breakdown, and the outputs made from them (terminal summary, JSON,
+// SARIF through the shared emitters, a self-contained HTML page).
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "gpudiag/analysis/gpu_time.h"
+#include "gpudiag/analysis/memory_timeline.h"
+#include "gpudiag/detect/detect.h"
+#include "gpudiag/finding.h"
+#include "gpudiag/trace.h"
+
+namespace gpudiag {
+
+struct Report {
+  MemoryTimeline memory;
+  std::vector<GpuTime> gpu_time;
+  std::vector<Finding> findings;
+};
+
+Report analyze(const Trace& trace, const DetectOptions& options = {});
+
+// The terminal summary: trace facts, dropped events and truncation (always,
+// when there are any), findings by rule with counts and top stacks, peak
+// memory per device, the GPU time breakdown.
+struct SummaryOptions {
+  bool color = false;
+  std::size_t findings_per_rule = 3;  // printed in full; the rest are counted
+};
+void print_summary(std::ostream& out, const Trace& trace, const Report& report, const SummaryOptions& options);
+
+// {"trace": {...}, "findings": [...emit.h schema...], "memory": [...], "gpu_time": [...]}
+nlohmann::json report_json(const Trace& trace, const Report& report);
+nlohmann::json gpu_time_json(const GpuTime& g);
+
+struct HtmlOptions {
+  std::size_t max_series = 200;        // allocations drawn one by one per device; the rest are merged
+  std::size_t max_points = 2000;       // points of the merged series and counters per device
+  std::size_t max_kernels = 20000;     // kernels embedded for "kernel nearby" on hover
+};
+// The data the page embeds (exposed for tests): one entry per device with
+// its "series" (individual allocations) and the merged "other" series.
+nlohmann::json html_data(const Trace& trace, const Report& report, const HtmlOptions& options = {});
+// Serialises JSON for a <script type="application/json"> element: no `<`,
+// `>`, `&`, U+2028 or U+2029 left raw, so no string can end the element.
+std::string json_for_script(const nlohmann::json& data);
+void write_html(std::ostream& out, const Trace& trace, const Report& report, const HtmlOptions& options = {});
+
+// What `gpudiag trace` calls when the traced program has ended: loads the
+// trace, prints the summary to `out` and writes <trace_path>.html beside it.
+// Returns the HTML path, or "" (with the reason on `out`) when it could not.
+std::string summarize_after_trace(const std::string& trace_path, std::ostream& out);
+
+}  // namespace gpudiag

@@ -1,0 +1,92 @@
+#include <fstream>
+#include <ostream>
+
+#include <fmt/format.h>
+
+#include "gpudiag/emit.h"
+#include "gpudiag/report/report.h"
+
+namespace gpudiag {
+
+Report analyze(const Trace& trace, const DetectOptions& options) {
+  Report r;
+  r.memory = build_memory_timeline(trace);
+  r.gpu_time = gpu_time_breakdown(trace);
+  const DetectContext ctx{trace, r.memory, r.gpu_time, options};
+  r.findings = run_detectors(ctx);
+  return r;
+}
+
+nlohmann::json gpu_time_json(const GpuTime& g) {
+  return {{"device", g.device},           {"begin_ns", g.begin_ns},
+          {"end_ns", g.end_ns},           {"total_ns", g.total_ns},
+          {"busy_ns", g.busy_ns},         {"idle_ns", g.idle_ns},
+          {"computation_ns", g.computation_ns}, {"kernel_ns", g.kernel_ns},
+          {"memcpy_ns", g.memcpy_ns},     {"memset_ns", g.memset_ns},
+          {"communication_ns", g.communication_ns}, {"exposed_comm_ns", g.exposed_comm_ns},
+          {"exposed_memcpy_ns", g.exposed_memcpy_ns}, {"kernels", g.kernels},
+          {"memcpys", g.memcpys},         {"memsets", g.memsets}};
+}
+
+nlohmann::json report_json(const Trace& trace, const Report& report) {
+  nlohmann::json j;
+  j["trace"] = {{"path", trace.path},
+                {"source", std::string(to_string(trace.source))},
+                {"events", trace.event_count()},
+                {"begin_ns", trace.begin_ns()},
+                {"end_ns", trace.end_ns()},
+                {"dropped_events", trace.dropped_events},
+                {"truncated", trace.truncated},
+                {"truncation_note", trace.truncation_note}};
+  j["findings"] = to_json(report.findings)["findings"];
+  j["memory"] = nlohmann::json::array();
+  for (const DeviceMemory& m : report.memory.devices) {
+    std::uint64_t leaked = 0;
+    for (auto i : m.leaked) leaked += m.blocks[i].bytes;
+    nlohmann::json at_peak = nlohmann::json::array();
+    for (const StackGroup& g : group_by_stack(m, m.live_at_peak)) {
+      if (at_peak.size() >= 10) break;
+      Finding holder;  // the emitters' JSON for a stack
+      holder.stack = frames_of(trace, g.stack);
+      nlohmann::json stack = to_json(holder).value("stack", nlohmann::json::array());
+      at_peak.push_back({{"bytes", g.bytes}, {"count", g.count}, {"stack", std::move(stack)}});
+    }
+    j["memory"].push_back({{"device", m.device},
+                           {"allocations", m.blocks.size()},
+                           {"peak_bytes", m.peak_bytes},
+                           {"peak_ns", m.peak_ns},
+                           {"live_at_peak_by_stack", at_peak},
+                           {"peak_allocated_counter", m.peak_allocated_counter},
+                           {"peak_reserved", m.peak_reserved},
+                           {"capacity_bytes", m.capacity_bytes},
+                           {"live_at_end_bytes", leaked},
+                           {"live_at_end_count", m.leaked.size()},
+                           {"unmatched_frees", m.unmatched_frees},
+                           {"double_frees", m.double_frees.size()}});
+  }
+  j["gpu_time"] = nlohmann::json::array();
+  for (const GpuTime& g : report.gpu_time) j["gpu_time"].push_back(gpu_time_json(g));
+  return j;
+}
+
+std::string summarize_after_trace(const std::string& trace_path, std::ostream& out) {
+  try {
+    const Trace trace = load_trace(trace_path);
+    const Report report = analyze(trace);
+    print_summary(out, trace, report, {});
+    const std::string html = trace_path + ".html";
+    std::ofstream file(html, std::ios::binary);
+    if (!file) {
+      out << fmt::format("gpudiag: cannot write {}\n", html);
+      return "";
+    }
+    write_html(file, trace, report);
+    out << fmt::format("HTML report: {}\n", html);
+    return html;
+  } catch (const std::exception& e) {
+    out << fmt::format("gpudiag: cannot summarize {}: {}\n", trace_path, e.what());
+    return "";
+  }
+}
+
+}  // namespace gpudiag

@@ -1,0 +1,112 @@
+// The terminal summary of `gpudiag report` (and of `gpudiag trace`).
+#include <map>
+#include <ostream>
+
+#include <fmt/format.h>
+
+#include "gpudiag/catalogue.h"
+#include "gpudiag/emit.h"
+#include "gpudiag/report/report.h"
+
+namespace gpudiag {
+namespace {
+
+struct Style {
+  bool color;
+  std::string bold(std::string_view s) const { return color ? fmt::format("\x1b[1m{}\x1b[0m", s) : std::string(s); }
+  std::string severity(Severity sev, std::string_view s) const {
+    if (!color) return std::string(s);
+    const char* code = sev == Severity::Error ? "\x1b[1;31m" : sev == Severity::Warning ? "\x1b[1;35m" : "\x1b[1;36m";
+    return fmt::format("{}{}\x1b[0m", code, s);
+  }
+  std::string warn(std::string_view s) const { return color ? fmt::format("\x1b[1;33m{}\x1b[0m", s) : std::string(s); }
+};
+
+std::string pct(std::uint64_t part, std::uint64_t whole) {
+  return whole ? fmt::format("{:5.1f}%", 100.0 * static_cast<double>(part) / static_cast<double>(whole)) : "    -";
+}
+
+std::string device_name(std::int32_t id) { return id == kHostDevice ? "host" : fmt::format("device {}", id); }
+
+}  // namespace
+
+void print_summary(std::ostream& out, const Trace& trace, const Report& report, const SummaryOptions& options) {
+  const Style st{options.color};
+  out << st.bold(fmt::format("gpudiag report: {}", trace.path.empty() ? std::string("(trace)") : trace.path)) << '\n';
+  out << fmt::format("  {} trace, {} events, {} kernels, {} copies, {} allocations, over {}\n", to_string(trace.source),
+                     trace.event_count(), trace.kernels.size(), trace.memcpys.size(), trace.allocs.size(),
+                     format_duration(trace.end_ns() - trace.begin_ns()));
+  if (trace.dropped_events > 0)
+    out << st.warn(fmt::format("  {} events were dropped while recording: the findings may miss what they held",
+                               trace.dropped_events))
+        << '\n';
+  if (trace.truncated)
+    out << st.warn(fmt::format("  the trace is truncated ({}): it ends where the recording stopped",
+                               trace.truncation_note.empty() ? "the process died mid-write" : trace.truncation_note))
+        << '\n';
+
+  // Findings by rule.
+  std::map<std::string, std::vector<const Finding*>> by_rule;
+  for (const Finding& f : report.findings) by_rule[f.rule_id].push_back(&f);
+  out << '\n' << st.bold(fmt::format("Findings: {}", report.findings.size())) << '\n';
+  if (report.findings.empty()) out << "  none\n";
+  for (const auto& [rule_id, list] : by_rule) {
+    const Rule* rule = find_rule(rule_id);
+    const Severity sev = list.front()->severity;
+    out << fmt::format("  {} {} x{}{}\n", st.severity(sev, std::string(to_string(sev))),
+                       rule ? rule_tag(*rule) : rule_id, list.size(),
+                       rule ? fmt::format(": {}", rule->summary) : std::string());
+    for (std::size_t i = 0; i < list.size() && i < options.findings_per_rule; ++i) {
+      out << "    - " << list[i]->message << '\n';
+      std::size_t shown = 0;
+      for (const Frame& fr : list[i]->stack) {
+        if (shown++ >= 3) break;
+        out << fmt::format("        at {}{}\n", fr.function.empty() ? fmt::format("0x{:x}", fr.address) : fr.function,
+                           fr.file.empty() ? std::string() : fmt::format(" ({}:{})", fr.file, fr.line));
+      }
+    }
+    if (list.size() > options.findings_per_rule)
+      out << fmt::format("    ... and {} more (see --json or --html)\n", list.size() - options.findings_per_rule);
+  }
+
+  // Memory.
+  out << '\n' << st.bold("Memory") << '\n';
+  if (report.memory.devices.empty()) out << "  no allocations recorded\n";
+  for (const DeviceMemory& m : report.memory.devices) {
+    out << fmt::format("  {}: peak {} live", device_name(m.device), format_bytes(m.peak_bytes));
+    if (m.capacity_bytes) out << fmt::format(" of {} ({})", format_bytes(m.capacity_bytes), pct(m.peak_bytes, m.capacity_bytes));
+    if (m.peak_reserved) out << fmt::format(", allocator reserved up to {}", format_bytes(m.peak_reserved));
+    out << fmt::format(", {} allocations", m.blocks.size());
+    if (!m.leaked.empty()) {
+      std::uint64_t bytes = 0;
+      for (auto i : m.leaked) bytes += m.blocks[i].bytes;
+      out << fmt::format(", {} in {} still live at the end", format_bytes(bytes), m.leaked.size());
+    }
+    out << '\n';
+    const auto groups = group_by_stack(m, m.live_at_peak);
+    for (std::size_t i = 0; i < groups.size() && i < 3; ++i) {
+      const auto frames = frames_of(trace, groups[i].stack);
+      out << fmt::format("    {} in {} allocation{} at the peak from {}\n", format_bytes(groups[i].bytes),
+                         groups[i].count, groups[i].count == 1 ? "" : "s",
+                         frames.empty() ? std::string("an unrecorded stack")
+                                        : (frames.front().function.empty() ? fmt::format("0x{:x}", frames.front().address)
+                                                                           : frames.front().function));
+    }
+  }
+
+  // GPU time.
+  out << '\n' << st.bold("GPU time") << '\n';
+  if (report.gpu_time.empty()) out << "  no GPU activity recorded\n";
+  for (const GpuTime& g : report.gpu_time) {
+    out << fmt::format("  {}: {} from first to last GPU activity\n", device_name(g.device), format_duration(g.total_ns));
+    const std::pair<const char*, std::uint64_t> rows[] = {
+        {"busy", g.busy_ns},         {"idle", g.idle_ns},       {"computation", g.computation_ns},
+        {"  kernels", g.kernel_ns},  {"  memsets", g.memset_ns}, {"memcpy", g.memcpy_ns},
+        {"exposed memcpy", g.exposed_memcpy_ns}, {"communication", g.communication_ns}};
+    for (const auto& [label, ns] : rows)
+      out << fmt::format("    {:<15} {:>12} {}\n", label, format_duration(ns), pct(ns, g.total_ns));
+    out << fmt::format("    {} kernels, {} copies, {} memsets\n", g.kernels, g.memcpys, g.memsets);
+  }
+}
+
+}  // namespace gpudiag
