@@ -4,6 +4,7 @@
 #include <cblas.h>
 #include <thread>
 
+#include "cpu/parallel.h"
 #include "gdrt/tensor.h"
 
 namespace gdrt {
@@ -27,10 +28,11 @@ bool float64_promotion_allowed() { return t_allow_f64 > 0; }
 
 void set_num_threads(int n) {
   if (n <= 0) n = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  omp_set_num_threads(n);
+  omp_set_num_threads(1);  // oneDNN runs inside the pool's threads (see cpu_conv_dnnl.cpp)
   openblas_set_num_threads(n);
+  cpu::set_pool_threads(n);  // gdrt's own kernels
 }
 
-int num_threads() { return omp_get_max_threads(); }
+int num_threads() { return cpu::pool_threads(); }
 
 }  // namespace gdrt

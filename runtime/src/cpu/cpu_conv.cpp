@@ -25,8 +25,8 @@ bool is_pointwise(const ConvGeometry& g) {
 // cols[(c*kh + i)*kw + j][oy*ow + ox] = x[c][oy*s - p + i*d][ox*s - p + j*d] (0 outside).
 void im2col(const ConvGeometry& g, const float* x, float* cols) {
   const std::int64_t rows = g.in_channels * g.kernel_h * g.kernel_w, plane = g.out_h * g.out_w;
-#pragma omp parallel for if (rows * plane > (1 << 14)) schedule(static)
-  for (std::int64_t r = 0; r < rows; ++r) {
+  parallel_for(rows, rows * plane > (1 << 14), [&](std::int64_t r0, std::int64_t r1) {
+  for (std::int64_t r = r0; r < r1; ++r) {
     const std::int64_t c = r / (g.kernel_h * g.kernel_w), i = (r / g.kernel_w) % g.kernel_h, j = r % g.kernel_w;
     const float* xc = x + c * g.in_h * g.in_w;
     float* out = cols + r * plane;
@@ -52,6 +52,7 @@ void im2col(const ConvGeometry& g, const float* x, float* cols) {
       }
     }
   }
+  });
 }
 
 // The adjoint of im2col: accumulates columns back into an image (dx).
@@ -59,8 +60,8 @@ void col2im(const ConvGeometry& g, const float* cols, float* x) {
   const std::int64_t plane = g.out_h * g.out_w, kk = g.kernel_h * g.kernel_w;
   std::memset(x, 0, sizeof(float) * static_cast<std::size_t>(g.in_channels * g.in_h * g.in_w));
   // Parallel over channels: each thread owns whole input planes.
-#pragma omp parallel for if (g.in_channels * kk * plane > (1 << 14)) schedule(static)
-  for (std::int64_t c = 0; c < g.in_channels; ++c) {
+  parallel_for(g.in_channels, g.in_channels * kk * plane > (1 << 14), [&](std::int64_t c0, std::int64_t c1) {
+  for (std::int64_t c = c0; c < c1; ++c) {
     float* xc = x + c * g.in_h * g.in_w;
     for (std::int64_t k = 0; k < kk; ++k) {
       const std::int64_t i = k / g.kernel_w, j = k % g.kernel_w;
@@ -78,6 +79,7 @@ void col2im(const ConvGeometry& g, const float* cols, float* x) {
       }
     }
   }
+  });
 }
 
 void sgemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, const float* a, const float* b,
@@ -98,9 +100,10 @@ void im2col_conv2d_forward(const ConvGeometry& g, const float* x, const float* w
     if (cols) im2col(g, xn, cols);
     sgemm(false, false, g.out_channels, plane, ck, w, cols ? cols : xn, 0.0f, yn);  // y[O,P] = W[O,CK] cols[CK,P]
     if (bias) {
-#pragma omp parallel for if (g.out_channels * plane > (1 << 15)) schedule(static)
-      for (std::int64_t o = 0; o < g.out_channels; ++o)
-        for (std::int64_t p = 0; p < plane; ++p) yn[o * plane + p] += bias[o];
+      parallel_for(g.out_channels, g.out_channels * plane > (1 << 15), [&](std::int64_t o0, std::int64_t o1) {
+        for (std::int64_t o = o0; o < o1; ++o)
+          for (std::int64_t p = 0; p < plane; ++p) yn[o * plane + p] += bias[o];
+      });
     }
   }
 }
@@ -127,8 +130,8 @@ void im2col_conv2d_backward_weight(const ConvGeometry& g, const float* x, const 
     sgemm(false, true, g.out_channels, ck, plane, dyn, cols ? cols : xn, n == 0 ? 0.0f : 1.0f, dw);  // dW += dy cols^T
   }
   if (db) {
-#pragma omp parallel for schedule(static)
-    for (std::int64_t o = 0; o < g.out_channels; ++o) {
+    parallel_for(g.out_channels, true, [&](std::int64_t o0, std::int64_t o1) {
+    for (std::int64_t o = o0; o < o1; ++o) {
       double s = 0;
       for (std::int64_t n = 0; n < g.batch; ++n) {
         const float* p = dy + (n * g.out_channels + o) * plane;
@@ -138,6 +141,7 @@ void im2col_conv2d_backward_weight(const ConvGeometry& g, const float* x, const 
       }
       db[o] = static_cast<float>(s);
     }
+    });
   }
 }
 

@@ -1,6 +1,7 @@
 // Convolutions through oneDNN. Tensors stay NCHW at the gdrt level; oneDNN
 // picks its preferred (blocked) layouts and we reorder around each call.
 // Primitives and scratch buffers are cached per geometry and per thread.
+#include <omp.h>
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <cstdlib>
@@ -10,6 +11,7 @@
 #include <string>
 #include <tuple>
 #include <unordered_map>
+#include <vector>
 
 #include "cpu/conv_impl.h"
 
@@ -200,18 +202,68 @@ bool dnnl_conv2d_backward_weight(const ConvGeometry& g, const float* x, const fl
   return true;
 }
 
+namespace {
+
+// oneDNN (built on OpenMP here) runs single-threaded inside each of gdrt's
+// pool threads, each on its own slice of the batch: OpenMP never starts a
+// team, so no worker spins between calls, and the pool's threads sleep.
+template <class Body>
+void split_batch(const ConvGeometry& g, Body&& body) {
+  const std::int64_t parts = std::min<std::int64_t>(pool_threads(), g.batch);
+  parallel_for(parts, parts > 1, [&](std::int64_t p0, std::int64_t p1) {
+    omp_set_num_threads(1);
+    for (std::int64_t p = p0; p < p1; ++p) {
+      ConvGeometry part = g;
+      const std::int64_t n0 = g.batch * p / parts, n1 = g.batch * (p + 1) / parts;
+      part.batch = n1 - n0;
+      body(part, n0, p);
+    }
+  });
+}
+
+}  // namespace
+
 void CpuKernels::conv2d_forward(const ConvGeometry& g, const float* x, const float* w, const float* bias, float* y) {
-  if (conv_impl() == ConvImpl::onednn && dnnl_conv2d_forward(g, x, w, bias, y)) return;
+  if (conv_impl() == ConvImpl::onednn && supported(g)) {
+    split_batch(g, [&](const ConvGeometry& part, std::int64_t n0, std::int64_t) {
+      dnnl_conv2d_forward(part, x + n0 * g.in_channels * g.in_h * g.in_w, w, bias,
+                          y + n0 * g.out_channels * g.out_h * g.out_w);
+    });
+    return;
+  }
   im2col_conv2d_forward(g, x, w, bias, y);
 }
 
 void CpuKernels::conv2d_backward_data(const ConvGeometry& g, const float* dy, const float* w, float* dx) {
-  if (conv_impl() == ConvImpl::onednn && dnnl_conv2d_backward_data(g, dy, w, dx)) return;
+  if (conv_impl() == ConvImpl::onednn && supported(g)) {
+    split_batch(g, [&](const ConvGeometry& part, std::int64_t n0, std::int64_t) {
+      dnnl_conv2d_backward_data(part, dy + n0 * g.out_channels * g.out_h * g.out_w, w,
+                                dx + n0 * g.in_channels * g.in_h * g.in_w);
+    });
+    return;
+  }
   im2col_conv2d_backward_data(g, dy, w, dx);
 }
 
 void CpuKernels::conv2d_backward_weight(const ConvGeometry& g, const float* x, const float* dy, float* dw, float* db) {
-  if (conv_impl() == ConvImpl::onednn && dnnl_conv2d_backward_weight(g, x, dy, dw, db)) return;
+  if (conv_impl() == ConvImpl::onednn && supported(g)) {
+    // Each slice of the batch gets its own weight-gradient buffer; they are summed after.
+    const std::int64_t parts = std::min<std::int64_t>(pool_threads(), g.batch);
+    const std::int64_t wn = g.out_channels * g.in_channels * g.kernel_h * g.kernel_w, bn = db ? g.out_channels : 0;
+    std::vector<float> extra(static_cast<std::size_t>((parts - 1) * (wn + bn)));
+    split_batch(g, [&](const ConvGeometry& part, std::int64_t n0, std::int64_t p) {
+      float* pdw = p == 0 ? dw : extra.data() + (p - 1) * (wn + bn);
+      float* pdb = db ? (p == 0 ? db : extra.data() + (p - 1) * (wn + bn) + wn) : nullptr;
+      dnnl_conv2d_backward_weight(part, x + n0 * g.in_channels * g.in_h * g.in_w,
+                                  dy + n0 * g.out_channels * g.out_h * g.out_w, pdw, pdb);
+    });
+    for (std::int64_t p = 1; p < parts; ++p) {
+      const float* src = extra.data() + (p - 1) * (wn + bn);
+      for (std::int64_t i = 0; i < wn; ++i) dw[i] += src[i];
+      for (std::int64_t i = 0; i < bn; ++i) db[i] += src[wn + i];
+    }
+    return;
+  }
   im2col_conv2d_backward_weight(g, x, dy, dw, db);
 }
 

@@ -101,19 +101,27 @@ void CpuKernels::fill(const TensorView& out, double value) {
 void CpuKernels::copy(const TensorView& out, const TensorView& in) {
   std::array<const std::vector<std::int64_t>*, 2> st{&out.strides, &in.strides};
   if (out.dtype == in.dtype) {
-    const std::size_t item = itemsize(out.dtype);
-    for_each_row<2>(out.sizes, st, [&](auto off, std::int64_t n, auto inner) {
-      auto* d = static_cast<char*>(out.data);
-      const auto* s = static_cast<const char*>(in.data);
-      if (inner[0] == 1 && inner[1] == 1) {
-        std::memcpy(d + off[0] * static_cast<std::int64_t>(item), s + off[1] * static_cast<std::int64_t>(item),
-                    static_cast<std::size_t>(n) * item);
-        return;
-      }
-      for (std::int64_t i = 0; i < n; ++i)
-        std::memcpy(d + (off[0] + i * inner[0]) * static_cast<std::int64_t>(item),
-                    s + (off[1] + i * inner[1]) * static_cast<std::int64_t>(item), item);
-    });
+    auto typed = [&](auto zero) {
+      using T = decltype(zero);
+      T* d = static_cast<T*>(out.data);
+      const T* s = static_cast<const T*>(in.data);
+      for_each_row<2>(out.sizes, st, [&](auto off, std::int64_t n, auto inner) {
+        if (inner[0] == 1 && inner[1] == 1) {
+          std::memcpy(d + off[0], s + off[1], static_cast<std::size_t>(n) * sizeof(T));
+        } else if (inner[1] == 0) {  // broadcast source (e.g. expanded gradients)
+          const T v = s[off[1]];
+          for (std::int64_t i = 0; i < n; ++i) d[off[0] + i * inner[0]] = v;
+        } else {
+          for (std::int64_t i = 0; i < n; ++i) d[off[0] + i * inner[0]] = s[off[1] + i * inner[1]];
+        }
+      });
+    };
+    switch (itemsize(out.dtype)) {
+      case 1: typed(std::uint8_t{}); break;
+      case 2: typed(std::uint16_t{}); break;
+      case 4: typed(std::uint32_t{}); break;
+      default: typed(std::uint64_t{}); break;
+    }
     return;
   }
   for_each_row<2>(out.sizes, st, [&](auto off, std::int64_t n, auto inner) {
@@ -176,8 +184,8 @@ void CpuKernels::random(const TensorView& out, Distribution dist, std::uint64_t 
   // Element i (in row-major order of out) uses counter offset + i.
   const std::int64_t n = out.numel();
   std::vector<double> values(static_cast<std::size_t>(n));
-#pragma omp parallel for if (n > (1 << 15)) schedule(static)
-  for (std::int64_t i = 0; i < n; ++i) {
+  parallel_for(n, n > (1 << 15), [&](std::int64_t i0, std::int64_t i1) {
+  for (std::int64_t i = i0; i < i1; ++i) {
     const std::uint64_t c = offset + static_cast<std::uint64_t>(i);
     double v = 0;
     switch (dist) {
@@ -191,6 +199,7 @@ void CpuKernels::random(const TensorView& out, Distribution dist, std::uint64_t 
     }
     values[static_cast<std::size_t>(i)] = v;
   }
+  });
   TensorView src{values.data(), DType::f64, out.sizes, {}};
   std::int64_t st = 1;
   src.strides.resize(out.sizes.size());

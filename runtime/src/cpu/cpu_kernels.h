@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "gdrt/backend.h"
+#include "cpu/parallel.h"
 #include "gdrt/error.h"
 
 namespace gdrt::cpu {
@@ -57,30 +58,32 @@ void for_each_row(const std::vector<std::int64_t>& sizes, const std::array<const
   if (rank == 0 || contiguous) {
     constexpr std::int64_t chunk = 1 << 15;
     const std::int64_t chunks = (numel + chunk - 1) / chunk;
-#pragma omp parallel for if (chunks > 1) schedule(static)
-    for (std::int64_t c = 0; c < chunks; ++c) {
-      std::array<std::int64_t, N> off, inner;
-      off.fill(c * chunk);
-      inner.fill(1);
-      row(off, std::min(chunk, numel - c * chunk), inner);
-    }
+    parallel_for(chunks, chunks > 1, [&](std::int64_t c0, std::int64_t c1) {
+      for (std::int64_t c = c0; c < c1; ++c) {
+        std::array<std::int64_t, N> off, inner;
+        off.fill(c * chunk);
+        inner.fill(1);
+        row(off, std::min(chunk, numel - c * chunk), inner);
+      }
+    });
     return;
   }
   const std::int64_t inner_n = sizes[rank - 1];
   const std::int64_t rows = numel / inner_n;
   std::array<std::int64_t, N> inner;
   for (std::size_t k = 0; k < N; ++k) inner[k] = (*strides[k])[rank - 1];
-#pragma omp parallel for if (numel > (1 << 15)) schedule(static)
-  for (std::int64_t r = 0; r < rows; ++r) {
-    std::array<std::int64_t, N> off{};
-    std::int64_t rem = r;
-    for (std::size_t d = rank - 1; d-- > 0;) {
-      const std::int64_t idx = rem % sizes[d];
-      rem /= sizes[d];
-      for (std::size_t k = 0; k < N; ++k) off[k] += idx * (*strides[k])[d];
+  parallel_for(rows, numel > (1 << 15), [&](std::int64_t r0, std::int64_t r1) {
+    for (std::int64_t r = r0; r < r1; ++r) {
+      std::array<std::int64_t, N> off{};
+      std::int64_t rem = r;
+      for (std::size_t d = rank - 1; d-- > 0;) {
+        const std::int64_t idx = rem % sizes[d];
+        rem /= sizes[d];
+        for (std::size_t k = 0; k < N; ++k) off[k] += idx * (*strides[k])[d];
+      }
+      row(off, inner_n, inner);
     }
-    row(off, inner_n, inner);
-  }
+  });
 }
 
 // Dispatches on a computable dtype (f16 and bool are refused by the ops layer).

@@ -9,8 +9,8 @@ namespace gdrt::cpu {
 
 void CpuKernels::max_pool2d_forward(const PoolGeometry& g, const float* x, float* y, std::int32_t* argmax) {
   const std::int64_t planes = g.batch * g.channels;
-#pragma omp parallel for schedule(static)
-  for (std::int64_t pl = 0; pl < planes; ++pl) {
+parallel_for(planes, true, [&](std::int64_t pl0, std::int64_t pl1) {
+  for (std::int64_t pl = pl0; pl < pl1; ++pl) {
     const float* xp = x + pl * g.in_h * g.in_w;
     float* yp = y + pl * g.out_h * g.out_w;
     std::int32_t* ap = argmax + pl * g.out_h * g.out_w;
@@ -35,12 +35,13 @@ void CpuKernels::max_pool2d_forward(const PoolGeometry& g, const float* x, float
         ap[oy * g.out_w + ox] = static_cast<std::int32_t>(where);
       }
   }
+  });
 }
 
 void CpuKernels::max_pool2d_backward(const PoolGeometry& g, const float* dy, const std::int32_t* argmax, float* dx) {
   const std::int64_t planes = g.batch * g.channels, in_plane = g.in_h * g.in_w, out_plane = g.out_h * g.out_w;
-#pragma omp parallel for schedule(static)
-  for (std::int64_t pl = 0; pl < planes; ++pl) {
+parallel_for(planes, true, [&](std::int64_t pl0, std::int64_t pl1) {
+  for (std::int64_t pl = pl0; pl < pl1; ++pl) {
     float* dxp = dx + pl * in_plane;
     for (std::int64_t i = 0; i < in_plane; ++i) dxp[i] = 0;
     for (std::int64_t o = 0; o < out_plane; ++o) {
@@ -48,14 +49,15 @@ void CpuKernels::max_pool2d_backward(const PoolGeometry& g, const float* dy, con
       if (a >= 0) dxp[a] += dy[pl * out_plane + o];
     }
   }
+  });
 }
 
 void CpuKernels::batch_norm_train(std::int64_t n, std::int64_t c, std::int64_t hw, const float* x, const float* w,
                                   const float* b, float* running_mean, float* running_var, double momentum, double eps,
                                   float* y, float* save_mean, float* save_invstd) {
   const std::int64_t count = n * hw;
-#pragma omp parallel for schedule(static)
-  for (std::int64_t ch = 0; ch < c; ++ch) {
+parallel_for(c, true, [&](std::int64_t ch0, std::int64_t ch1) {
+  for (std::int64_t ch = ch0; ch < ch1; ++ch) {
     double s = 0;
     for (std::int64_t i = 0; i < n; ++i) {
       const float* p = x + (i * c + ch) * hw;
@@ -89,13 +91,14 @@ void CpuKernels::batch_norm_train(std::int64_t n, std::int64_t c, std::int64_t h
       for (std::int64_t k = 0; k < hw; ++k) q[k] = p[k] * scale + shift;
     }
   }
+  });
 }
 
 void CpuKernels::batch_norm_eval(std::int64_t n, std::int64_t c, std::int64_t hw, const float* x, const float* w,
                                  const float* b, const float* running_mean, const float* running_var, double eps,
                                  float* y) {
-#pragma omp parallel for schedule(static)
-  for (std::int64_t ch = 0; ch < c; ++ch) {
+parallel_for(c, true, [&](std::int64_t ch0, std::int64_t ch1) {
+  for (std::int64_t ch = ch0; ch < ch1; ++ch) {
     const double invstd = 1.0 / std::sqrt(static_cast<double>(running_var[ch]) + eps);
     const float scale = static_cast<float>(invstd * (w ? w[ch] : 1.0f));
     const float shift = static_cast<float>((b ? b[ch] : 0.0f) - running_mean[ch] * invstd * (w ? w[ch] : 1.0f));
@@ -105,14 +108,15 @@ void CpuKernels::batch_norm_eval(std::int64_t n, std::int64_t c, std::int64_t hw
       for (std::int64_t k = 0; k < hw; ++k) q[k] = p[k] * scale + shift;
     }
   }
+  });
 }
 
 void CpuKernels::batch_norm_backward(std::int64_t n, std::int64_t c, std::int64_t hw, const float* x, const float* dy,
                                      const float* w, const float* mean, const float* invstd, bool training, float* dx,
                                      float* dw, float* db) {
   const double count = static_cast<double>(n * hw);
-#pragma omp parallel for schedule(static)
-  for (std::int64_t ch = 0; ch < c; ++ch) {
+parallel_for(c, true, [&](std::int64_t ch0, std::int64_t ch1) {
+  for (std::int64_t ch = ch0; ch < ch1; ++ch) {
     const float m = mean[ch], is = invstd[ch];
     double sum_dy = 0, sum_dy_xhat = 0;
     for (std::int64_t i = 0; i < n; ++i) {
@@ -141,6 +145,7 @@ void CpuKernels::batch_norm_backward(std::int64_t n, std::int64_t c, std::int64_
       for (std::int64_t k = 0; k < hw; ++k) q[k] = k1 * (g[k] - mean_dy - (p[k] - m) * is * mean_dyx);
     }
   }
+  });
 }
 
 }  // namespace gdrt::cpu

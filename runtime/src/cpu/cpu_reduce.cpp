@@ -54,19 +54,22 @@ void reduce_typed(ReduceOp op, const TensorView& out, const TensorView& in) {
     else static_cast<T*>(out.data)[out_off] = static_cast<T>(acc);
   };
   if (outer == 1 && op == ReduceOp::sum && red_n > (1 << 16)) {
-    double total = 0;  // one output: split the reduction itself across threads
-#pragma omp parallel for reduction(+ : total) schedule(static)
-    for (std::int64_t t = 0; t < 64; ++t) {
-      Acc acc = 0;
-      std::int64_t arg = -1;
-      reduce_one(0, red_n * t / 64, red_n * (t + 1) / 64, acc, arg);
-      total += static_cast<double>(acc);
-    }
+    double partial[64] = {};  // one output: split the reduction itself across threads
+    parallel_for(64, true, [&](std::int64_t t0, std::int64_t t1) {
+      for (std::int64_t t = t0; t < t1; ++t) {
+        Acc acc = 0;
+        std::int64_t arg = -1;
+        reduce_one(0, red_n * t / 64, red_n * (t + 1) / 64, acc, arg);
+        partial[t] = static_cast<double>(acc);
+      }
+    });
+    double total = 0;
+    for (double v : partial) total += v;
     write(0, static_cast<Acc>(total), -1);
     return;
   }
-#pragma omp parallel for if (outer * red_n > (1 << 15)) schedule(static)
-  for (std::int64_t o = 0; o < outer; ++o) {
+  parallel_for(outer, outer * red_n > (1 << 15), [&](std::int64_t o0, std::int64_t o1) {
+  for (std::int64_t o = o0; o < o1; ++o) {
     std::int64_t in_off = 0, out_off = 0, rem = o;
     for (std::size_t d = kept_sizes.size(); d-- > 0;) {
       const std::int64_t idx = rem % kept_sizes[d];
@@ -79,6 +82,7 @@ void reduce_typed(ReduceOp op, const TensorView& out, const TensorView& in) {
     reduce_one(in_off, 0, red_n, acc, arg);
     write(out_off, acc, arg < 0 ? 0 : arg);
   }
+  });
 }
 
 }  // namespace
