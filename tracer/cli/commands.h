@@ -10,6 +10,7 @@ namespace gpudiag::cli {
 
 void add_explain_command(CLI::App& app, int& status);
 void add_doctor_command(CLI::App& app, int& status);
+void add_trace_command(CLI::App& app, int& status);
 void add_report_command(CLI::App& app, int& status);
 
 }  // namespace gpudiag::cli

@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   int status = 0;
   gpudiag::cli::add_explain_command(app, status);
   gpudiag::cli::add_doctor_command(app, status);
+  gpudiag::cli::add_trace_command(app, status);
   gpudiag::cli::add_report_command(app, status);
   try {
     app.parse(argc, argv);

@@ -1,0 +1,138 @@
+// `gpudiag trace`: runs the command with tracing on, one trace per process,
+// returns the command's status (128+signal when killed), forwards signals,
+// prints a summary, and refuses a missing command with status 2.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <thread>
+
+#include "gpudiag/trace.h"
+#include "test_support.h"
+
+namespace gpudiag {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CliRun {
+  int status;
+  std::string err;
+};
+
+// Runs gpudiag with args in `dir`, capturing stderr.
+CliRun gpudiag(const std::vector<std::string>& args, const std::string& dir) {
+  const std::string err_file = dir + "/stderr.txt";
+  pid_t pid = fork();
+  if (pid == 0) {
+    if (chdir(dir.c_str()) != 0) _exit(126);
+    FILE* f = freopen(err_file.c_str(), "w", stderr);
+    (void)f;
+    std::vector<char*> argv{const_cast<char*>(GPUDIAG_EXE)};
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(125);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, test::read_file(err_file)};
+}
+
+std::string fresh_dir(const std::string& name) {
+  const std::string dir = test::temp_path(name);
+  fs::create_directories(dir);
+  return dir;
+}
+
+TEST(TraceCommand, ReturnsTheExitStatusAndWritesTheTrace) {
+  const std::string dir = fresh_dir("exit");
+  const CliRun r = gpudiag({"trace", "-o", "run.gdtrace", "--", TRACED_PROGRAM, "3"}, dir);
+  EXPECT_EQ(r.status, 3) << r.err;
+  const Trace t = load_trace(dir + "/run.gdtrace");
+  EXPECT_EQ(t.allocs.size(), 100u);
+  EXPECT_NE(t.stack(t.allocs[0].stack).frames.size(), 0u) << "stacks are on by default";
+  EXPECT_NE(r.err.find("100 allocations"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("exited with status 3"), std::string::npos) << r.err;
+}
+
+TEST(TraceCommand, StacksOffRecordsNoStacks) {
+  const std::string dir = fresh_dir("nostacks");
+  const CliRun r = gpudiag({"trace", "-o", "run.gdtrace", "--stacks=off", "--", TRACED_PROGRAM, "0"}, dir);
+  EXPECT_EQ(r.status, 0) << r.err;
+  const Trace t = load_trace(dir + "/run.gdtrace");
+  ASSERT_EQ(t.allocs.size(), 100u);
+  EXPECT_EQ(t.allocs[0].stack, 0u);
+}
+
+TEST(TraceCommand, ForkedChildGetsItsOwnTraceNamedByPid) {
+  const std::string dir = fresh_dir("fork");
+  const CliRun r = gpudiag({"trace", "-o", "run.gdtrace", TRACED_PROGRAM, "0", "fork"}, dir);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(load_trace(dir + "/run.gdtrace").allocs.size(), 100u);
+  std::vector<std::string> children;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().filename().string().starts_with("run.") && e.path().filename() != "run.gdtrace") children.push_back(e.path());
+  ASSERT_EQ(children.size(), 1u);
+  const Trace child = load_trace(children[0]);
+  EXPECT_EQ(child.allocs.size(), 50u) << "the child's events only";
+  EXPECT_EQ(children[0], dir + "/run." + std::to_string(child.pid) + ".gdtrace");
+}
+
+TEST(TraceCommand, KilledCommandGives128PlusSignalAndAReadableTrace) {
+  const std::string dir = fresh_dir("segv");
+  const CliRun r = gpudiag({"trace", "-o", "run.gdtrace", TRACED_PROGRAM, "0", "segv"}, dir);
+  EXPECT_EQ(r.status, 128 + SIGSEGV) << r.err;
+  EXPECT_EQ(load_trace(dir + "/run.gdtrace").allocs.size(), 100u);
+}
+
+TEST(TraceCommand, ForwardsSigtermToTheCommand) {
+  const std::string dir = fresh_dir("signal");
+  int out[2];
+  ASSERT_EQ(pipe(out), 0);
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(out[1], STDOUT_FILENO);
+    if (chdir(dir.c_str()) != 0) _exit(126);
+    execl(GPUDIAG_EXE, GPUDIAG_EXE, "trace", "-o", "run.gdtrace", TRACED_PROGRAM, "0", "sleep", nullptr);
+    _exit(125);
+  }
+  close(out[1]);
+  char buf[6] = {};
+  ASSERT_EQ(read(out[0], buf, sizeof buf), 6) << "the command starts and says ready";
+  close(out[0]);
+  kill(pid, SIGTERM);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 128 + SIGTERM) << "the command got SIGTERM and gpudiag reports it";
+  EXPECT_EQ(load_trace(dir + "/run.gdtrace").allocs.size(), 100u) << "flushed on SIGTERM";
+}
+
+TEST(TraceCommand, MissingCommandIsAUsageError) {
+  const std::string dir = fresh_dir("usage");
+  const CliRun r = gpudiag({"trace"}, dir);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("no command"), std::string::npos) << r.err;
+  const CliRun bad = gpudiag({"trace", "--stacks=maybe", "--", "true"}, dir);
+  EXPECT_EQ(bad.status, 2);
+}
+
+TEST(TraceCommand, CommandThatCannotRunIs127) {
+  const std::string dir = fresh_dir("noexec");
+  const CliRun r = gpudiag({"trace", "--", "/nonexistent/program"}, dir);
+  EXPECT_EQ(r.status, 127);
+  EXPECT_NE(r.err.find("cannot run"), std::string::npos) << r.err;
+}
+
+TEST(TraceCommand, CommandWithoutRecorderSaysNothingWasRecorded) {
+  const std::string dir = fresh_dir("plain");
+  const CliRun r = gpudiag({"trace", "--", "/bin/true"}, dir);
+  EXPECT_EQ(r.status, 0);
+  EXPECT_NE(r.err.find("no trace was written"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace gpudiag

@@ -1,0 +1,48 @@
+// A program for `gpudiag trace` tests. It links libgpudiag_record, so
+// recording starts by itself from GPUDIAG_TRACE. Usage:
+//   traced_program EXIT_CODE [fork] [sleep] [segv]
+// records 100 allocations (and, with "fork", a forked child records 50 more
+// into its own trace), optionally sleeps until signalled, then exits.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "gpudiag/record.h"
+
+namespace rec = gpudiag::rec;
+
+static void record(int n, std::uint64_t base) {
+  for (int i = 0; i < n; ++i)
+    rec::emit(rec::AllocEvent{.addr = base + static_cast<std::uint64_t>(i), .bytes = 16, .kind = gpudiag::MemKind::Device,
+                              .device = 0, .stack = rec::capture_stack()});
+}
+
+int main(int argc, char** argv) {
+  const int code = argc > 1 ? std::atoi(argv[1]) : 0;
+  bool fork_child = false, sleep_forever = false, segv = false;
+  for (int i = 2; i < argc; ++i) {
+    fork_child |= std::strcmp(argv[i], "fork") == 0;
+    sleep_forever |= std::strcmp(argv[i], "sleep") == 0;
+    segv |= std::strcmp(argv[i], "segv") == 0;
+  }
+  record(100, 1);
+  if (fork_child) {
+    pid_t pid = fork();
+    if (pid == 0) {
+      record(50, 1000);
+      std::exit(0);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+  }
+  if (sleep_forever) {
+    write(STDOUT_FILENO, "ready\n", 6);
+    pause();
+  }
+  if (segv) raise(SIGSEGV);
+  return code;
+}

@@ -1,0 +1,86 @@
+// gpudiag trace [-o FILE] [--stacks=on|off] [--] CMD ARGS...
+// Runs CMD with tracing on, returns its exit status, and summarises the
+// traces written (one per traced process).
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "commands.h"
+#include "gpudiag/trace.h"
+#include "trace_run.h"
+
+namespace gpudiag::cli {
+namespace {
+
+void summarize(const std::string& path, std::ostream& out) {
+  Trace t;
+  try {
+    t = load_trace(path);
+  } catch (const TraceError& e) {
+    out << fmt::format("  {}: unreadable: {}\n", path, e.what());
+    return;
+  }
+  out << fmt::format("  {} (pid {}): {} events\n", path, t.pid, t.event_count());
+  const std::pair<const char*, std::size_t> kinds[] = {
+      {"kernels", t.kernels.size()},     {"copies", t.memcpys.size()},       {"memsets", t.memsets.size()},
+      {"allocations", t.allocs.size()},  {"frees", t.frees.size()},          {"syncs", t.syncs.size()},
+      {"API calls", t.api_calls.size()}, {"host accesses", t.host_accesses.size()},
+      {"out-of-memory", t.ooms.size()},  {"findings raised", t.findings.size()}};
+  std::string line;
+  for (const auto& [name, n] : kinds)
+    if (n != 0) line += fmt::format("{}{} {}", line.empty() ? "" : ", ", n, name);
+  if (!line.empty()) out << "    " << line << '\n';
+  if (t.dropped_events != 0)
+    out << fmt::format("    dropped: {} events were not recorded (buffers full); counts above are lower bounds\n", t.dropped_events);
+  if (t.truncated) out << "    the trace ends early (the process died while writing): " << t.truncation_note << '\n';
+}
+
+int run_trace(const TraceRunOptions& options) {
+  if (options.command.empty()) {
+    std::cerr << "gpudiag trace: no command given\nusage: gpudiag trace [-o FILE] [--stacks=on|off] [--] CMD ARGS...\n";
+    return 2;
+  }
+  TraceRunResult result;
+  try {
+    result = run_traced(options);
+  } catch (const std::exception& e) {
+    std::cerr << "gpudiag trace: " << e.what() << '\n';
+    return 127;
+  }
+  std::ostream& out = std::cerr;  // keep the command's stdout clean
+  out << fmt::format("gpudiag trace: '{}' exited with status {}\n", options.command[0], result.exit_status);
+  if (result.cupti_library.empty())
+    out << "  note: libgpudiag_cupti.so was not found (set GPUDIAG_CUPTI_LIBRARY); CUDA activity was not traced\n";
+  if (result.traces.empty()) {
+    out << "  no trace was written: the command loaded neither libgdrt nor CUDA, so nothing recorded\n";
+  } else {
+    for (const auto& path : result.traces) summarize(path, out);
+    out << fmt::format("  report: gpudiag report {}\n", result.traces.front());
+  }
+  return result.exit_status;
+}
+
+}  // namespace
+
+void add_trace_command(CLI::App& app, int& status) {
+  auto options = std::make_shared<TraceRunOptions>();
+  auto stacks = std::make_shared<std::string>("on");
+  CLI::App* sub = app.add_subcommand("trace", "Run a command with tracing on and write a .gdtrace per process");
+  sub->add_option("-o,--output", options->output, "Trace file of the command's process (children: FILE.<pid>)")
+      ->capture_default_str();
+  sub->add_option("--stacks", *stacks, "Capture host stacks at allocations, copies and launches")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->capture_default_str();
+  sub->add_option("command", options->command, "The command to run, and its arguments (after --)");
+  // Everything from the command on belongs to it, flags included.
+  sub->prefix_command();
+  sub->callback([&status, sub, options, stacks] {
+    options->stacks = *stacks == "on";
+    for (const auto& r : sub->remaining()) options->command.push_back(r);
+    if (!options->command.empty() && options->command.front() == "--") options->command.erase(options->command.begin());
+    status = run_trace(*options);
+  });
+}
+
+}  // namespace gpudiag::cli

@@ -1,0 +1,134 @@
+#include "trace_run.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <stdexcept>
+
+namespace gpudiag::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+volatile sig_atomic_t g_child = 0;
+
+// Signals meant for gpudiag go to the traced command. A terminal's Ctrl-C
+// (si_code SI_KERNEL) already reaches the whole foreground group: not resent.
+void forward(int sig, siginfo_t* info, void*) {
+  if (g_child > 0 && (info == nullptr || info->si_code != SI_KERNEL)) kill(g_child, sig);
+}
+
+std::string self_dir() {
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string() : exe.parent_path().string();
+}
+
+}  // namespace
+
+std::string trace_pattern(const std::string& output) {
+  if (output.find("%p") != std::string::npos) return output;
+  const fs::path p(output);
+  const std::string ext = p.has_extension() ? p.extension().string() : std::string(".gdtrace");
+  return (p.parent_path() / (p.stem().string() + ".%p" + ext)).string();
+}
+
+std::string find_cupti_library() {
+  if (const char* env = std::getenv("GPUDIAG_CUPTI_LIBRARY"); env && *env) return env;
+  std::vector<fs::path> candidates;
+  if (const std::string dir = self_dir(); !dir.empty()) {
+    candidates.push_back(fs::path(dir) / ".." / GPUDIAG_INSTALL_LIBDIR / "libgpudiag_cupti.so");
+    candidates.push_back(fs::path(dir) / "libgpudiag_cupti.so");
+  }
+#ifdef GPUDIAG_BUILD_CUPTI_LIBRARY
+  candidates.push_back(GPUDIAG_BUILD_CUPTI_LIBRARY);
+#endif
+  for (const auto& c : candidates) {
+    std::error_code ec;
+    if (fs::is_regular_file(c, ec)) return fs::weakly_canonical(c, ec).string();
+  }
+  return {};
+}
+
+TraceRunResult run_traced(const TraceRunOptions& options) {
+  if (options.command.empty()) throw std::runtime_error("no command to trace");
+  TraceRunResult result;
+  result.cupti_library = options.cupti_library.empty() ? find_cupti_library() : options.cupti_library;
+  const std::string pattern = trace_pattern(options.output);
+  {
+    std::error_code ec;
+    const fs::path parent = fs::path(pattern).parent_path();
+    if (!parent.empty() && !fs::is_directory(parent, ec))
+      throw std::runtime_error("the output directory " + parent.string() + " does not exist");
+  }
+
+  const auto started = fs::file_time_type::clock::now();
+  int ready[2];  // closed by exec: tells the parent whether exec worked
+  if (pipe2(ready, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+  const pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+  if (pid == 0) {
+    close(ready[0]);
+    setenv("GPUDIAG_TRACE", pattern.c_str(), 1);
+    setenv("GPUDIAG_TRACE_STACKS", options.stacks ? "on" : "off", 1);
+    if (!result.cupti_library.empty()) setenv("CUDA_INJECTION64_PATH", result.cupti_library.c_str(), 1);
+    std::vector<char*> argv;
+    for (const auto& a : options.command) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execvp(argv[0], argv.data());
+    const int err = errno;
+    [[maybe_unused]] ssize_t w = write(ready[1], &err, sizeof err);
+    _exit(127);
+  }
+  close(ready[1]);
+  int exec_errno = 0;
+  const bool exec_failed = read(ready[0], &exec_errno, sizeof exec_errno) == sizeof exec_errno;
+  close(ready[0]);
+
+  g_child = pid;
+  struct sigaction sa {}, old[3];
+  sa.sa_sigaction = forward;
+  sa.sa_flags = SA_SIGINFO;
+  sigemptyset(&sa.sa_mask);
+  const int forwarded[3] = {SIGINT, SIGTERM, SIGHUP};
+  for (int i = 0; i < 3; ++i) sigaction(forwarded[i], &sa, &old[i]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  for (int i = 0; i < 3; ++i) sigaction(forwarded[i], &old[i], nullptr);
+  g_child = 0;
+  if (exec_failed)
+    throw std::runtime_error("cannot run '" + options.command[0] + "': " + std::strerror(exec_errno));
+  result.exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
+
+  // The root process's file takes the requested name; children keep their pid.
+  std::string root = pattern;
+  root.replace(root.find("%p"), 2, std::to_string(pid));
+  std::error_code ec;
+  if (fs::exists(root, ec) && root != options.output) {
+    fs::rename(root, options.output, ec);
+    if (!ec) root = options.output;
+  }
+  if (fs::exists(root, ec)) result.traces.push_back(root);
+  const fs::path dir = fs::path(pattern).parent_path().empty() ? fs::path(".") : fs::path(pattern).parent_path();
+  const std::string name = fs::path(pattern).filename().string();
+  const std::string prefix = name.substr(0, name.find("%p")), suffix = name.substr(name.find("%p") + 2);
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string f = e.path().filename().string();
+    if (f.size() <= prefix.size() + suffix.size() || !f.starts_with(prefix) || !f.ends_with(suffix)) continue;
+    const std::string middle = f.substr(prefix.size(), f.size() - prefix.size() - suffix.size());
+    if (middle.find_first_not_of("0123456789") != std::string::npos || middle == std::to_string(pid)) continue;
+    // Only children of this run: files written since it started.
+    if (fs::last_write_time(e.path(), ec) + std::chrono::seconds(1) < started) continue;
+    result.traces.push_back(e.path().string());
+  }
+  return result;
+}
+
+}  // namespace gpudiag::cli

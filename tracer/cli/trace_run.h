@@ -1,0 +1,32 @@
+// Running a command under tracing, for `gpudiag trace`.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace gpudiag::cli {
+
+struct TraceRunOptions {
+  std::string output = "trace.gdtrace";  // the root process's trace
+  bool stacks = true;
+  std::vector<std::string> command;      // CMD ARGS...
+  std::string cupti_library;             // "" = find it
+};
+
+struct TraceRunResult {
+  int exit_status = 0;              // CMD's status, 128+signal when killed
+  std::vector<std::string> traces;  // files written: the root's first
+  std::string cupti_library;        // what CUDA_INJECTION64_PATH was set to ("" none)
+};
+
+// The pattern every traced process writes to: `output` with ".%p" before the
+// extension (unless it already has %p).
+std::string trace_pattern(const std::string& output);
+// libgpudiag_cupti.so: $GPUDIAG_CUPTI_LIBRARY, next to this executable's
+// lib directory once installed, else the build tree's; "" if none exists.
+std::string find_cupti_library();
+// Runs the command, forwarding SIGINT/SIGTERM/SIGHUP, and collects the traces.
+// Throws std::runtime_error when the command cannot be started at all.
+TraceRunResult run_traced(const TraceRunOptions& options);
+
+}  // namespace gpudiag::cli
