@@ -156,6 +156,33 @@ TEST(Doctor, CudnnBuiltForAnotherCudaMajor) {
   EXPECT_TRUE(contains(r.problems[0].fix, "libcudnn9-cuda-13"));
 }
 
+TEST(Doctor, GpuOlderThanTheRuntimeSupports) {
+  FakeProbe probe;
+  probe.driver_info = driver_with_devices(1);
+  probe.driver_info.devices[0] = {0, "NVIDIA GeForce GTX 1080", 6, 1, 8ull << 30, ""};
+  const Report r = run(probe);
+  EXPECT_FALSE(r.gpu_usable);
+  EXPECT_TRUE(contains(r.verdict, "compute capability 6.1) is older than CUDA 13.x supports")) << r.verdict;
+  EXPECT_TRUE(contains(problems_of(r), "cudaErrorNoKernelImageForDevice (209)")) << problems_of(r);
+  EXPECT_TRUE(contains(problems_of(r), "CUDA 12.x"));
+}
+
+TEST(Doctor, OneOldGpuAmongNewOnesLeavesTheOthersUsable) {
+  FakeProbe probe;
+  probe.driver_info = driver_with_devices(2);
+  probe.driver_info.devices[1] = {1, "Tesla V100-SXM2-16GB", 7, 0, 16ull << 30, ""};
+  const Report r = run(probe);
+  EXPECT_TRUE(r.gpu_usable);
+  ASSERT_EQ(r.problems.size(), 1u) << problems_of(r);
+  EXPECT_TRUE(contains(r.problems[0].title, "cuda:1 (Tesla V100-SXM2-16GB"));
+  EXPECT_TRUE(contains(r.problems[0].fix, "CUDA_VISIBLE_DEVICES"));
+  // The same GPU is fine for a CUDA 12 build.
+  probe.built = 12080;
+  probe.cudart_info.version = 12080;
+  probe.cudnn_info.cudart_version = 12080;
+  EXPECT_TRUE(run(probe).problems.empty()) << problems_of(run(probe));
+}
+
 TEST(Doctor, MissingLibrariesAreWarningsWithFixes) {
   FakeProbe probe;
   probe.driver_info = driver_with_devices(1);

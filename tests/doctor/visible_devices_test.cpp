@@ -67,5 +67,11 @@ TEST(Versions, MinimumDriverBranch) {
   EXPECT_EQ(minimum_driver_branch(7), "");
 }
 
+TEST(Versions, MinimumComputeCapability) {
+  EXPECT_EQ(minimum_compute_capability(13), 75);
+  EXPECT_EQ(minimum_compute_capability(12), 50);
+  EXPECT_EQ(minimum_compute_capability(9), 0);
+}
+
 }  // namespace
 }  // namespace gpudiag::doctor

@@ -120,6 +120,30 @@ void check_libraries(const Facts& f, Report& r) {
   }
 }
 
+// A CUDA major has no code for GPUs older than its minimum architecture:
+// kernels fail with cudaErrorNoKernelImageForDevice (209).
+void check_architectures(const Facts& f, Report& r) {
+  const long long runtime = f.cuda_runtime.version > 0 ? f.cuda_runtime.version : f.built_runtime_version;
+  const int minimum = minimum_compute_capability(cuda_major(runtime));
+  if (runtime <= 0 || minimum == 0) return;
+  std::size_t unsupported = 0;
+  for (const auto& d : f.driver.devices) {
+    if (d.cc_major * 10 + d.cc_minor >= minimum) continue;
+    ++unsupported;
+    r.problems.push_back(
+        {Severity::Error,
+         fmt::format("cuda:{} ({}, compute capability {}.{}) is older than CUDA {}.x supports", d.ordinal, d.name,
+                     d.cc_major, d.cc_minor, cuda_major(runtime)),
+         fmt::format("CUDA {}.x and its libraries have no code below compute capability {}.{}; kernels fail with "
+                     "cudaErrorNoKernelImageForDevice (209).",
+                     cuda_major(runtime), minimum / 10, minimum % 10),
+         fmt::format("use a CUDA version that still supports this GPU (CUDA 12.x supports compute capability 5.0 "
+                     "and newer), or a newer GPU{}",
+                     f.driver.devices.size() > 1 ? "; select a supported GPU with CUDA_VISIBLE_DEVICES" : "")});
+  }
+  if (unsupported == f.driver.devices.size()) r.gpu_usable = false;
+}
+
 std::string device_summary(const DriverInfo& d) {
   const DeviceInfo& first = d.devices.front();
   std::string s = fmt::format("{} device{}: {} (compute capability {}.{})", d.device_count,
@@ -165,9 +189,13 @@ Report diagnose(const Facts& f) {
     if (f.cuda_runtime.version != f.built_runtime_version) {
       check_runtime_against_driver(f, f.cuda_runtime.version, "The loadable libcudart", r);
     }
+    const bool driver_fits = r.gpu_usable;
+    check_architectures(f, r);
     if (r.gpu_usable) {
       r.verdict = fmt::format("GPU usable: {}; the driver supports CUDA {}.", device_summary(f.driver),
                               cuda_version_string(f.driver.version));
+    } else if (driver_fits) {
+      r.verdict = fmt::format("No usable GPU: {}.", r.problems.back().title);
     } else {
       r.verdict = fmt::format("No usable GPU: the driver supports CUDA {} but the CUDA runtime needs a newer driver; {}.",
                               cuda_version_string(f.driver.version), upgrade_advice(cuda_major(

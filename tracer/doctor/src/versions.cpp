@@ -34,6 +34,15 @@ std::string_view minimum_driver_branch(int major) {
   }
 }
 
+int minimum_compute_capability(int major) {
+  switch (major) {
+    case 11: return 35;
+    case 12: return 50;
+    case 13: return 75;
+    default: return 0;
+  }
+}
+
 namespace {
 
 bool is_ordinal(const std::string& s) {

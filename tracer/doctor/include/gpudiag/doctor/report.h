@@ -22,6 +22,9 @@ int cuda_major(long long version);
 std::string cudnn_version_string(long long version);
 // The first driver branch that supports a CUDA major on Linux ("580" for 13); empty if unknown.
 std::string_view minimum_driver_branch(int cuda_major);
+// The oldest compute capability a CUDA major builds for, as major*10+minor
+// (13 -> 75: CUDA 13 dropped Maxwell, Pascal and Volta); 0 if unknown.
+int minimum_compute_capability(int cuda_major);
 
 // What CUDA_VISIBLE_DEVICES selects. CUDA reads the comma-separated list up
 // to the first entry that is not a valid ordinal or GPU/MIG UUID; what
