@@ -81,6 +81,19 @@ TEST(ExplainCli, ColourOnlyWhenAsked) {
   EXPECT_FALSE(contains(r.out, "\x1b["));
 }
 
+TEST(ExplainCli, ListNamesEveryRuleAndError) {
+  auto r = run_gpudiag("explain --list");
+  EXPECT_EQ(r.exit_code, 0);
+  for (std::string_view part : {"GD001 device-mismatch", "GD012 device-checkpoint", "cudaErrorIllegalAddress",
+                                "CUDA_ERROR_ILLEGAL_ADDRESS", "CUDNN_STATUS_BAD_PARAM_NULL_POINTER",
+                                "CUDNN_STATUS_ALLOC_FAILED", "CUBLAS_STATUS_LICENSE_ERROR", "name only"}) {
+    EXPECT_TRUE(contains(r.out, part)) << part;
+  }
+  auto json = nlohmann::json::parse(run_gpudiag("explain --list --format=json", false).out);
+  EXPECT_EQ(json["rules"].size(), 12u);
+  EXPECT_GT(json["errors"].size(), 190u);
+}
+
 TEST(Cli, UsageErrorsExitTwo) {
   EXPECT_EQ(run_gpudiag("").exit_code, 2);
   EXPECT_EQ(run_gpudiag("explain").exit_code, 2);

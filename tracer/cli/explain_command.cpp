@@ -21,12 +21,17 @@ namespace {
 struct ExplainOptions {
   std::vector<std::string> words;
   std::string format = "text";
+  bool list = false;
 };
 
 int run_explain(const ExplainOptions& options) {
   std::string query;
   for (const auto& w : options.words) query += (query.empty() ? "" : " ") + w;
   const auto format = explain::parse_format(options.format).value_or(explain::Format::Text);
+  if (options.list) {
+    explain::render_list(std::cout, format);
+    return 0;
+  }
   const explain::LookupResult result = explain::lookup(query);
 
   using Kind = explain::LookupResult::Kind;
@@ -66,12 +71,15 @@ void add_explain_command(CLI::App& app, int& status) {
       "CUDA_ERROR_ILLEGAL_ADDRESS, \"an illegal memory access was encountered\"), cuDNN (CUDNN_STATUS_BAD_PARAM) "
       "or cuBLAS (CUBLAS_STATUS_EXECUTION_FAILED)");
   cmd->add_option("what", options->words,
-                  "a rule id or name, an error name, number or message (several words are joined)")
-      ->required();
+                  "a rule id or name, an error name, number or message (several words are joined)");
+  cmd->add_flag("--list", options->list, "list every rule and every error name and number explain knows");
   cmd->add_option("--format", options->format, "text (the default; colour on a terminal unless NO_COLOR), "
                                                "markdown or json")
       ->check(CLI::IsMember({"text", "markdown", "md", "json"}));
-  cmd->callback([options, &status] { status = run_explain(*options); });
+  cmd->callback([options, &status] {
+    if (options->words.empty() && !options->list) throw CLI::RequiredError("what (or --list)");
+    status = run_explain(*options);
+  });
 }
 
 }  // namespace gpudiag::cli

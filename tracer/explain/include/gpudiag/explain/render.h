@@ -28,6 +28,10 @@ void render(std::ostream& out, const LookupResult& result, const RenderOptions& 
 
 nlohmann::json to_json(const LookupResult& result);
 
+// Everything explain knows: the rules, then every error of every library with
+// its number, and whether gpudiag explains it or only names it.
+void render_list(std::ostream& out, Format format);
+
 // Markdown for a terminal: headings bold, fenced code indented four spaces
 // without the fences, **bold** and `code` shown as such (colour when asked).
 std::string markdown_for_terminal(std::string_view markdown, bool color);
