@@ -124,6 +124,13 @@ TEST(Lookup, ClosestNamesRespectsTheLimitAndFindsShortFormTypos) {
   EXPECT_NE(std::find(typo.begin(), typo.end(), "CUDNN_STATUS_BAD_PARAM"), typo.end());
 }
 
+TEST(Lookup, LongAndBinaryInputIsHandled) {
+  const std::string log(20000, 'x');
+  EXPECT_EQ(lookup(log).kind, Kind::Unknown);
+  EXPECT_EQ(lookup(std::string("\xff\xfe\x00\x01", 4)).kind, Kind::Unknown);
+  EXPECT_EQ(lookup(log + " an illegal memory access was encountered").error.entry->code, 700);
+}
+
 TEST(Lookup, EditDistance) {
   EXPECT_EQ(edit_distance("kitten", "sitting"), 3u);
   EXPECT_EQ(edit_distance("ABC", "abc"), 0u);

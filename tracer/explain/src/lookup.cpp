@@ -232,7 +232,9 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
 
 std::vector<std::string> closest_names(std::string_view query, std::size_t limit) {
   const std::string q = lower(trim(query));
-  if (q.empty()) return {};
+  // Long text (a pasted log) is not a misspelt name, and edit distances over
+  // it would cost time for nothing.
+  if (q.empty() || q.size() > 100) return {};
   std::vector<std::string_view> names;
   for (const auto& rule : catalogue()) {
     names.push_back(rule.id);
