@@ -1,6 +1,7 @@
 // Argument checks shared by every op; the wording follows the rule catalogue.
 #include <string>
 
+#include "core/hooks.h"
 #include "core/impl.h"
 
 namespace gdrt {
@@ -15,10 +16,12 @@ std::int64_t normalize_dim(std::int64_t dim, std::int64_t rank, const char* op) 
 
 void check_same_device(const char* op, const Tensor& a, const Tensor& b) {
   if (!a.defined() || !b.defined() || a.device() == b.device()) return;
-  throw Error("GD001", std::string(op) + " got tensors on different devices: " + a.device().str() + " " +
-                           shape_str(a.shape()) + " and " + b.device().str() + " " + shape_str(b.shape()) +
-                           ". gdrt never moves data implicitly; move one of them with .to(Device::parse(\"" +
-                           a.device().str() + "\")) (or move the model/batch once, before the loop).");
+  const std::string msg = std::string(op) + " got tensors on different devices: " + a.device().str() + " " +
+                          shape_str(a.shape()) + " and " + b.device().str() + " " + shape_str(b.shape()) +
+                          ". gdrt never moves data implicitly; move one of them with .to(Device::parse(\"" +
+                          a.device().str() + "\")) (or move the model/batch once, before the loop).";
+  hooks::finding("GD001", msg);
+  throw Error("GD001", msg);
 }
 
 void check_float(const char* op, const Tensor& t) {
@@ -38,12 +41,14 @@ DType check_binary_dtypes(const char* op, const Tensor& a, const Tensor& b) {
   if (mix64) {
     if (float64_promotion_allowed()) return DType::f64;
     const Tensor& wide = x == DType::f64 ? a : b;
-    throw Error("GD002", std::string(op) + " mixes float32 and float64: " + a.describe() + " and " + b.describe() +
+    const std::string msg = std::string(op) + " mixes float32 and float64: " + a.describe() + " and " + b.describe() +
                              ". A float64 tensor (" + shape_str(wide.shape()) +
                              ") has leaked into float32 math; on a GPU this runs at a fraction of float32 speed. "
                              "Fix: create it as float32 (TensorOptions{}.with_dtype(DType::f32)) or convert it "
                              "with .to(DType::f32); if float64 is intended, convert the other operand with "
-                             ".to(DType::f64) or use a gdrt::AllowFloat64Promotion scope.");
+                             ".to(DType::f64) or use a gdrt::AllowFloat64Promotion scope.";
+    hooks::finding("GD002", msg);
+    throw Error("GD002", msg);
   }
   throw Error(std::string(op) + ": dtypes " + std::string(dtype_name(x)) + " and " + std::string(dtype_name(y)) +
               " do not match (" + a.describe() + ", " + b.describe() +

@@ -1,13 +1,19 @@
 // Tensor handle basics: metadata, storage, transfers between devices/dtypes.
 #include <cstring>
 
+#include "core/hooks.h"
 #include "core/impl.h"
 #include "gdrt/ops.h"
 
 namespace gdrt {
 
-Storage::Storage(Backend& b, std::size_t n) : backend(&b), data(b.allocate(n)), bytes(n) {}
-Storage::~Storage() { backend->deallocate(data, bytes); }
+Storage::Storage(Backend& b, std::size_t n) : backend(&b), data(b.allocate(n)), bytes(n) {
+  hooks::allocated(b.device(), data, bytes);
+}
+Storage::~Storage() {
+  hooks::freed(backend->device(), data, bytes);
+  backend->deallocate(data, bytes);
+}
 
 std::int64_t shape_numel(std::span<const std::int64_t> shape) {
   std::int64_t n = 1;
@@ -130,7 +136,12 @@ Tensor Tensor::to(Device target) const {
   const auto bytes = static_cast<std::size_t>(numel()) * itemsize(dtype());
   // The non-host side's backend performs a copy that crosses devices.
   Backend& b = target.is_cpu() ? *src.impl()->storage->backend : *out.impl()->storage->backend;
-  if (bytes) b.copy(out.data_ptr(), kind_of(target), src.data_ptr(), kind_of(device()), bytes, 0);
+  if (bytes) {
+    const auto start = hooks::now_ns();
+    b.copy(out.data_ptr(), kind_of(target), src.data_ptr(), kind_of(device()), bytes, 0);
+    hooks::copied(b.device(), out.data_ptr(), kind_of(target), src.data_ptr(), kind_of(device()), bytes, start,
+                  hooks::now_ns());
+  }
   const Device source = device();
   attach_grad_fn(out, "to_device", {this}, [source](const Tensor& g) { return std::vector<Tensor>{g.to(source)}; });
   return out;
@@ -180,11 +191,15 @@ double Tensor::at(std::initializer_list<std::int64_t> index) const {
   Backend& b = *impl_->storage->backend;
   const char* p = static_cast<const char*>(impl_->storage->data) + off * static_cast<std::int64_t>(itemsize(dtype()));
   if (b.host_accessible()) return read_host_element(p, dtype());
-  if (!scalar_allowed())
-    throw Error("GD005", "scalar access (item()/at()) on " + describe() +
-                         ": each call is a synchronous device-to-host copy of one element, which makes loops "
-                         "crawl. Compute on the device and copy the result once with .to(cpu_device()) or "
-                         "to_vector(); if you really need one element, wrap the access in gdrt::AllowScalar.");
+  if (!scalar_allowed()) {
+    const std::string msg = "scalar access (item()/at()) on " + describe() +
+                            ": each call is a synchronous device-to-host copy of one element, which makes loops "
+                            "crawl. Compute on the device and copy the result once with .to(cpu_device()) or "
+                            "to_vector(); if you really need one element, wrap the access in gdrt::AllowScalar.";
+    hooks::finding("GD005", msg);
+    throw Error("GD005", msg);
+  }
+  hooks::host_read(device(), p, itemsize(dtype()));
   alignas(8) unsigned char buf[8];
   b.copy(buf, MemoryKind::host_pageable, p, MemoryKind::device, itemsize(dtype()), 0);
   b.synchronize(0);
