@@ -78,7 +78,10 @@ TEST(Doctor, NoDriver) {
   EXPECT_TRUE(contains(r.verdict, "libcuda.so.1 not found"));
   ASSERT_FALSE(r.problems.empty());
   EXPECT_EQ(r.problems.front().severity, Problem::Severity::Error);
-  EXPECT_FALSE(r.problems.front().fix.empty());
+  EXPECT_TRUE(contains(r.problems.front().fix, "R580 or newer for CUDA 13")) << r.problems.front().fix;
+  probe.built = 12080;
+  probe.cudart_info.version = 12080;
+  EXPECT_TRUE(contains(run(probe).problems.front().fix, "R525 or newer for CUDA 12"));
   const std::string text = text_of(r);
   EXPECT_EQ(first_line(text), r.verdict);
   EXPECT_TRUE(contains(text, "GDRT_DEVICE=emu")) << text;

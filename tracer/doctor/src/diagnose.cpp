@@ -27,6 +27,15 @@ std::string upgrade_advice(int runtime_major) {
                      runtime_major);
 }
 
+// "R580 or newer for CUDA 13", for the runtime gpudiag uses.
+std::string driver_for_runtime(const Facts& f) {
+  const long long runtime = f.cuda_runtime.version > 0 ? f.cuda_runtime.version : f.built_runtime_version;
+  const int major = cuda_major(runtime);
+  auto branch = minimum_driver_branch(major);
+  if (branch.empty()) return "a current release";
+  return fmt::format("R{} or newer for CUDA {}", branch, major);
+}
+
 void explain_init_failure(const Facts& f, const VisibleDevices& visible, Report& r) {
   const int code = *f.driver.init_result;
   const std::string name = driver_code_name(code);
@@ -165,8 +174,9 @@ Report diagnose(const Facts& f) {
         {Severity::Error, "No NVIDIA driver: libcuda.so.1 not found",
          fmt::format("The loader could not open libcuda.so.1 ({}). Without the driver no CUDA program can use a GPU.",
                      f.driver.load_error.empty() ? "no reason given" : f.driver.load_error),
-         "on a machine with an NVIDIA GPU, install the NVIDIA driver (R580 or newer for CUDA 13) and reboot; in a "
-         "container, start it with --gpus all (NVIDIA Container Toolkit); without a GPU, use GDRT_DEVICE=emu"});
+         fmt::format("on a machine with an NVIDIA GPU, install the NVIDIA driver ({}) and reboot; in a container, "
+                     "start it with --gpus all (NVIDIA Container Toolkit); without a GPU, use GDRT_DEVICE=emu",
+                     driver_for_runtime(f))});
   } else if (f.driver.init_result && *f.driver.init_result != 0) {
     explain_init_failure(f, r.visible, r);
   } else if (f.driver.device_count == 0 || f.driver.devices.empty()) {
