@@ -1,0 +1,130 @@
+// GD001 device-mismatch: host memory handed to a kernel or used as the
+// device side of a copy, device memory dereferenced or handed to host-only
+// code, and copy kinds that contradict where the pointers came from.
+#include <set>
+
+#include <clang/AST/ExprCXX.h>
+
+#include "check.h"
+#include "cuda_model.h"
+
+namespace gpudiag::lint {
+namespace {
+using namespace clang;
+using namespace clang::ast_matchers;
+
+bool is_host(MemKind kind) { return kind == MemKind::HostPageable || kind == MemKind::HostPinned; }
+
+class DeviceMismatch : public Check {
+ public:
+  DeviceMismatch() : Check("GD001", "device-mismatch") {}
+  void register_matchers(MatchFinder& finder) override { finder.addMatcher(user_functions(), this); }
+
+  void run(const MatchFinder::MatchResult& result) override {
+    const auto* function = result.Nodes.getNodeAs<FunctionDecl>("function");
+    context_ = result.Context;
+    origins_ = pointer_origins(*function);
+    for_each_stmt(function->getBody(), [this](const Stmt* stmt) { visit(stmt); });
+  }
+
+ private:
+  const SourceManager& sm() const { return context_->getSourceManager(); }
+
+  const Origin* origin_of(const Expr* pointer, const ValueDecl** decl_out = nullptr) const {
+    const ValueDecl* decl = pointer_base(pointer);
+    if (decl_out) *decl_out = decl;
+    auto it = decl ? origins_.find(decl) : origins_.end();
+    return it == origins_.end() ? nullptr : &it->second;
+  }
+
+  void emit(const Stmt* where, const std::string& message, const Origin& origin) {
+    Finding finding = make(sm(), where->getBeginLoc(), message);
+    note(finding, sm(), origin.where, "allocated as " + std::string(describe(origin.kind)) + " (" + origin.how + ") here");
+    report(std::move(finding), where->getBeginLoc(), sm());
+  }
+
+  void check_launch(const CUDAKernelCallExpr* launch) {
+    for (const Expr* arg : launch->arguments()) {
+      if (!arg->getType()->isPointerType()) continue;
+      const ValueDecl* decl = nullptr;
+      const Origin* origin = origin_of(arg, &decl);
+      if (origin != nullptr && origin->kind == MemKind::HostPageable) {
+        emit(arg, "kernel '" + kernel_name(launch) + "' receives '" + decl->getNameAsString() +
+                      "', which points to pageable host memory; the GPU cannot read it (illegal memory access). "
+                      "Copy it to device memory (cudaMalloc + cudaMemcpy) and pass the device pointer",
+             *origin);
+        continue;
+      }
+      // &local: the address of a host stack variable.
+      const auto* unary = dyn_cast<UnaryOperator>(arg->IgnoreParenCasts());
+      const auto* ref = unary && unary->getOpcode() == UO_AddrOf ? dyn_cast<DeclRefExpr>(unary->getSubExpr()) : nullptr;
+      const auto* var = ref ? dyn_cast<VarDecl>(ref->getDecl()) : nullptr;
+      if (var && var->isLocalVarDecl() && !var->hasAttr<CUDASharedAttr>()) {
+        Finding finding = make(sm(), arg->getBeginLoc(),
+                               "kernel '" + kernel_name(launch) + "' receives the address of host variable '" +
+                                   var->getNameAsString() + "'; the GPU cannot access the host stack. Allocate "
+                                   "it on the device (cudaMalloc) or pass it by value");
+        note(finding, sm(), var->getLocation(), "declared on the host stack here");
+        report(std::move(finding), arg->getBeginLoc(), sm());
+      }
+    }
+  }
+
+  void check_copy(const CallExpr* call, const CopyCall& copy) {
+    const bool dst_device = copy.kind == CopyKind::HostToDevice || copy.kind == CopyKind::DeviceToDevice;
+    const bool src_device = copy.kind == CopyKind::DeviceToHost || copy.kind == CopyKind::DeviceToDevice;
+    const bool dst_host = copy.kind == CopyKind::DeviceToHost || copy.kind == CopyKind::HostToHost;
+    const bool src_host = copy.kind == CopyKind::HostToDevice || copy.kind == CopyKind::HostToHost;
+    const std::string what = callee_name(call);
+    auto side = [&](const Expr* pointer, bool want_device, bool want_host, const char* role) {
+      const ValueDecl* decl = nullptr;
+      const Origin* origin = origin_of(pointer, &decl);
+      if (origin == nullptr || origin->kind == MemKind::Managed) return;
+      if (want_device && is_host(origin->kind))
+        emit(pointer, "the " + std::string(role) + " of this " + what + " must be device memory for its copy kind, but '" +
+                          decl->getNameAsString() + "' is " + std::string(describe(origin->kind)) +
+                          "; swap the pointers or fix the cudaMemcpyKind (cudaMemcpyDefault lets the runtime decide)",
+             *origin);
+      if (want_host && origin->kind == MemKind::Device)
+        emit(pointer, "the " + std::string(role) + " of this " + what + " must be host memory for its copy kind, but '" +
+                          decl->getNameAsString() + "' is device memory; swap the pointers or fix the cudaMemcpyKind",
+             *origin);
+    };
+    side(copy.dst, dst_device, dst_host, "destination");
+    side(copy.src, src_device, src_host, "source");
+  }
+
+  void host_access(const Stmt* where, const Expr* pointer) {
+    const ValueDecl* decl = nullptr;
+    const Origin* origin = origin_of(pointer, &decl);
+    if (origin == nullptr || origin->kind != MemKind::Device || !reported_.insert(where).second) return;
+    emit(where, "device memory '" + decl->getNameAsString() + "' is accessed on the host; the host cannot "
+                "dereference device pointers (segfault or garbage). Copy it to the host first (cudaMemcpy "
+                "cudaMemcpyDeviceToHost), or allocate it with cudaMallocManaged",
+         *origin);
+  }
+
+  void visit(const Stmt* stmt) {
+    if (const auto* launch = dyn_cast<CUDAKernelCallExpr>(stmt)) return check_launch(launch);
+    if (const auto* subscript = dyn_cast<ArraySubscriptExpr>(stmt)) return host_access(stmt, subscript->getBase());
+    if (const auto* unary = dyn_cast<UnaryOperator>(stmt); unary && unary->getOpcode() == UO_Deref)
+      return host_access(stmt, unary->getSubExpr());
+    const auto* call = dyn_cast<CallExpr>(stmt);
+    if (call == nullptr) return;
+    if (auto copy = as_copy(call)) return check_copy(call, *copy);
+    const std::string name = callee_name(call);
+    if (name == "memcpy" || name == "memset" || name == "memmove" || name == "strcpy" || name == "strlen" ||
+        name == "memcmp")
+      for (const Expr* arg : call->arguments())
+        if (arg->IgnoreParenImpCasts()->getType()->isPointerType()) host_access(call, arg);
+  }
+
+  ASTContext* context_ = nullptr;
+  std::map<const ValueDecl*, Origin> origins_;
+  std::set<const Stmt*> reported_;
+};
+
+GPUDIAG_REGISTER_CHECK(DeviceMismatch, "GD001", "device-mismatch");
+
+}  // namespace
+}  // namespace gpudiag::lint

@@ -1,0 +1,245 @@
+// GD004 premature-free: memory freed while queued GPU work may still use it,
+// used after it was freed, or freed twice. Flow-sensitive over the CFG.
+#include <map>
+#include <set>
+
+#include <clang/AST/ExprCXX.h>
+
+#include "check.h"
+#include "cuda_model.h"
+#include "flow.h"
+
+namespace gpudiag::lint {
+namespace {
+using namespace clang;
+using namespace clang::ast_matchers;
+
+struct State {
+  // pointer -> stream -> the launch or async copy that may still use it
+  std::map<const ValueDecl*, std::map<std::string, const Stmt*>> pending;
+  // pointer -> the free, and whether it happened on every path (a double free
+  // is only claimed then: frees under correlated conditions are common).
+  std::map<const ValueDecl*, std::pair<const CallExpr*, bool>> freed;
+  std::map<std::string, std::set<std::pair<const ValueDecl*, std::string>>> events;
+
+  bool join(const State& other) {
+    bool changed = false;
+    for (const auto& [decl, streams] : other.pending)
+      for (const auto& [stream, where] : streams) changed |= pending[decl].emplace(stream, where).second;
+    for (auto& [decl, entry] : freed) {
+      auto it = other.freed.find(decl);
+      if (entry.second && (it == other.freed.end() || !it->second.second)) {
+        entry.second = false;
+        changed = true;
+      }
+    }
+    for (const auto& [decl, entry] : other.freed)
+      if (freed.emplace(decl, std::make_pair(entry.first, false)).second) changed = true;
+    for (const auto& [event, covered] : other.events)
+      for (const auto& item : covered) changed |= events[event].insert(item).second;
+    return changed;
+  }
+};
+
+class PrematureFree : public Check {
+ public:
+  PrematureFree() : Check("GD004", "premature-free") {}
+  void register_matchers(MatchFinder& finder) override { finder.addMatcher(user_functions(), this); }
+
+  void run(const MatchFinder::MatchResult& result) override {
+    const auto* function = result.Nodes.getNodeAs<FunctionDecl>("function");
+    context_ = result.Context;
+    auto cfg = build_cfg(*function, *context_);
+    if (!cfg) return;
+    reported_.clear();
+    origins_ = pointer_origins(*function);
+    run_forward(*cfg, State{}, [this](const Stmt* stmt, State& state, bool report) { step(stmt, state, report); });
+  }
+
+ private:
+  const SourceManager& sm() const { return context_->getSourceManager(); }
+
+  void use_after_free(const Stmt* use, const ValueDecl* decl, const State& state, bool report) {
+    auto it = state.freed.find(decl);
+    if (it == state.freed.end() || !report || !reported_.insert(use).second) return;
+    Finding finding = make(sm(), use->getBeginLoc(),
+                           "'" + decl->getNameAsString() + "' is used after " + callee_name(it->second.first) +
+                               " freed it; the memory may already belong to another allocation. Move the free "
+                               "after the last use (and after the work that uses it has finished)");
+    note(finding, sm(), it->second.first->getBeginLoc(), "freed here");
+    Check::report(std::move(finding), use->getBeginLoc(), sm());
+  }
+
+  void on_free(const CallExpr* call, const std::string& name, State& state, bool report) {
+    const ValueDecl* decl = call->getNumArgs() > 0 ? pointer_base(call->getArg(0)) : nullptr;
+    if (decl == nullptr) return;
+    if (auto it = state.freed.find(decl); it != state.freed.end()) {
+      if (it->second.second && report && reported_.insert(call).second) {
+        Finding finding = make(sm(), call->getBeginLoc(),
+                               "'" + decl->getNameAsString() + "' is freed twice; the second " + name +
+                                   " may free memory that now belongs to someone else. Free it once, and set "
+                                   "the pointer to nullptr after freeing");
+        note(finding, sm(), it->second.first->getBeginLoc(), "first freed here");
+        Check::report(std::move(finding), call->getBeginLoc(), sm());
+      }
+      return;
+    }
+    if (name == "cudaFreeAsync" || name == "cuMemFreeAsync") {
+      const std::string stream = stream_key(call_arg(call, 1), *context_);
+      for (const auto& [other, work] : state.pending[decl]) {
+        if (other == stream || !report || !reported_.insert(call).second) continue;
+        Finding finding = make(sm(), call->getBeginLoc(),
+                               "'" + decl->getNameAsString() + "' is freed on " + stream_label(stream) +
+                                   " while work queued on " + stream_label(other) +
+                                   " may still use it; free it on the stream that uses it, or make " +
+                                   stream_label(stream) + " wait for it first (cudaEventRecord + "
+                                   "cudaStreamWaitEvent)");
+        note(finding, sm(), work->getBeginLoc(), "this work on " + stream_label(other) + " uses it");
+        Check::report(std::move(finding), call->getBeginLoc(), sm());
+      }
+    } else if (name != "cudaFreeHost") {
+      // cudaFree waits for the device before releasing; other frees need no note.
+      clear_all(state);
+    }
+    state.pending.erase(decl);
+    state.freed[decl] = {call, true};
+  }
+
+  // free()/delete of a host buffer that an async copy may still read or write.
+  void on_host_free(const Stmt* where, const Expr* pointer, State& state, bool report) {
+    const ValueDecl* decl = pointer_base(pointer);
+    if (decl == nullptr) return;
+    auto it = state.pending.find(decl);
+    // An async copy with pageable memory completes before it returns: nothing is pending.
+    auto origin = origins_.find(decl);
+    const bool pageable = origin != origins_.end() && origin->second.kind == MemKind::HostPageable;
+    const Stmt* copy = nullptr;
+    std::string stream;
+    if (it != state.pending.end() && !pageable)
+      for (const auto& [key, work] : it->second)
+        if (!isa<CUDAKernelCallExpr>(work)) {
+          copy = work;
+          stream = key;
+        }
+    if (copy != nullptr && report && reported_.insert(where).second) {
+      const Stmt* work = copy;
+      Finding finding = make(sm(), where->getBeginLoc(),
+                             "host buffer '" + decl->getNameAsString() + "' is freed while an asynchronous copy on " +
+                                 stream_label(stream) + " may still be using it; call cudaStreamSynchronize "
+                                 "(or an event sync) before freeing it");
+      note(finding, sm(), work->getBeginLoc(), "the asynchronous copy that uses it");
+      Check::report(std::move(finding), where->getBeginLoc(), sm());
+    }
+    state.pending.erase(decl);
+  }
+
+  static void clear_all(State& state) {
+    state.pending.clear();
+    state.events.clear();
+  }
+
+  void add_pending(const Expr* pointer, const std::string& stream, const Stmt* where, State& state, bool report) {
+    const ValueDecl* decl = pointer_base(pointer);
+    if (decl == nullptr || !decl->getType()->isPointerType()) return;
+    if (state.freed.count(decl)) {
+      use_after_free(where, decl, state, report);
+      return;
+    }
+    state.pending[decl][stream] = where;
+  }
+
+  void step(const Stmt* stmt, State& state, bool report) {
+    if (const auto* launch = dyn_cast<CUDAKernelCallExpr>(stmt)) {
+      const std::string stream = stream_key(launch_stream(launch), *context_);
+      for (const Expr* arg : launch->arguments()) add_pending(arg, stream, launch, state, report);
+      return;
+    }
+    if (const auto* del = dyn_cast<CXXDeleteExpr>(stmt)) {
+      on_host_free(del, del->getArgument(), state, report);
+      return;
+    }
+    if (const auto* binary = dyn_cast<BinaryOperator>(stmt); binary && binary->isAssignmentOp()) {
+      if (const auto* ref = dyn_cast<DeclRefExpr>(binary->getLHS()->IgnoreParenImpCasts())) {
+        state.freed.erase(ref->getDecl());
+        state.pending.erase(ref->getDecl());
+      }
+      return;
+    }
+    if (const auto* subscript = dyn_cast<ArraySubscriptExpr>(stmt)) {
+      if (const ValueDecl* decl = pointer_base(subscript->getBase())) use_after_free(stmt, decl, state, report);
+      return;
+    }
+    if (const auto* unary = dyn_cast<UnaryOperator>(stmt); unary && unary->getOpcode() == UO_Deref) {
+      if (const ValueDecl* decl = pointer_base(unary->getSubExpr())) use_after_free(stmt, decl, state, report);
+      return;
+    }
+    const auto* call = dyn_cast<CallExpr>(stmt);
+    if (call == nullptr) return;
+    const std::string name = callee_name(call);
+    if (is_cuda_free(name)) return on_free(call, name, state, report);
+    if (name == "free") {
+      if (call->getNumArgs() == 1) on_host_free(call, call->getArg(0), state, report);
+      return;
+    }
+    if (allocation_kind(name)) {
+      if (const ValueDecl* decl = call->getNumArgs() > 0 ? pointer_base(call->getArg(0)) : nullptr) {
+        state.freed.erase(decl);
+        state.pending.erase(decl);
+      }
+      return;
+    }
+    if (name == "cudaEventRecord" || name == "cudaEventRecordWithFlags") {
+      const std::string event = stream_key(call_arg(call, 0), *context_);
+      const std::string stream = stream_key(call_arg(call, 1), *context_);
+      auto& covered = state.events[event];
+      covered.clear();
+      for (const auto& [decl, streams] : state.pending)
+        if (streams.count(stream)) covered.emplace(decl, stream);
+      return;
+    }
+    if (name == "cudaStreamWaitEvent") {
+      // Work recorded in the event is now ordered before later work on the waiting stream.
+      for (const auto& [decl, stream] : state.events[stream_key(call_arg(call, 1), *context_)])
+        if (auto it = state.pending.find(decl); it != state.pending.end()) it->second.erase(stream);
+      return;
+    }
+    if (auto copy = as_copy(call); copy && copy->async) {
+      const std::string stream = stream_key(copy->stream, *context_);
+      add_pending(copy->dst, stream, call, state, report);
+      add_pending(copy->src, stream, call, state, report);
+      return;
+    }
+    if (name == "cudaMemsetAsync") {
+      add_pending(call_arg(call, 0), stream_key(call_arg(call, 3), *context_), call, state, report);
+      return;
+    }
+    SyncCall sync = as_sync(call, *context_);
+    if (sync.kind == SyncKind::Device) clear_all(state);
+    if (sync.kind == SyncKind::Stream)
+      for (auto& [decl, streams] : state.pending) streams.erase(sync.key);
+    if (sync.kind == SyncKind::Event)
+      for (const auto& [decl, stream] : state.events[sync.key])
+        if (auto it = state.pending.find(decl); it != state.pending.end()) it->second.erase(stream);
+    if (is_cuda_runtime_api(name)) {
+      for (const Expr* arg : call->arguments())
+        if (const ValueDecl* decl = pointer_base(arg); decl && decl->getType()->isPointerType() &&
+                                                         !isa<UnaryOperator>(arg->IgnoreParenCasts()))
+          use_after_free(call, decl, state, report);
+    } else {
+      // &p handed to other code may reallocate p.
+      for (const Expr* arg : call->arguments())
+        if (const auto* unary = dyn_cast<UnaryOperator>(arg->IgnoreParenCasts());
+            unary && unary->getOpcode() == UO_AddrOf)
+          if (const ValueDecl* decl = pointer_base(unary->getSubExpr())) state.freed.erase(decl);
+    }
+  }
+
+  ASTContext* context_ = nullptr;
+  std::map<const ValueDecl*, Origin> origins_;
+  std::set<const Stmt*> reported_;
+};
+
+GPUDIAG_REGISTER_CHECK(PrematureFree, "GD004", "premature-free");
+
+}  // namespace
+}  // namespace gpudiag::lint

@@ -1,0 +1,99 @@
+// GD010 sync-in-loop: a device/stream/event synchronisation or a blocking
+// device-to-host cudaMemcpy on every iteration of a loop that queues GPU
+// work: the host waits for the GPU each step and the pipeline drains.
+// A sync under an `if` inside the loop (every N steps) is the fix, not a bug.
+#include <clang/AST/ExprCXX.h>
+#include <clang/AST/ParentMapContext.h>
+
+#include "check.h"
+#include "cuda_model.h"
+
+namespace gpudiag::lint {
+namespace {
+using namespace clang;
+using namespace clang::ast_matchers;
+
+class SyncInLoop : public Check {
+ public:
+  SyncInLoop() : Check("GD010", "sync-in-loop") {}
+  void register_matchers(MatchFinder& finder) override {
+    finder.addMatcher(
+        callExpr(unless(isExpansionInSystemHeader()),
+                 callee(functionDecl(hasAnyName("cudaDeviceSynchronize", "cudaStreamSynchronize",
+                                                "cudaEventSynchronize", "cudaThreadSynchronize", "cudaMemcpy"))),
+                 hasAncestor(stmt(anyOf(forStmt(), whileStmt(), doStmt(), cxxForRangeStmt()))))
+            .bind("sync"),
+        this);
+  }
+
+  void run(const MatchFinder::MatchResult& result) override {
+    context_ = result.Context;
+    const auto* call = result.Nodes.getNodeAs<CallExpr>("sync");
+    const std::string name = callee_name(call);
+    if (name == "cudaMemcpy") {
+      auto copy = as_copy(call);
+      if (!copy || copy->kind != CopyKind::DeviceToHost) return;
+    }
+    const Stmt* loop = enclosing_loop(call, *context_);
+    if (loop == nullptr || conditional_within(call, loop) || !queues_gpu_work(loop)) return;
+    const SourceManager& sm = context_->getSourceManager();
+    Finding finding = make(sm, call->getBeginLoc(),
+                           (name == "cudaMemcpy" ? std::string("a blocking device-to-host cudaMemcpy")
+                                                 : name) +
+                               " runs on every iteration of a loop that queues GPU work: the host waits for the "
+                               "GPU each step and cannot queue the next one. Synchronise once after the loop, "
+                               "every N steps, or use events / cudaMemcpyAsync into pinned memory");
+    note(finding, sm, loop->getBeginLoc(), "the loop");
+    report(std::move(finding), call->getBeginLoc(), sm);
+  }
+
+ private:
+  // Under an if/switch/?: between the call and the loop: runs only sometimes.
+  bool conditional_within(const Stmt* stmt, const Stmt* loop) const {
+    DynTypedNode node = DynTypedNode::create(*stmt);
+    for (int depth = 0; depth < 64; ++depth) {
+      auto parents = context_->getParents(node);
+      if (parents.empty()) return false;
+      const Stmt* parent = parents[0].get<Stmt>();
+      const Stmt* child = node.get<Stmt>();
+      if (parent == nullptr) return false;
+      // The sync is the loop's own condition (polling): not a step of the body.
+      if (parent == loop) return !contains(body_of(loop), child);
+      if (const auto* branch = dyn_cast<IfStmt>(parent); branch && branch->getCond() != child) return true;
+      if (isa<SwitchStmt, ConditionalOperator>(parent)) return true;
+      node = parents[0];
+    }
+    return false;
+  }
+
+  static const Stmt* body_of(const Stmt* loop) {
+    if (const auto* l = dyn_cast<ForStmt>(loop)) return l->getBody();
+    if (const auto* l = dyn_cast<WhileStmt>(loop)) return l->getBody();
+    if (const auto* l = dyn_cast<DoStmt>(loop)) return l->getBody();
+    if (const auto* l = dyn_cast<CXXForRangeStmt>(loop)) return l->getBody();
+    return nullptr;
+  }
+
+  static bool queues_gpu_work(const Stmt* loop) {
+    bool work = false;
+    bool multi_device = false;
+    for_each_stmt(loop, [&](const Stmt* stmt) {
+      if (isa<CUDAKernelCallExpr>(stmt)) work = true;
+      if (const auto* call = dyn_cast<CallExpr>(stmt)) {
+        const std::string name = callee_name(call);
+        if (name == "cudaSetDevice") multi_device = true;  // one step per GPU, not per iteration
+        if (name == "cudaLaunchKernel" || name == "cudaMemcpyAsync" || name == "cudaGraphLaunch" ||
+            name.rfind("cublas", 0) == 0 || name.rfind("cudnn", 0) == 0)
+          work = true;
+      }
+    });
+    return work && !multi_device;
+  }
+
+  ASTContext* context_ = nullptr;
+};
+
+GPUDIAG_REGISTER_CHECK(SyncInLoop, "GD010", "sync-in-loop");
+
+}  // namespace
+}  // namespace gpudiag::lint

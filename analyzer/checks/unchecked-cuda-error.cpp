@@ -1,0 +1,164 @@
+// GD006 unchecked-cuda-error: the status of a CUDA/cuDNN/cuBLAS call is
+// discarded, or a kernel launch is never followed by an error check
+// (cudaGetLastError / cudaPeekAtLastError, a checked synchronisation, a
+// function that does either, or a configured ErrorCheckFunctions entry).
+#include <algorithm>
+#include <map>
+#include <set>
+#include <vector>
+
+#include <clang/AST/ExprCXX.h>
+#include <clang/AST/ParentMapContext.h>
+
+#include "check.h"
+#include "config.h"
+#include "cuda_model.h"
+
+namespace gpudiag::lint {
+namespace {
+using namespace clang;
+using namespace clang::ast_matchers;
+
+// The value of `expr` is thrown away: it is a statement of its own.
+bool discarded(const Expr* expr, ASTContext& context) {
+  DynTypedNode node = DynTypedNode::create(*expr);
+  for (int depth = 0; depth < 8; ++depth) {
+    auto parents = context.getParents(node);
+    if (parents.empty()) return false;
+    const Stmt* parent = parents[0].get<Stmt>();
+    if (parent == nullptr) return false;
+    if (isa<ExprWithCleanups, ConstantExpr, ParenExpr>(parent) ||
+        (isa<ImplicitCastExpr>(parent) && !isa<CallExpr>(parent))) {
+      node = parents[0];
+      continue;
+    }
+    if (isa<ExplicitCastExpr>(parent)) return false;  // (void)call: ignored on purpose
+    if (isa<CompoundStmt, CaseStmt, DefaultStmt, LabelStmt>(parent)) return true;
+    if (const auto* if_stmt = dyn_cast<IfStmt>(parent))
+      return if_stmt->getThen() == node.get<Stmt>() || if_stmt->getElse() == node.get<Stmt>();
+    if (const auto* loop = dyn_cast<ForStmt>(parent))
+      return loop->getBody() == node.get<Stmt>() || loop->getInc() == node.get<Stmt>();
+    if (const auto* loop = dyn_cast<WhileStmt>(parent)) return loop->getBody() == node.get<Stmt>();
+    if (const auto* loop = dyn_cast<DoStmt>(parent)) return loop->getBody() == node.get<Stmt>();
+    if (const auto* comma = dyn_cast<BinaryOperator>(parent); comma && comma->getOpcode() == BO_Comma)
+      return comma->getLHS() == node.get<Stmt>();
+    return false;
+  }
+  return false;
+}
+
+bool checks_last_error(const Stmt* stmt, int depth) {
+  if (stmt == nullptr) return false;
+  if (const auto* call = dyn_cast<CallExpr>(stmt)) {
+    const std::string name = callee_name(call);
+    if (name == "cudaGetLastError" || name == "cudaPeekAtLastError") return true;
+    const FunctionDecl* callee = call->getDirectCallee();
+    if (depth > 0 && callee && callee->hasBody() && !is_cuda_runtime_api(name) &&
+        checks_last_error(callee->getBody(), depth - 1))
+      return true;
+  }
+  for (const Stmt* child : stmt->children())
+    if (checks_last_error(child, depth)) return true;
+  return false;
+}
+
+class UncheckedCudaError : public Check {
+ public:
+  UncheckedCudaError() : Check("GD006", "unchecked-cuda-error") {}
+  void register_matchers(MatchFinder& finder) override {
+    finder.addMatcher(callExpr(unless(isExpansionInSystemHeader())).bind("call"), this);
+  }
+
+  void run(const MatchFinder::MatchResult& result) override {
+    context_ = result.Context;
+    const auto* call = result.Nodes.getNodeAs<CallExpr>("call");
+    if (const auto* launch = dyn_cast<CUDAKernelCallExpr>(call)) {
+      launches_.push_back(launch);
+      return;
+    }
+    const FunctionDecl* callee = call->getDirectCallee();
+    if (callee == nullptr) return;
+    const std::string name = callee_name(call);
+    if (is_check_point(call, name)) check_points_.push_back(call);
+    if (callee->getDeclName().isIdentifier()) callers_[callee->getCanonicalDecl()].push_back(call);
+    if (!is_status_type(call->getType()) || name == "cudaGetLastError" || name == "cudaPeekAtLastError") return;
+    if (!discarded(call, *context_)) return;
+    const SourceManager& sm = context_->getSourceManager();
+    report(make(sm, call->getBeginLoc(),
+                "the status returned by " + name + " is ignored; a failure here goes unnoticed and surfaces later "
+                "as an unrelated error. Check it (e.g. wrap the call in your CUDA_CHECK macro) or cast it to "
+                "void to ignore it on purpose"),
+           call->getBeginLoc(), sm);
+  }
+
+  void onEndOfTranslationUnit() override {
+    if (context_ == nullptr) return;
+    const SourceManager& sm = context_->getSourceManager();
+    for (const auto* launch : launches_) {
+      const FunctionDecl* function = enclosing_function(launch);
+      if (function == nullptr || checked_after(launch, function)) continue;
+      // Checked by every caller in this file (a launch helper): fine.
+      auto callers = callers_.find(function->getCanonicalDecl());
+      if (callers != callers_.end() && !callers->second.empty() &&
+          std::all_of(callers->second.begin(), callers->second.end(), [&](const CallExpr* site) {
+            const FunctionDecl* outer = enclosing_function(site);
+            return outer != nullptr && checked_after(site, outer);
+          }))
+        continue;
+      report(make(sm, launch->getBeginLoc(),
+                  "the launch of kernel '" + kernel_name(launch) + "' is never checked; a bad launch "
+                  "configuration or a fault inside it goes unnoticed. Call cudaGetLastError() after the launch "
+                  "(and check the next synchronisation)"),
+             launch->getBeginLoc(), sm);
+    }
+  }
+
+ private:
+  bool is_check_point(const CallExpr* call, const std::string& name) const {
+    const auto& extra = config().error_check_functions;
+    if (std::find(extra.begin(), extra.end(), name) != extra.end()) return true;
+    if (name == "cudaGetLastError" || name == "cudaPeekAtLastError") return true;
+    // A synchronisation whose status is used reports launch failures too.
+    if ((name == "cudaDeviceSynchronize" || name == "cudaStreamSynchronize") && !discarded(call, *context_))
+      return true;
+    const FunctionDecl* callee = call->getDirectCallee();
+    return callee && callee->hasBody() && !is_cuda_runtime_api(name) && checks_last_error(callee->getBody(), 1);
+  }
+
+  const FunctionDecl* enclosing_function(const Stmt* stmt) const {
+    DynTypedNode node = DynTypedNode::create(*stmt);
+    for (int depth = 0; depth < 256; ++depth) {
+      auto parents = context_->getParents(node);
+      if (parents.empty()) return nullptr;
+      node = parents[0];
+      if (const auto* function = node.get<FunctionDecl>()) return function;
+      if (node.get<LambdaExpr>()) return nullptr;
+    }
+    return nullptr;
+  }
+
+  bool checked_after(const Stmt* site, const FunctionDecl* function) const {
+    const SourceManager& sm = context_->getSourceManager();
+    const SourceRange body = function->getBody()->getSourceRange();
+    const clang::SourceLocation end = sm.getExpansionLoc(site->getEndLoc());
+    return std::any_of(check_points_.begin(), check_points_.end(), [&](const CallExpr* check) {
+      const clang::SourceLocation at = sm.getExpansionLoc(check->getBeginLoc());
+      return !sm.isBeforeInTranslationUnit(at, end) && at != end &&
+             sm.isBeforeInTranslationUnit(at, sm.getExpansionLoc(body.getEnd()));
+    }) || std::any_of(check_points_.begin(), check_points_.end(), [&](const CallExpr* check) {
+      // A check in the same macro expansion as the launch (LAUNCH_AND_CHECK(...)).
+      return sm.getExpansionLoc(check->getBeginLoc()) == sm.getExpansionLoc(site->getBeginLoc()) &&
+             site->getBeginLoc().isMacroID();
+    });
+  }
+
+  ASTContext* context_ = nullptr;
+  std::vector<const CUDAKernelCallExpr*> launches_;
+  std::vector<const CallExpr*> check_points_;
+  std::map<const FunctionDecl*, std::vector<const CallExpr*>> callers_;
+};
+
+GPUDIAG_REGISTER_CHECK(UncheckedCudaError, "GD006", "unchecked-cuda-error");
+
+}  // namespace
+}  // namespace gpudiag::lint

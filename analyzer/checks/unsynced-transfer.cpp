@@ -1,0 +1,137 @@
+// GD003 unsynced-transfer: the host reads the destination of an asynchronous
+// device-to-host copy before a synchronisation that covers the copy's stream.
+// Flow-sensitive over the CFG; a sync of another stream does not count.
+#include <functional>
+#include <map>
+#include <set>
+
+#include <clang/AST/ExprCXX.h>
+
+#include "check.h"
+#include "cuda_model.h"
+#include "flow.h"
+
+namespace gpudiag::lint {
+namespace {
+using namespace clang;
+using namespace clang::ast_matchers;
+
+struct Pending {
+  std::string stream;
+  const CallExpr* copy;
+  bool operator<(const Pending& other) const { return copy < other.copy; }
+};
+
+struct State {
+  std::map<const ValueDecl*, std::set<Pending>> pending;  // host buffer -> copies still writing it
+  std::map<std::string, std::set<const CallExpr*>> events;  // event -> copies it covers
+
+  bool join(const State& other) {
+    bool changed = false;
+    for (const auto& [decl, copies] : other.pending)
+      for (const auto& copy : copies) changed |= pending[decl].insert(copy).second;
+    for (const auto& [event, copies] : other.events)
+      for (const auto* copy : copies) changed |= events[event].insert(copy).second;
+    return changed;
+  }
+  void forget(const std::function<bool(const Pending&)>& done) {
+    for (auto& [decl, copies] : pending)
+      for (auto it = copies.begin(); it != copies.end();) it = done(*it) ? copies.erase(it) : std::next(it);
+  }
+};
+
+class UnsyncedTransfer : public Check {
+ public:
+  UnsyncedTransfer() : Check("GD003", "unsynced-transfer") {}
+  void register_matchers(MatchFinder& finder) override { finder.addMatcher(user_functions(), this); }
+
+  void run(const MatchFinder::MatchResult& result) override {
+    const auto* function = result.Nodes.getNodeAs<FunctionDecl>("function");
+    context_ = result.Context;
+    auto cfg = build_cfg(*function, *context_);
+    if (!cfg) return;
+    origins_ = pointer_origins(*function);
+    reported_.clear();
+    run_forward(*cfg, State{}, [this](const Stmt* stmt, State& state, bool report) { step(stmt, state, report); });
+  }
+
+ private:
+  void read(const Stmt* where, const Expr* pointer, State& state, bool report) {
+    const ValueDecl* decl = pointer_base(pointer);
+    if (decl == nullptr) return;
+    auto it = state.pending.find(decl);
+    if (it == state.pending.end() || it->second.empty()) return;
+    const Pending pending = *it->second.begin();
+    state.pending.erase(it);
+    if (!report || !reported_.insert(pending.copy).second) return;
+    const SourceManager& sm = context_->getSourceManager();
+    Finding finding = make(sm, where->getBeginLoc(),
+                           "'" + decl->getNameAsString() + "' is read on the host while the asynchronous "
+                           "device-to-host copy into it on " + stream_label(pending.stream) +
+                               " may not have finished; the host sees stale or partial data. Call "
+                               "cudaStreamSynchronize on that stream (or cudaEventSynchronize on an event "
+                               "recorded after the copy) before reading");
+    note(finding, sm, pending.copy->getBeginLoc(), "the asynchronous copy into it");
+    Check::report(std::move(finding), where->getBeginLoc(), sm);
+  }
+
+  void step(const Stmt* stmt, State& state, bool report) {
+    if (const auto* subscript = dyn_cast<ArraySubscriptExpr>(stmt)) return read(stmt, subscript->getBase(), state, report);
+    if (const auto* unary = dyn_cast<UnaryOperator>(stmt); unary && unary->getOpcode() == UO_Deref)
+      return read(stmt, unary->getSubExpr(), state, report);
+    if (const auto* op = dyn_cast<CXXOperatorCallExpr>(stmt)) {
+      if (op->getOperator() == OO_Subscript || op->getOperator() == OO_Star) read(stmt, op->getArg(0), state, report);
+      return;
+    }
+    if (const auto* binary = dyn_cast<BinaryOperator>(stmt); binary && binary->getOpcode() == BO_Assign) {
+      if (const auto* ref = dyn_cast<DeclRefExpr>(binary->getLHS()->IgnoreParenImpCasts()))
+        state.pending.erase(ref->getDecl());
+      return;
+    }
+    const auto* call = dyn_cast<CallExpr>(stmt);
+    if (call == nullptr || isa<CUDAKernelCallExpr>(call)) return;
+    const std::string name = callee_name(call);
+    if (auto copy = as_copy(call); copy && copy->async) {
+      const ValueDecl* dst = pointer_base(copy->dst);
+      auto origin = dst ? origins_.find(dst) : origins_.end();
+      // A copy into pageable memory returns only when it is done (GD009 flags it instead).
+      const bool pageable = origin != origins_.end() && origin->second.kind == MemKind::HostPageable;
+      const bool into_host = copy->kind == CopyKind::DeviceToHost ||
+                             (copy->kind == CopyKind::Default && origin != origins_.end() &&
+                              origin->second.kind == MemKind::HostPinned);
+      if (dst != nullptr && into_host && !pageable)
+        state.pending[dst] = {Pending{stream_key(copy->stream, *context_), call}};
+      return;
+    }
+    if (name == "cudaEventRecord" || name == "cudaEventRecordWithFlags") {
+      const std::string stream = stream_key(call_arg(call, 1), *context_);
+      auto& covered = state.events[stream_key(call_arg(call, 0), *context_)];
+      covered.clear();
+      for (const auto& [decl, copies] : state.pending)
+        for (const auto& copy : copies)
+          if (copy.stream == stream) covered.insert(copy.copy);
+      return;
+    }
+    SyncCall sync = as_sync(call, *context_);
+    if (sync.kind == SyncKind::Device) state.forget([](const Pending&) { return true; });
+    if (sync.kind == SyncKind::Stream) state.forget([&](const Pending& p) { return p.stream == sync.key; });
+    if (sync.kind == SyncKind::Event) {
+      const auto& covered = state.events[sync.key];
+      state.forget([&](const Pending& p) { return covered.count(p.copy) > 0; });
+    }
+    if (sync.kind != SyncKind::None || name.empty() || is_cuda_runtime_api(name) || name == "free" ||
+        name == "cudaFreeHost")
+      return;
+    // Handing the buffer to other host code reads it.
+    for (const Expr* arg : call->arguments()) read(call, arg, state, report);
+  }
+
+  ASTContext* context_ = nullptr;
+  std::map<const ValueDecl*, Origin> origins_;
+  std::set<const CallExpr*> reported_;
+};
+
+GPUDIAG_REGISTER_CHECK(UnsyncedTransfer, "GD003", "unsynced-transfer");
+
+}  // namespace
+}  // namespace gpudiag::lint

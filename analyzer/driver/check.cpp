@@ -1,0 +1,64 @@
+#include "check.h"
+
+#include <algorithm>
+
+#include <clang/Basic/SourceManager.h>
+
+namespace gpudiag::lint {
+namespace {
+std::vector<CheckInfo>& registry() {
+  static std::vector<CheckInfo> checks;
+  return checks;
+}
+}  // namespace
+
+RegisterCheck::RegisterCheck(std::string_view id, std::string_view name, CheckFactory make) {
+  registry().push_back({std::string(id), std::string(name), std::move(make)});
+}
+
+std::vector<CheckInfo> registered_checks() {
+  auto checks = registry();
+  std::sort(checks.begin(), checks.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+  return checks;
+}
+
+clang::ast_matchers::DeclarationMatcher user_functions(bool with_device_code) {
+  using namespace clang::ast_matchers;
+  if (with_device_code)
+    return functionDecl(isDefinition(), unless(isImplicit()), unless(isExpansionInSystemHeader())).bind("function");
+  return functionDecl(isDefinition(), unless(isImplicit()), unless(isExpansionInSystemHeader()),
+                      unless(allOf(anyOf(hasAttr(clang::attr::CUDAGlobal), hasAttr(clang::attr::CUDADevice)),
+                                   unless(hasAttr(clang::attr::CUDAHost)))))
+      .bind("function");
+}
+
+SourceLocation to_location(const clang::SourceManager& sm, clang::SourceLocation where) {
+  SourceLocation out;
+  if (where.isInvalid()) return out;
+  const clang::SourceLocation file_loc = sm.getFileLoc(where);
+  const clang::PresumedLoc presumed = sm.getPresumedLoc(file_loc);
+  if (presumed.isInvalid()) return out;
+  out.file = presumed.getFilename();
+  out.line = presumed.getLine();
+  out.column = presumed.getColumn();
+  return out;
+}
+
+Finding Check::make(const clang::SourceManager& sm, clang::SourceLocation where, std::string message) const {
+  Finding finding;
+  finding.rule_id = id_;
+  finding.message = std::move(message);
+  finding.location = to_location(sm, where);
+  return finding;
+}
+
+void Check::note(Finding& finding, const clang::SourceManager& sm, clang::SourceLocation where,
+                 std::string message) {
+  finding.notes.push_back(Note{std::move(message), to_location(sm, where), {}});
+}
+
+void Check::report(Finding finding, clang::SourceLocation where, const clang::SourceManager& sm) {
+  if (sink_ != nullptr) sink_->add(std::move(finding), where, sm);
+}
+
+}  // namespace gpudiag::lint

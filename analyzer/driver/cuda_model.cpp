@@ -1,0 +1,365 @@
+#include "cuda_model.h"
+
+#include <clang/AST/Attr.h>
+#include <clang/AST/DeclCXX.h>
+#include <clang/AST/ExprCXX.h>
+#include <clang/AST/ParentMapContext.h>
+#include <clang/Lex/Lexer.h>
+
+namespace gpudiag::lint {
+using namespace clang;
+
+std::string callee_name(const CallExpr* call) {
+  const FunctionDecl* callee = call ? call->getDirectCallee() : nullptr;
+  if (callee == nullptr || !callee->getDeclName().isIdentifier()) return {};
+  return callee->getName().str();
+}
+
+const Expr* call_arg(const CallExpr* call, unsigned i) {
+  if (call == nullptr || i >= call->getNumArgs()) return nullptr;
+  const Expr* arg = call->getArg(i);
+  if (isa<CXXDefaultArgExpr>(arg)) return nullptr;
+  return arg;
+}
+
+const ValueDecl* pointer_base(const Expr* expr) {
+  while (expr != nullptr) {
+    expr = expr->IgnoreParenImpCasts();
+    if (const auto* cast = dyn_cast<ExplicitCastExpr>(expr)) {
+      expr = cast->getSubExpr();
+    } else if (const auto* unary = dyn_cast<UnaryOperator>(expr)) {
+      if (unary->getOpcode() != UO_AddrOf) return nullptr;
+      expr = unary->getSubExpr();
+    } else if (const auto* subscript = dyn_cast<ArraySubscriptExpr>(expr)) {
+      expr = subscript->getBase();
+    } else if (const auto* binary = dyn_cast<BinaryOperator>(expr)) {
+      if (!binary->isAdditiveOp()) return nullptr;
+      expr = binary->getLHS()->getType()->isPointerType() ? binary->getLHS() : binary->getRHS();
+    } else if (const auto* ref = dyn_cast<DeclRefExpr>(expr)) {
+      return ref->getDecl();
+    } else if (const auto* member = dyn_cast<MemberExpr>(expr)) {
+      return member->getMemberDecl();
+    } else if (const auto* method = dyn_cast<CXXMemberCallExpr>(expr)) {
+      const auto* decl = method->getMethodDecl();
+      if (decl == nullptr || !decl->getDeclName().isIdentifier() ||
+          (decl->getName() != "data" && decl->getName() != "get"))
+        return nullptr;
+      expr = method->getImplicitObjectArgument();
+    } else if (const auto* op = dyn_cast<CXXOperatorCallExpr>(expr)) {
+      if (op->getOperator() != OO_Subscript) return nullptr;
+      expr = op->getArg(0);
+    } else {
+      return nullptr;
+    }
+  }
+  return nullptr;
+}
+
+std::string stream_key(const Expr* stream, const ASTContext& context) {
+  if (stream == nullptr) return "<default>";
+  const Expr* bare = stream->IgnoreParenCasts();
+  if (bare->isNullPointerConstant(const_cast<ASTContext&>(context), Expr::NPC_ValueDependentIsNotNull))
+    return "<default>";
+  if (const auto* ref = dyn_cast<DeclRefExpr>(bare)) {
+    std::string name = ref->getDecl()->getNameAsString();
+    if (name == "cudaStreamLegacy") return "<default>";
+    return name + "@" + std::to_string(reinterpret_cast<std::uintptr_t>(ref->getDecl()));
+  }
+  // cudaStreamPerThread etc. are macros over casts of integers: use the spelling.
+  const SourceManager& sm = context.getSourceManager();
+  CharSourceRange range = CharSourceRange::getTokenRange(stream->getSourceRange());
+  return Lexer::getSourceText(range, sm, context.getLangOpts()).str();
+}
+
+std::string stream_label(const std::string& key) {
+  if (key == "<default>") return "the default stream";
+  return "'" + key.substr(0, key.find('@')) + "'";
+}
+
+const Expr* launch_stream(const CUDAKernelCallExpr* launch) {
+  return call_arg(launch->getConfig(), 3);
+}
+
+std::string kernel_name(const CUDAKernelCallExpr* launch) {
+  if (const FunctionDecl* callee = launch->getDirectCallee()) return callee->getNameAsString();
+  return "kernel";
+}
+
+bool is_cuda_free(std::string_view callee) {
+  return callee == "cudaFree" || callee == "cudaFreeAsync" || callee == "cudaFreeHost" || callee == "cuMemFree" ||
+         callee == "cuMemFree_v2" || callee == "cuMemFreeAsync" || callee == "cuMemFreeHost";
+}
+
+bool is_status_type(QualType type) {
+  if (type.isNull()) return false;
+  const std::string name = type.getUnqualifiedType().getAsString();
+  static constexpr std::string_view kStatus[] = {
+      "cudaError_t", "enum cudaError", "cudaError", "CUresult", "enum cudaError_enum", "cudnnStatus_t",
+      "cublasStatus_t", "curandStatus_t", "cufftResult", "cufftResult_t", "cusparseStatus_t",
+      "cusolverStatus_t", "ncclResult_t", "nvrtcResult", "cublasLtStatus_t"};
+  for (auto status : kStatus)
+    if (name == status) return true;
+  return false;
+}
+
+bool is_device_or_global(const FunctionDecl* function) {
+  return function != nullptr && (function->hasAttr<CUDAGlobalAttr>() || function->hasAttr<CUDADeviceAttr>());
+}
+
+bool is_device_only(const FunctionDecl* function) {
+  return is_device_or_global(function) && !function->hasAttr<CUDAHostAttr>();
+}
+
+bool is_cuda_runtime_api(std::string_view name) {
+  return name.substr(0, 4) == "cuda" || name.substr(0, 5) == "cudnn" || name.substr(0, 6) == "cublas" ||
+         (name.size() > 2 && name.substr(0, 2) == "cu" && name[2] >= 'A' && name[2] <= 'Z');
+}
+
+std::string_view describe(MemKind kind) {
+  switch (kind) {
+    case MemKind::Device: return "device memory";
+    case MemKind::Managed: return "managed memory";
+    case MemKind::HostPinned: return "pinned host memory";
+    case MemKind::HostPageable: return "pageable host memory";
+  }
+  return "memory";
+}
+
+std::optional<MemKind> allocation_kind(std::string_view callee) {
+  if (callee == "cudaMalloc" || callee == "cudaMallocAsync" || callee == "cudaMallocPitch" ||
+      callee == "cudaMallocFromPoolAsync" || callee == "cuMemAlloc" || callee == "cuMemAlloc_v2" ||
+      callee == "cuMemAllocAsync")
+    return MemKind::Device;
+  if (callee == "cudaMallocManaged" || callee == "cuMemAllocManaged") return MemKind::Managed;
+  if (callee == "cudaMallocHost" || callee == "cudaHostAlloc" || callee == "cuMemAllocHost" ||
+      callee == "cuMemHostAlloc")
+    return MemKind::HostPinned;
+  return std::nullopt;
+}
+
+namespace {
+
+bool is_std_vector(QualType type) {
+  const auto* record = type.getNonReferenceType()->getAsCXXRecordDecl();
+  return record != nullptr && record->getDeclName().isIdentifier() && record->getName() == "vector" &&
+         record->isInStdNamespace();
+}
+
+// What an initialiser or assigned value makes of a pointer: a kind, "other"
+// (unknown source: poisons the pointer) or nothing (null, no information).
+struct Source {
+  bool other = false;
+  std::optional<Origin> origin;
+};
+
+Source classify_value(const Expr* value) {
+  Source source;
+  if (value == nullptr) return source;
+  const Expr* bare = value->IgnoreParenCasts();
+  if (isa<CXXNullPtrLiteralExpr>(bare) || isa<GNUNullExpr>(bare)) return source;
+  if (const auto* literal = dyn_cast<IntegerLiteral>(bare); literal && literal->getValue() == 0) return source;
+  if (const auto* call = dyn_cast<CallExpr>(bare)) {
+    const std::string name = callee_name(call);
+    if (name == "malloc" || name == "calloc" || name == "realloc" || name == "aligned_alloc") {
+      source.origin = Origin{MemKind::HostPageable, value->getBeginLoc(), name};
+      return source;
+    }
+  }
+  if (isa<CXXNewExpr>(bare)) {
+    source.origin = Origin{MemKind::HostPageable, value->getBeginLoc(), "new"};
+    return source;
+  }
+  source.other = true;
+  return source;
+}
+
+class OriginCollector {
+ public:
+  void visit(const Stmt* stmt) {
+    if (stmt == nullptr) return;
+    if (const auto* decl_stmt = dyn_cast<DeclStmt>(stmt)) {
+      for (const Decl* decl : decl_stmt->decls())
+        if (const auto* var = dyn_cast<VarDecl>(decl)) on_var(var);
+    } else if (const auto* binary = dyn_cast<BinaryOperator>(stmt); binary && binary->getOpcode() == BO_Assign) {
+      if (const auto* ref = dyn_cast<DeclRefExpr>(binary->getLHS()->IgnoreParenImpCasts()))
+        merge(ref->getDecl(), classify_value(binary->getRHS()));
+    } else if (const auto* call = dyn_cast<CallExpr>(stmt)) {
+      on_call(call);
+    } else if (isa<LambdaExpr>(stmt)) {
+      return;  // a lambda body is another function
+    }
+    for (const Stmt* child : stmt->children()) visit(child);
+  }
+  std::map<const ValueDecl*, Origin> result() const {
+    std::map<const ValueDecl*, Origin> out;
+    for (const auto& [decl, entry] : entries_) {
+      if (entry.other || !entry.origin) continue;
+      out.emplace(decl, *entry.origin);
+    }
+    return out;
+  }
+
+ private:
+  struct Entry {
+    bool other = false;
+    std::optional<Origin> origin;
+  };
+  void merge(const ValueDecl* decl, const Source& source) {
+    Entry& entry = entries_[decl];
+    if (source.other) entry.other = true;
+    if (!source.origin) return;
+    if (entry.origin && entry.origin->kind != source.origin->kind) entry.other = true;
+    entry.origin = source.origin;
+  }
+  void on_var(const VarDecl* var) {
+    if (!var->isLocalVarDecl() || var->hasAttr<CUDASharedAttr>() || var->hasAttr<CUDADeviceAttr>() ||
+        var->hasAttr<CUDAConstantAttr>())
+      return;
+    if (var->getType()->isConstantArrayType() && !var->isStaticLocal()) {
+      merge(var, Source{false, Origin{MemKind::HostPageable, var->getLocation(), "a stack array"}});
+    } else if (is_std_vector(var->getType()) && !var->getType()->isReferenceType()) {
+      merge(var, Source{false, Origin{MemKind::HostPageable, var->getLocation(), "std::vector"}});
+    } else if (var->getType()->isPointerType() && var->hasInit()) {
+      merge(var, classify_value(var->getInit()));
+    }
+  }
+  void on_call(const CallExpr* call) {
+    const std::string name = callee_name(call);
+    const ValueDecl* target = call->getNumArgs() > 0 ? pointer_base(call->getArg(0)) : nullptr;
+    if (auto kind = allocation_kind(name); kind && target) {
+      merge(target, Source{false, Origin{*kind, call->getBeginLoc(), name}});
+    } else if ((name == "cudaHostRegister" || name == "cuMemHostRegister") && target) {
+      // Registration pins what was pageable: it replaces the earlier origin.
+      entries_[target].origin = Origin{MemKind::HostPinned, call->getBeginLoc(), name};
+    } else if (!name.empty() && !is_cuda_runtime_api(name)) {
+      // &p handed to unknown code may be assigned there.
+      for (const Expr* arg : call->arguments()) {
+        const auto* unary = dyn_cast<UnaryOperator>(arg->IgnoreParenCasts());
+        if (unary && unary->getOpcode() == UO_AddrOf)
+          if (const ValueDecl* decl = pointer_base(unary->getSubExpr());
+              decl && decl->getType()->isPointerType())
+            entries_[decl].other = true;
+      }
+    }
+  }
+  std::map<const ValueDecl*, Entry> entries_;
+};
+
+}  // namespace
+
+std::map<const ValueDecl*, Origin> pointer_origins(const FunctionDecl& function) {
+  OriginCollector collector;
+  collector.visit(function.getBody());
+  return collector.result();
+}
+
+namespace {
+CopyKind copy_kind_of(const Expr* kind) {
+  if (kind == nullptr) return CopyKind::Unknown;
+  const auto* ref = dyn_cast<DeclRefExpr>(kind->IgnoreParenImpCasts());
+  if (ref == nullptr) return CopyKind::Unknown;
+  const std::string name = ref->getDecl()->getNameAsString();
+  if (name == "cudaMemcpyHostToDevice") return CopyKind::HostToDevice;
+  if (name == "cudaMemcpyDeviceToHost") return CopyKind::DeviceToHost;
+  if (name == "cudaMemcpyDeviceToDevice") return CopyKind::DeviceToDevice;
+  if (name == "cudaMemcpyHostToHost") return CopyKind::HostToHost;
+  if (name == "cudaMemcpyDefault") return CopyKind::Default;
+  return CopyKind::Unknown;
+}
+}  // namespace
+
+std::optional<CopyCall> as_copy(const CallExpr* call) {
+  const std::string name = callee_name(call);
+  CopyCall copy;
+  if (name == "cudaMemcpy" || name == "cudaMemcpyAsync") {
+    if (call->getNumArgs() < 4) return std::nullopt;
+    copy = {call->getArg(0), call->getArg(1), call->getArg(2), copy_kind_of(call->getArg(3)), call_arg(call, 4),
+            name == "cudaMemcpyAsync"};
+  } else if (name == "cudaMemcpy2D" || name == "cudaMemcpy2DAsync") {
+    if (call->getNumArgs() < 7) return std::nullopt;
+    copy = {call->getArg(0), call->getArg(2), call->getArg(4), copy_kind_of(call->getArg(6)), call_arg(call, 7),
+            name == "cudaMemcpy2DAsync"};
+  } else {
+    return std::nullopt;
+  }
+  return copy;
+}
+
+const Stmt* enclosing_loop(const Stmt* stmt, ASTContext& context) {
+  DynTypedNode node = DynTypedNode::create(*stmt);
+  for (int depth = 0; depth < 64; ++depth) {
+    auto parents = context.getParents(node);
+    if (parents.empty()) return nullptr;
+    node = parents[0];
+    if (node.get<FunctionDecl>() || node.get<LambdaExpr>()) return nullptr;
+    if (const Stmt* parent = node.get<Stmt>()) {
+      // do { ... } while (0) is a macro idiom, not a loop.
+      if (const auto* loop = dyn_cast<DoStmt>(parent)) {
+        bool repeats = true;
+        if (loop->getCond()->EvaluateAsBooleanCondition(repeats, context) && !repeats) continue;
+        return parent;
+      }
+      if (isa<ForStmt, WhileStmt, CXXForRangeStmt>(parent)) return parent;
+    }
+  }
+  return nullptr;
+}
+
+bool contains(const Stmt* stmt, const Stmt* inner) {
+  if (stmt == nullptr) return false;
+  if (stmt == inner) return true;
+  for (const Stmt* child : stmt->children())
+    if (contains(child, inner)) return true;
+  return false;
+}
+
+void for_each_stmt(const Stmt* stmt, const std::function<void(const Stmt*)>& visit) {
+  if (stmt == nullptr || isa<LambdaExpr>(stmt)) return;
+  visit(stmt);
+  for (const Stmt* child : stmt->children()) for_each_stmt(child, visit);
+}
+
+bool mentions(const Stmt* stmt, const ValueDecl* decl) {
+  if (stmt == nullptr) return false;
+  if (const auto* ref = dyn_cast<DeclRefExpr>(stmt); ref && ref->getDecl() == decl) return true;
+  for (const Stmt* child : stmt->children())
+    if (mentions(child, decl)) return true;
+  return false;
+}
+
+namespace {
+bool body_synchronises(const Stmt* stmt, int depth) {
+  if (stmt == nullptr) return false;
+  if (const auto* call = dyn_cast<CallExpr>(stmt)) {
+    const std::string name = callee_name(call);
+    if (name == "cudaDeviceSynchronize" || name == "cudaStreamSynchronize" || name == "cudaEventSynchronize" ||
+        name == "cudaThreadSynchronize")
+      return true;
+    if (depth > 0 && call->getDirectCallee() && call->getDirectCallee()->hasBody() &&
+        !is_cuda_runtime_api(name) && body_synchronises(call->getDirectCallee()->getBody(), depth - 1))
+      return true;
+  }
+  for (const Stmt* child : stmt->children())
+    if (body_synchronises(child, depth)) return true;
+  return false;
+}
+}  // namespace
+
+SyncCall as_sync(const CallExpr* call, const ASTContext& context) {
+  const std::string name = callee_name(call);
+  if (name == "cudaDeviceSynchronize" || name == "cudaThreadSynchronize" || name == "cudaDeviceReset" ||
+      name == "cudaMemcpy" || name == "cudaMemcpy2D" || name == "cudaFree" || name == "cudaFreeHost" ||
+      name == "cuCtxSynchronize")
+    return {SyncKind::Device, {}};
+  if (name == "cudaStreamSynchronize" || name == "cudaStreamQuery" || name == "cuStreamSynchronize")
+    return {SyncKind::Stream, stream_key(call_arg(call, 0), context)};
+  if (name == "cudaEventSynchronize" || name == "cudaEventQuery" || name == "cuEventSynchronize")
+    return {SyncKind::Event, stream_key(call_arg(call, 0), context)};
+  const FunctionDecl* callee = call->getDirectCallee();
+  if (callee != nullptr && !is_cuda_runtime_api(name) && callee->hasBody() &&
+      body_synchronises(callee->getBody(), 2))
+    return {SyncKind::Device, {}};
+  return {};
+}
+
+}  // namespace gpudiag::lint

@@ -1,0 +1,86 @@
+// What the checks know about CUDA host code: which call is which API, where
+// a pointer's memory came from, which stream a call uses.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <clang/AST/ASTContext.h>
+#include <clang/AST/Expr.h>
+#include <clang/AST/ExprCXX.h>
+
+namespace gpudiag::lint {
+
+// Plain name of the called function ("cudaMemcpyAsync"); "" when indirect.
+std::string callee_name(const clang::CallExpr* call);
+// Argument i, or nullptr when absent or filled in from a default argument.
+const clang::Expr* call_arg(const clang::CallExpr* call, unsigned i);
+// The variable/field a pointer expression points into: p, &p, p + i, &p[i],
+// (void**)&p, v.data(), &v[0]; nullptr otherwise.
+const clang::ValueDecl* pointer_base(const clang::Expr* expr);
+// A stable key for a stream expression: "<default>" for 0/NULL/absent/
+// cudaStreamLegacy, else the variable or the spelled expression.
+std::string stream_key(const clang::Expr* stream, const clang::ASTContext& context);
+// "s2" for display: the key without its identity suffix.
+std::string stream_label(const std::string& key);
+// The stream argument of k<<<g, b, shmem, stream>>>; nullptr for the default.
+const clang::Expr* launch_stream(const clang::CUDAKernelCallExpr* launch);
+// The kernel's name, for messages.
+std::string kernel_name(const clang::CUDAKernelCallExpr* launch);
+// cudaFree, cudaFreeAsync, cudaFreeHost, cuMemFree...: device-side frees.
+bool is_cuda_free(std::string_view callee);
+// cudaError_t, CUresult, cudnnStatus_t, cublasStatus_t, ...
+bool is_status_type(clang::QualType type);
+// __global__, or __device__ without __host__.
+bool is_device_only(const clang::FunctionDecl* function);
+bool is_device_or_global(const clang::FunctionDecl* function);
+bool is_cuda_runtime_api(std::string_view name);
+
+enum class MemKind { Device, Managed, HostPinned, HostPageable };
+std::string_view describe(MemKind kind);
+struct Origin {
+  MemKind kind;
+  clang::SourceLocation where;  // the allocation / declaration
+  std::string how;              // "cudaMalloc", "malloc", "new[]", "a stack array", "std::vector"
+};
+// Origins of the pointers a function body allocates or declares; a pointer
+// with two different origins, or assigned from anything else, is left out.
+std::map<const clang::ValueDecl*, Origin> pointer_origins(const clang::FunctionDecl& function);
+// The memory kind an allocation call gives to its first argument (cudaMalloc -> Device), if any.
+std::optional<MemKind> allocation_kind(std::string_view callee);
+
+enum class CopyKind { Unknown, HostToHost, HostToDevice, DeviceToHost, DeviceToDevice, Default };
+struct CopyCall {
+  const clang::Expr* dst = nullptr;
+  const clang::Expr* src = nullptr;
+  const clang::Expr* size = nullptr;  // bytes (width for 2D)
+  CopyKind kind = CopyKind::Unknown;
+  const clang::Expr* stream = nullptr;
+  bool async = false;
+};
+// cudaMemcpy, cudaMemcpyAsync, cudaMemcpy2D, cudaMemcpy2DAsync.
+std::optional<CopyCall> as_copy(const clang::CallExpr* call);
+
+// The nearest for/while/do/range-for around `stmt` within its function.
+const clang::Stmt* enclosing_loop(const clang::Stmt* stmt, clang::ASTContext& context);
+// Does `stmt` (transitively, within the function) contain `inner`?
+bool contains(const clang::Stmt* stmt, const clang::Stmt* inner);
+// Calls visit on every statement under `stmt` (lambda bodies excluded: other functions).
+void for_each_stmt(const clang::Stmt* stmt, const std::function<void(const clang::Stmt*)>& visit);
+// Does expr mention the variable?
+bool mentions(const clang::Stmt* stmt, const clang::ValueDecl* decl);
+
+enum class SyncKind { None, Device, Stream, Event };
+struct SyncCall {
+  SyncKind kind = SyncKind::None;
+  std::string key;  // stream or event key
+};
+// cudaDeviceSynchronize, cudaStreamSynchronize(s), cudaEventSynchronize(e),
+// blocking cudaMemcpy (device-wide, conservatively), cudaStream/EventQuery,
+// and calls of functions defined in the TU whose body synchronises.
+SyncCall as_sync(const clang::CallExpr* call, const clang::ASTContext& context);
+
+}  // namespace gpudiag::lint

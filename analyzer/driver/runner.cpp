@@ -1,0 +1,195 @@
+#include "runner.h"
+
+#include <atomic>
+#include <cstdio>
+#include <map>
+#include <mutex>
+#include <regex>
+#include <set>
+#include <thread>
+#include <tuple>
+
+#include <clang/AST/ASTConsumer.h>
+#include <clang/Basic/Diagnostic.h>
+#include <clang/Frontend/CompilerInstance.h>
+#include <clang/Frontend/FrontendAction.h>
+#include <clang/Tooling/Tooling.h>
+#include <llvm/Support/VirtualFileSystem.h>
+
+#include "check.h"
+#include "gpudiag/catalogue.h"
+#include "suppress.h"
+
+namespace gpudiag::lint {
+namespace {
+
+// Keeps the first error of a translation unit: its parse health.
+class ParseHealth : public clang::DiagnosticConsumer {
+ public:
+  void HandleDiagnostic(clang::DiagnosticsEngine::Level level, const clang::Diagnostic& info) override {
+    clang::DiagnosticConsumer::HandleDiagnostic(level, info);
+    if (level < clang::DiagnosticsEngine::Error || !first_error.message.empty()) return;
+    llvm::SmallString<256> text;
+    info.FormatDiagnostic(text);
+    first_error.message = text.str().str();
+    if (info.hasSourceManager() && info.getLocation().isValid())
+      first_error.location = to_location(info.getSourceManager(), info.getLocation());
+  }
+  Note first_error;
+};
+
+class Sink : public FindingSink {
+ public:
+  Sink(const LintConfig& config, std::vector<Finding>& out) : config_(config), out_(out) {
+    if (config.header_filter && !config.header_filter->empty()) header_filter_.emplace(*config.header_filter);
+  }
+  void add(Finding finding, clang::SourceLocation where, const clang::SourceManager& sm) override {
+    const clang::SourceLocation file_loc = sm.getFileLoc(where);
+    if (file_loc.isInvalid() || sm.isInSystemHeader(file_loc)) return;
+    if (!sm.isInMainFile(file_loc) &&
+        (!header_filter_ || !std::regex_search(finding.location.file, *header_filter_)))
+      return;
+    const Rule* rule = find_rule(finding.rule_id);
+    const std::string name = rule ? std::string(rule->name) : finding.rule_id;
+    bool invalid = false;
+    llvm::StringRef buffer = sm.getBufferData(sm.getFileID(file_loc), &invalid);
+    if (!invalid && is_suppressed(std::string_view(buffer.data(), buffer.size()), finding.location.line,
+                                  finding.rule_id, name))
+      return;
+    finding.severity = rule ? rule->severity : Severity::Warning;
+    for (const auto& key : {finding.rule_id, name}) {
+      auto it = config_.severity.find(key);
+      if (it != config_.severity.end()) finding.severity = it->second;
+    }
+    out_.push_back(std::move(finding));
+  }
+
+ private:
+  const LintConfig& config_;
+  std::vector<Finding>& out_;
+  std::optional<std::regex> header_filter_;
+};
+
+class LintConsumer : public clang::ASTConsumer {
+ public:
+  LintConsumer(const LintConfig& config, const std::string& cli_checks, std::vector<Finding>& out)
+      : sink_(config, out) {
+    for (const auto& info : registered_checks()) {
+      const Rule* rule = find_rule(info.id);
+      const std::string name = rule ? std::string(rule->name) : info.name;
+      if (!check_enabled(config.checks, info.id, name) || !check_enabled(cli_checks, info.id, name)) continue;
+      checks_.push_back(info.make());
+      checks_.back()->attach(&sink_, &config);
+      checks_.back()->register_matchers(finder_);
+    }
+  }
+  void HandleTranslationUnit(clang::ASTContext& context) override { finder_.matchAST(context); }
+
+ private:
+  Sink sink_;
+  std::vector<std::unique_ptr<Check>> checks_;
+  clang::ast_matchers::MatchFinder finder_;
+};
+
+class LintAction : public clang::ASTFrontendAction {
+ public:
+  LintAction(const LintConfig& config, const std::string& cli_checks, std::vector<Finding>& out)
+      : config_(config), cli_checks_(cli_checks), out_(out) {}
+  std::unique_ptr<clang::ASTConsumer> CreateASTConsumer(clang::CompilerInstance&, llvm::StringRef) override {
+    return std::make_unique<LintConsumer>(config_, cli_checks_, out_);
+  }
+
+ private:
+  const LintConfig& config_;
+  const std::string& cli_checks_;
+  std::vector<Finding>& out_;
+};
+
+Finding parse_failure(const std::string& file, const Note& first_error, unsigned errors) {
+  Finding finding;
+  finding.rule_id = "clang-diagnostic-error";
+  finding.severity = Severity::Note;
+  finding.location = first_error.location.known() ? first_error.location : SourceLocation{file, 0, 0};
+  finding.message = "'" + file + "' did not parse cleanly (" + std::to_string(errors) + " error" +
+                    (errors == 1 ? "" : "s") + ", first: " + first_error.message +
+                    "); the checks ran on what parsed, so findings may be missing; fix the compile command "
+                    "(-p BUILD_DIR, ExtraArgs in .gpulint.yaml)";
+  return finding;
+}
+
+}  // namespace
+
+std::vector<Finding> lint_one(const WorkItem& item, const LintConfig& config, const RunOptions& options) {
+  std::vector<Finding> findings;
+  std::vector<std::string> argv = item.command.empty()
+                                      ? default_command(item.file, options.paths, config.extra_args)
+                                      : translate_command(item.command, item.file, options.paths, config.extra_args);
+  auto filesystem = llvm::vfs::createPhysicalFileSystem();
+  filesystem->setCurrentWorkingDirectory(item.directory);
+  llvm::IntrusiveRefCntPtr<clang::FileManager> files(
+      new clang::FileManager(clang::FileSystemOptions(), llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem>(
+                                                             filesystem.release())));
+  ParseHealth health;
+  auto action = std::make_unique<LintAction>(config, options.cli_checks, findings);
+  clang::tooling::ToolInvocation invocation(argv, std::move(action), files.get(),
+                                            std::make_shared<clang::PCHContainerOperations>());
+  invocation.setDiagnosticConsumer(&health);
+  const bool ok = invocation.run();
+  if (health.getNumErrors() > 0 || !ok) {
+    Note first = health.first_error;
+    if (first.message.empty()) first.message = "clang could not run the compile command";
+    findings.insert(findings.begin(), parse_failure(item.file, first, std::max(1u, health.getNumErrors())));
+  }
+  return findings;
+}
+
+RunResult run_checks(const std::vector<WorkItem>& items, const RunOptions& options) {
+  RunResult result;
+  std::vector<std::vector<Finding>> per_item(items.size());
+  std::mutex mutex;  // guards the config cache, errors and progress
+  std::map<std::string, std::optional<LintConfig>> config_cache;
+  std::atomic<size_t> next{0};
+  std::atomic<size_t> done{0};
+  auto worker = [&] {
+    for (size_t index = next++; index < items.size(); index = next++) {
+      const WorkItem& item = items[index];
+      LintConfig config;
+      if (options.forced_config) {
+        config = *options.forced_config;
+      } else {
+        const std::string path = find_config_for(item.file);
+        std::lock_guard lock(mutex);
+        auto [it, inserted] = config_cache.try_emplace(path);
+        if (inserted && !path.empty()) {
+          std::string error;
+          it->second = load_config(path, error);
+          if (!it->second) result.errors.push_back(error);
+        }
+        if (it->second) config = *it->second;
+      }
+      per_item[index] = lint_one(item, config, options);
+      const size_t finished = ++done;
+      if (options.progress) {
+        std::lock_guard lock(mutex);
+        std::fprintf(stderr, "\r[%zu/%zu] %s\033[K", finished, items.size(), item.file.c_str());
+        if (finished == items.size()) std::fprintf(stderr, "\n");
+      }
+    }
+  };
+  const unsigned jobs = std::max(1u, std::min<unsigned>(options.jobs, static_cast<unsigned>(items.size())));
+  std::vector<std::thread> threads;
+  for (unsigned i = 1; i < jobs; ++i) threads.emplace_back(worker);
+  worker();
+  for (auto& thread : threads) thread.join();
+
+  // A header included by several files reports once.
+  std::set<std::tuple<std::string, std::string, unsigned, unsigned, std::string>> seen;
+  for (auto& findings : per_item)
+    for (auto& finding : findings)
+      if (seen.emplace(finding.rule_id, finding.location.file, finding.location.line, finding.location.column,
+                       finding.message).second)
+        result.findings.push_back(std::move(finding));
+  return result;
+}
+
+}  // namespace gpudiag::lint

@@ -1,0 +1,169 @@
+// The gpulint command line: exit codes, formats, compilation databases,
+// configuration files, suppressions and header filtering.
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "run_gpulint.h"
+
+namespace gpudiag::lint::test {
+namespace {
+
+const char* kBug = R"(#include <cuda_runtime.h>
+void leak_status(float* d) {
+  cudaFree(d);
+}
+)";
+
+const char* kClean = R"(#include <cuda_runtime.h>
+#include <cstdlib>
+void fine(float* d) {
+  if (cudaFree(d) != cudaSuccess) abort();
+}
+)";
+
+size_t count_rule(const std::string& json_text, const std::string& rule) {
+  size_t count = 0;
+  for (const auto& finding : nlohmann::json::parse(json_text).at("findings"))
+    if (finding.at("rule") == rule) ++count;
+  return count;
+}
+
+TEST(Cli, ExitCodes) {
+  const std::string dir = temp_dir("exit");
+  write_file(dir + "/bug.cu", kBug);
+  write_file(dir + "/clean.cu", kClean);
+  EXPECT_EQ(run_gpulint({dir + "/clean.cu"}).exit_code, 0);
+  EXPECT_EQ(run_gpulint({dir + "/bug.cu"}).exit_code, 1);
+  EXPECT_EQ(run_gpulint({"--fail-on=error", dir + "/bug.cu"}).exit_code, 0);  // GD006 is a warning
+  const Run missing = run_gpulint({dir + "/missing.cu"});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("no such file"), std::string::npos);
+  const Run no_db = run_gpulint({"-p", dir, dir + "/bug.cu"});
+  EXPECT_EQ(no_db.exit_code, 2);
+  EXPECT_NE(no_db.err.find("compilation database"), std::string::npos);
+  EXPECT_EQ(run_gpulint({"--format=yaml", dir + "/bug.cu"}).exit_code, 2);
+  EXPECT_EQ(run_gpulint({}).exit_code, 2);
+}
+
+TEST(Cli, TextJsonSarif) {
+  const std::string dir = temp_dir("formats");
+  write_file(dir + "/bug.cu", kBug);
+  const Run text = run_gpulint({dir + "/bug.cu"});
+  EXPECT_NE(text.out.find("bug.cu:3:3: warning:"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("GD006"), std::string::npos);
+  const Run json = run_gpulint({"--format=json", dir + "/bug.cu"});
+  EXPECT_EQ(count_rule(json.out, "GD006"), 1u);
+  const Run sarif = run_gpulint({"--format=sarif", "-o", dir + "/out.sarif", dir + "/bug.cu"});
+  EXPECT_EQ(sarif.exit_code, 1);
+  std::ifstream in(dir + "/out.sarif");
+  const auto log = nlohmann::json::parse(in);
+  EXPECT_EQ(log.at("version"), "2.1.0");
+  EXPECT_EQ(log.at("runs")[0].at("tool").at("driver").at("name"), "gpulint");
+  EXPECT_EQ(log.at("runs")[0].at("results").size(), 1u);
+}
+
+TEST(Cli, ListRules) {
+  const Run run = run_gpulint({"--list-rules"});
+  EXPECT_EQ(run.exit_code, 0);
+  for (const char* rule : {"GD001", "GD002", "GD003", "GD004", "GD005", "GD006", "GD007", "GD009", "GD010", "GD012"})
+    EXPECT_NE(run.out.find(rule), std::string::npos) << rule;
+}
+
+TEST(Cli, ChecksGlobsSelect) {
+  const std::string dir = temp_dir("globs");
+  write_file(dir + "/bug.cu", kBug);
+  EXPECT_EQ(run_gpulint({"--checks=-*,premature-free", dir + "/bug.cu"}).exit_code, 0);
+  EXPECT_EQ(run_gpulint({"--checks=-*,GD006", dir + "/bug.cu"}).exit_code, 1);
+}
+
+TEST(Cli, ConfigFoundUpwardAndExplicit) {
+  const std::string dir = temp_dir("config");
+  write_file(dir + "/src/deep/bug.cu", kBug);
+  write_file(dir + "/.gpulint.yaml", "Checks: '*'\nSeverity:\n  unchecked-cuda-error: error\n");
+  const Run upgraded = run_gpulint({"--format=json", "--fail-on=error", dir + "/src/deep/bug.cu"});
+  EXPECT_EQ(upgraded.exit_code, 1);
+  EXPECT_NE(upgraded.out.find("\"severity\": \"error\""), std::string::npos);
+  write_file(dir + "/off.yaml", "Checks: '-GD006'\n");
+  EXPECT_EQ(run_gpulint({"--config", dir + "/off.yaml", dir + "/src/deep/bug.cu"}).exit_code, 0);
+  write_file(dir + "/bad.yaml", "Checks: [\n");
+  const Run bad = run_gpulint({"--config", dir + "/bad.yaml", dir + "/src/deep/bug.cu"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("bad.yaml"), std::string::npos);
+}
+
+TEST(Cli, ExtraArgsFromConfig) {
+  const std::string dir = temp_dir("extra");
+  write_file(dir + "/k.cu", "#ifndef NEEDED\n#error NEEDED must be defined\n#endif\nvoid f() {}\n");
+  const Run without = run_gpulint({"--format=json", dir + "/k.cu"});
+  EXPECT_EQ(count_rule(without.out, "clang-diagnostic-error"), 1u);
+  write_file(dir + "/.gpulint.yaml", "ExtraArgs: ['-DNEEDED']\n");
+  const Run with = run_gpulint({"--format=json", dir + "/k.cu"});
+  EXPECT_EQ(count_rule(with.out, "clang-diagnostic-error"), 0u) << with.out;
+}
+
+TEST(Cli, NolintComments) {
+  const std::string dir = temp_dir("nolint");
+  write_file(dir + "/k.cu", R"(#include <cuda_runtime.h>
+void f(float* d, float* e, float* g) {
+  cudaFree(d);  // NOLINT(unchecked-cuda-error)
+  // NOLINTNEXTLINE(GD006)
+  cudaFree(e);
+  // NOLINTBEGIN(GD006)
+  cudaFree(g);
+  // NOLINTEND(GD006)
+  cudaFree(nullptr);
+}
+)");
+  const Run run = run_gpulint({"--format=json", dir + "/k.cu"});
+  ASSERT_EQ(count_rule(run.out, "GD006"), 1u) << run.out;
+  EXPECT_EQ(nlohmann::json::parse(run.out)["findings"][0]["location"]["line"], 9);
+}
+
+TEST(Cli, HeadersAreFilteredUnlessConfigured) {
+  const std::string dir = temp_dir("headers");
+  write_file(dir + "/include/helpers.cuh", "#include <cuda_runtime.h>\ninline void h(float* d) { cudaFree(d); }\n");
+  write_file(dir + "/k.cu", "#include \"include/helpers.cuh\"\nvoid f() {}\n");
+  EXPECT_EQ(count_rule(run_gpulint({"--format=json", dir + "/k.cu"}).out, "GD006"), 0u);
+  write_file(dir + "/.gpulint.yaml", "HeaderFilterRegex: 'include/.*'\n");
+  EXPECT_EQ(count_rule(run_gpulint({"--format=json", dir + "/k.cu"}).out, "GD006"), 1u);
+}
+
+TEST(Cli, CompilationDatabaseWithNvccEntries) {
+  const std::string dir = temp_dir("db");
+  write_file(dir + "/src/k.cu", "#ifndef FROM_DB\n#error needs the database\n#endif\n" + std::string(kBug));
+  write_file(dir + "/src/other.cu", kClean);
+  write_file(dir + "/build/compile_commands.json", R"([
+  {"directory": ")" + dir + R"(/build",
+   "command": "/usr/local/cuda/bin/nvcc -forward-unknown-to-host-compiler -DFROM_DB -I)" + dir +
+                                                          R"(/src --generate-code=arch=compute_80,code=[compute_80,sm_80] -Xcompiler=-fPIC -x cu -c )" +
+                                                          dir + R"(/src/k.cu -o k.o",
+   "file": ")" + dir + R"(/src/k.cu"},
+  {"directory": ")" + dir + R"(/build",
+   "arguments": ["nvcc", "-O3", "-arch=sm_86", "-Xcompiler", "-fopenmp", "-c", "../src/other.cu", "-o", "other.o"],
+   "file": "../src/other.cu"}
+])");
+  const Run all = run_gpulint({"-p", dir + "/build", "--format=json", "-j", "2"});
+  EXPECT_EQ(all.exit_code, 1) << all.err;
+  EXPECT_EQ(count_rule(all.out, "clang-diagnostic-error"), 0u) << all.out;
+  EXPECT_EQ(count_rule(all.out, "GD006"), 1u) << all.out;
+  const Run folder = run_gpulint({"-p", dir + "/build", "--format=json", dir + "/src"});
+  EXPECT_EQ(count_rule(folder.out, "GD006"), 1u) << folder.out;
+}
+
+TEST(Cli, UnparsableFileIsANoteAndDoesNotStopTheRun) {
+  const std::string dir = temp_dir("broken");
+  write_file(dir + "/broken.cu", "void f() { this is not C++ }\n");
+  write_file(dir + "/bug.cu", kBug);
+  const Run run = run_gpulint({"--format=json", dir});
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_EQ(count_rule(run.out, "clang-diagnostic-error"), 1u);
+  EXPECT_EQ(count_rule(run.out, "GD006"), 1u);
+  EXPECT_EQ(run_gpulint({"--fail-on=error", dir + "/broken.cu"}).exit_code, 0);
+  EXPECT_EQ(run_gpulint({"--fail-on=note", dir + "/broken.cu"}).exit_code, 1);
+}
+
+}  // namespace
+}  // namespace gpudiag::lint::test

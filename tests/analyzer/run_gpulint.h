@@ -1,0 +1,22 @@
+// Runs the gpulint executable and captures what it prints.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace gpudiag::lint::test {
+
+struct Run {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+// Arguments are passed as they are (no shell); `cwd` empty keeps the current one.
+Run run_gpulint(const std::vector<std::string>& args, const std::string& cwd = {});
+
+// A fresh empty folder under the test temp dir.
+std::string temp_dir(const std::string& name);
+void write_file(const std::string& path, const std::string& text);
+
+}  // namespace gpudiag::lint::test

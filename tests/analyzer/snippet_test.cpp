@@ -1,0 +1,96 @@
+// Each snippet under snippets/<rule-name>/ marks its expected findings on the
+// line they belong to: `// CHECK: GD004` or `// expect: premature-free`
+// (several separated by commas). The test runs the real gpulint with all
+// checks on it and fails on any missing or unexpected finding.
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "run_gpulint.h"
+
+namespace gpudiag::lint::test {
+namespace {
+
+// Rule names to ids, so a snippet may use either.
+const std::map<std::string, std::string> kIds = {
+    {"device-mismatch", "GD001"}, {"float64-leak", "GD002"},       {"unsynced-transfer", "GD003"},
+    {"premature-free", "GD004"},  {"scalar-indexing", "GD005"},    {"unchecked-cuda-error", "GD006"},
+    {"memory-leak", "GD007"},     {"pageable-async-copy", "GD009"}, {"sync-in-loop", "GD010"},
+    {"device-checkpoint", "GD012"}};
+
+using Expectation = std::pair<unsigned, std::string>;  // line, rule id
+
+std::set<Expectation> expected_findings(const std::string& path) {
+  std::set<Expectation> expected;
+  std::ifstream in(path);
+  std::string line;
+  for (unsigned number = 1; std::getline(in, line); ++number) {
+    for (const std::string marker : {"// CHECK:", "// expect:"}) {
+      size_t at = line.find(marker);
+      if (at == std::string::npos) continue;
+      std::stringstream list(line.substr(at + marker.size()));
+      std::string item;
+      while (std::getline(list, item, ',')) {
+        item.erase(0, item.find_first_not_of(' '));
+        item.erase(item.find_last_not_of(" \r") + 1);
+        if (item.empty()) continue;
+        auto named = kIds.find(item);
+        expected.emplace(number, named == kIds.end() ? item : named->second);
+      }
+    }
+  }
+  return expected;
+}
+
+std::vector<std::string> snippet_files() {
+  std::vector<std::string> files;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(GPULINT_SNIPPETS))
+    if (entry.path().extension() == ".cu" || entry.path().extension() == ".cpp") files.push_back(entry.path().string());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+class Snippet : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Snippet, FindsExactlyTheMarkedFindings) {
+  const std::string path = GetParam();
+  const Run run = run_gpulint({"--format=json", "--fail-on=error", path});
+  ASSERT_TRUE(run.exit_code == 0 || run.exit_code == 1) << run.err;
+  const auto report = nlohmann::json::parse(run.out);
+  std::set<Expectation> actual;
+  std::map<Expectation, std::string> messages;
+  for (const auto& finding : report.at("findings")) {
+    const auto& location = finding.at("location");
+    ASSERT_EQ(std::filesystem::path(location.at("file").get<std::string>()).filename(),
+              std::filesystem::path(path).filename())
+        << "finding outside the snippet: " << finding.dump();
+    Expectation found{location.value("line", 0u), finding.at("rule").get<std::string>()};
+    actual.insert(found);
+    messages[found] = finding.at("message").get<std::string>();
+  }
+  const std::set<Expectation> expected = expected_findings(path);
+  for (const auto& [line, rule] : expected)
+    EXPECT_TRUE(actual.count({line, rule})) << path << ":" << line << ": expected " << rule << ", not reported";
+  for (const auto& [line, rule] : actual)
+    EXPECT_TRUE(expected.count({line, rule}))
+        << path << ":" << line << ": unexpected " << rule << ": " << messages[{line, rule}];
+}
+
+std::string test_name(const ::testing::TestParamInfo<std::string>& info) {
+  std::filesystem::path path(info.param);
+  std::string name = path.parent_path().filename().string() + "_" + path.stem().string();
+  for (char& c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Analyzer, Snippet, ::testing::ValuesIn(snippet_files()), test_name);
+
+}  // namespace
+}  // namespace gpudiag::lint::test

@@ -1,0 +1,13 @@
+// A file that does not parse: the error is reported as a note, the checks
+// still run on what parsed.
+#include <cuda_runtime.h>
+
+void fine(int n) {
+  float* d = nullptr;
+  cudaMalloc(&d, n);  // CHECK: GD006
+  cudaFree(d);  // CHECK: GD006
+}
+
+void broken() {
+  undeclared_function(3);  // CHECK: clang-diagnostic-error
+}

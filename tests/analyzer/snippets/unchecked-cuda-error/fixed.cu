@@ -1,0 +1,49 @@
+#include <cuda_runtime.h>
+#include <cstdio>
+#include <cstdlib>
+
+#define CUDA_CHECK(call)                                                       \
+  do {                                                                         \
+    cudaError_t err_ = (call);                                                 \
+    if (err_ != cudaSuccess) {                                                 \
+      std::fprintf(stderr, "%s\n", cudaGetErrorString(err_));                  \
+      std::exit(1);                                                            \
+    }                                                                          \
+  } while (0)
+
+static void check(cudaError_t status, const char* what) {
+  if (status != cudaSuccess) std::fprintf(stderr, "%s failed\n", what);
+}
+
+static void check_launch(const char* what) { check(cudaGetLastError(), what); }
+
+__global__ void fill(float* x, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] = 1.0f;
+}
+
+void checked(int n) {
+  float* d = nullptr;
+  CUDA_CHECK(cudaMalloc(&d, n * sizeof(float)));
+  fill<<<1, 256>>>(d, n);
+  CUDA_CHECK(cudaGetLastError());
+  check(cudaDeviceSynchronize(), "sync");
+  if (cudaFree(d) != cudaSuccess) std::exit(1);
+}
+
+// Tricky negatives: a wrapper function that checks the last error, an explicit
+// (void) discard, a checked sync after a launch loop.
+void wrapper_checks(float* d, int n) {
+  fill<<<1, 256>>>(d, n);
+  check_launch("fill");
+  (void)cudaFree(nullptr);
+  for (int i = 0; i < 3; ++i) fill<<<1, 256>>>(d, n);
+  CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+// A launch helper whose every caller checks.
+static void launch_fill(float* d, int n) { fill<<<1, 256>>>(d, n); }
+void caller_checks(float* d, int n) {
+  launch_fill(d, n);
+  CUDA_CHECK(cudaPeekAtLastError());
+}
