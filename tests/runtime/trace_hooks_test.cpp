@@ -1,0 +1,49 @@
+// libgdrt's tracing hooks write allocations, frees, copies and the rules it
+// raises itself into a real .gdtrace, read back with the tracer's reader.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "gpudiag/record.h"
+#include "gpudiag/trace_io.h"
+#include "test_support.h"
+
+namespace gdrt {
+namespace {
+
+TEST(TraceHooks, RecordsMemoryCopiesAndFindings) {
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("gdrt_hooks_" + std::to_string(::getpid()) + ".gdtrace")).string();
+  ASSERT_TRUE(gpudiag::rec::start(path.c_str()));
+  {
+    Tensor a = ones({256});                    // 1 KiB host allocation
+    Tensor d = a.to(test::fake_device());      // device allocation + host-to-device copy
+    EXPECT_THROW(add(a, d), Error);            // GD001, raised and recorded
+    AllowScalar allow;
+    (void)d.at({3});                           // a host read of device memory
+  }                                            // everything freed here
+  gpudiag::rec::stop();
+  const gpudiag::Trace trace = gpudiag::read_gdtrace(path);
+  std::filesystem::remove(path);
+
+  bool host_alloc = false, device_alloc = false;
+  for (const auto& a : trace.allocs) {
+    host_alloc |= a.bytes == 1024 && a.device == gpudiag::kHostDevice;
+    device_alloc |= a.bytes == 1024 && a.device == 0 && a.kind == gpudiag::MemKind::Device;
+  }
+  EXPECT_TRUE(host_alloc);
+  EXPECT_TRUE(device_alloc);
+  EXPECT_GE(trace.frees.size(), 2u);
+  bool h2d = false;
+  for (const auto& m : trace.memcpys)
+    h2d |= m.bytes == 1024 && m.src_kind == gpudiag::MemKind::Pageable && m.dst_kind == gpudiag::MemKind::Device;
+  EXPECT_TRUE(h2d);
+  ASSERT_FALSE(trace.findings.empty());
+  EXPECT_EQ(trace.str(trace.findings.front().rule_id), "GD001");
+  EXPECT_NE(trace.str(trace.findings.front().message).find("add"), std::string_view::npos);
+  ASSERT_EQ(trace.host_accesses.size(), 1u);
+  EXPECT_EQ(trace.host_accesses.front().bytes, 4u);
+}
+
+}  // namespace
+}  // namespace gdrt
