@@ -47,9 +47,11 @@ struct Registry {
   std::map<DeviceKind, BackendFactory> factories;
   std::map<std::pair<DeviceKind, int>, std::unique_ptr<Backend>> backends;
 };
+// Never destroyed: tensors held in other statics may be freed during exit,
+// after any ordinary static would be gone, and they need their backend.
 Registry& registry() {
-  static Registry r;
-  return r;
+  static Registry* r = new Registry;
+  return *r;
 }
 }  // namespace
 

@@ -90,9 +90,11 @@ class Pool {
   int size_ = 1;
 };
 
+// Never destroyed (see the backend registry): kernels may run from other
+// statics' destructors; the sleeping workers end with the process.
 Pool& pool() {
-  static Pool p(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
-  return p;
+  static Pool* p = new Pool(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+  return *p;
 }
 
 }  // namespace
