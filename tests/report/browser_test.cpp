@@ -1,0 +1,139 @@
+// The HTML page in real headless Chromium: loads with no console errors,
+// draws the expected number of series, is screenshotted, and runs nothing
+// from names in the trace.
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+
+#include <gtest/gtest.h>
+
+#include "gpudiag/report/report.h"
+#include "trace_builder.h"
+
+namespace gpudiag {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace gpudiag::testing;
+
+constexpr const char* kChromium = "/usr/bin/chromium";
+
+fs::path out_dir() {
+  const fs::path d = fs::path(GPUDIAG_BINARY_DIR) / "tests" / "report" / "browser";
+  fs::create_directories(d);
+  return d;
+}
+
+std::string capture(const std::string& cmd) {
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[8192];
+  while (std::size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+  pclose(p);
+  return out;
+}
+
+struct Page {
+  std::string dom;
+  std::string console;  // Chromium's log lines of console messages
+};
+
+Page load(const fs::path& html) {
+  const fs::path log = html.string() + ".log";
+  const std::string flags = " --headless --no-sandbox --disable-gpu --enable-logging=stderr --v=0 ";
+  Page p;
+  p.dom = capture("timeout 120 " + std::string(kChromium) + flags + "--dump-dom 'file://" + html.string() + "' 2>'" +
+                  log.string() + "'");
+  std::ifstream in(log);
+  for (std::string line; std::getline(in, line);)
+    if (line.find(":CONSOLE") != std::string::npos) p.console += line + "\n";
+  return p;
+}
+
+fs::path write_page(const Trace& t, const std::string& name, nlohmann::json* data = nullptr) {
+  const Report r = analyze(t);
+  const fs::path path = out_dir() / name;
+  std::ofstream out(path, std::ios::binary);
+  write_html(out, t, r);
+  if (data) *data = html_data(t, r);
+  return path;
+}
+
+std::size_t expected_series(const nlohmann::json& data) {
+  std::size_t n = 0;
+  for (const auto& d : data["devices"]) n += d["expected_series"].get<std::size_t>();
+  return n;
+}
+
+class Browser : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!fs::exists(kChromium)) GTEST_SKIP() << kChromium << " is not installed (apt-get install chromium)";
+  }
+};
+
+TEST_F(Browser, RealTracePageLoadsWithoutConsoleErrorsAndDrawsEverySeries) {
+  const std::string trace = std::string(GPUDIAG_SHARED_DATA_DIR) + "/traces/h100-vit-falconsai.trace.json.gz";
+  if (!fs::exists(trace)) GTEST_SKIP() << "no " << trace;
+  nlohmann::json data;
+  const fs::path html = write_page(load_trace(trace), "h100-vit.html", &data);
+  const Page page = load(html);
+  EXPECT_NE(page.dom.find("data-ready=\"1\""), std::string::npos) << "the page script did not finish";
+  EXPECT_EQ(page.console, "") << "console output while loading";
+  const std::size_t expected = expected_series(data);
+  ASSERT_GT(expected, 0u);
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(page.dom, m, std::regex("data-series-total=\"(\\d+)\"")));
+  EXPECT_EQ(std::stoul(m[1]), expected);
+  // One canvas per device with allocations.
+  const std::regex canvas_re("<canvas data-series-count=\"(\\d+)\"");
+  std::size_t canvases = 0, drawn = 0;
+  for (auto it = std::sregex_iterator(page.dom.begin(), page.dom.end(), canvas_re); it != std::sregex_iterator(); ++it) {
+    ++canvases;
+    drawn += std::stoul((*it)[1]);
+  }
+  EXPECT_EQ(drawn, expected);
+  EXPECT_EQ(canvases, data["devices"].size());
+  EXPECT_NE(page.dom.find("GD011 launch-bound"), std::string::npos);
+
+  const fs::path png = out_dir() / "h100-vit.png";
+  fs::remove(png);
+  capture("timeout 120 " + std::string(kChromium) +
+          " --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1280,1400 --screenshot='" +
+          png.string() + "' 'file://" + html.string() + "' 2>/dev/null");
+  ASSERT_TRUE(fs::exists(png)) << "no screenshot at " << png;
+  std::ifstream in(png, std::ios::binary);
+  char magic[8] = {};
+  in.read(magic, 8);
+  EXPECT_EQ(std::string(magic, 8), std::string("\x89PNG\r\n\x1a\n", 8));
+  EXPECT_GT(fs::file_size(png), 10000u);
+}
+
+TEST_F(Browser, KernelNamesFromTheTraceRunNothing) {
+  Trace t;
+  t.path = "<img src=x onerror=\"document.title='pwned-title'\">";
+  alloc(t, 10, 0x1000, 64, 0);
+  // Shown as text in the findings (a Float64 kernel) and kept for hover tooltips.
+  kernel(t, 20, 40, "<img src=x onerror=alert(1)>");
+  kernel(t, 40, 60, "void k<double>(double*) <img src=x onerror=\"document.body.setAttribute('data-pwned','1')\">");
+  kernel(t, 60, 80, "</script><script>document.body.setAttribute('data-pwned','2')</script><!--");
+  kernel(t, 80, 90, "void z<double>() \u2028</script><svg onload=\"document.body.setAttribute('data-pwned','3')\">");
+  const Page page = load(write_page(t, "xss.html"));
+  EXPECT_NE(page.dom.find("data-ready=\"1\""), std::string::npos) << "the page script did not finish";
+  // The payloads set attributes on <body> or the title if they run; as text they only appear escaped.
+  std::smatch body;
+  ASSERT_TRUE(std::regex_search(page.dom, body, std::regex("<body[^>]*>")));
+  EXPECT_EQ(body.str(), "<body data-ready=\"1\">") << "an event handler from a kernel name ran";
+  EXPECT_EQ(page.dom.find("<title>pwned-title"), std::string::npos);
+  EXPECT_EQ(page.dom.find("<img"), std::string::npos) << "a kernel name became an element";
+  EXPECT_EQ(page.dom.find("<svg"), std::string::npos);
+  // The names are there, as text.
+  EXPECT_NE(page.dom.find("&lt;img src=x onerror=\"document.body.setAttribute"), std::string::npos);
+  EXPECT_EQ(page.console, "");
+}
+
+}  // namespace
+}  // namespace gpudiag

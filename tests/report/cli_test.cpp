@@ -1,0 +1,102 @@
+// `gpudiag report` end to end: exit codes, formats, bad input.
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "gpudiag/trace_io.h"
+#include "trace_builder.h"
+
+namespace gpudiag {
+namespace {
+
+using namespace gpudiag::testing;
+
+struct CliRun {
+  int status;
+  std::string out;
+};
+
+CliRun run(const std::string& args) {
+  const std::string cmd = std::string(GPUDIAG_EXE) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  while (std::size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+  const int st = pclose(p);
+  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
+}
+
+std::filesystem::path temp_dir() {
+  auto d = std::filesystem::path(GPUDIAG_BINARY_DIR) / "tests" / "report" / "cli_tmp";
+  std::filesystem::create_directories(d);
+  return d;
+}
+
+std::string write_trace(const std::string& name, bool with_error) {
+  Trace t;
+  t.source = TraceSource::Gdtrace;
+  alloc(t, 10, 0x1000, 64, 0);
+  kernel(t, 20, 40, "k");
+  if (with_error) {
+    alloc(t, 50, 0x7000, 64, 0);
+    t.host_accesses.push_back({.time_ns = 60, .addr = 0x7000, .bytes = 4});
+  } else {
+    free_at(t, 50, 0x1000);
+  }
+  const auto path = (temp_dir() / name).string();
+  write_gdtrace(t, path);
+  return path;
+}
+
+TEST(ReportCli, CleanTraceExitsZero) {
+  const CliRun r = run("report --no-color " + write_trace("clean.gdtrace", false));
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("Findings: 0"), std::string::npos) << r.out;
+}
+
+TEST(ReportCli, ErrorFindingExitsOneUnlessFailOnNone) {
+  const std::string path = write_trace("bad.gdtrace", true);
+  CliRun r = run("report --no-color " + path);
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_NE(r.out.find("GD001 device-mismatch"), std::string::npos) << r.out;
+  EXPECT_EQ(run("report --fail-on none " + path).status, 0);
+  EXPECT_EQ(run("report --fail-on bogus " + path).status, 2);
+}
+
+TEST(ReportCli, JsonSarifAndHtmlFiles) {
+  const std::string path = write_trace("bad2.gdtrace", true);
+  const auto dir = temp_dir();
+  const CliRun j = run("report --json --fail-on none " + path);
+  ASSERT_EQ(j.status, 0) << j.out;
+  const auto json = nlohmann::json::parse(j.out);
+  EXPECT_EQ(json["findings"][0]["rule"], "GD001");
+  const CliRun s = run("report --sarif --fail-on none -o " + (dir / "r.sarif").string() + " " + path);
+  ASSERT_EQ(s.status, 0) << s.out;
+  std::ifstream sf(dir / "r.sarif");
+  EXPECT_EQ(nlohmann::json::parse(sf)["version"], "2.1.0");
+  const CliRun h = run("report --fail-on none --html " + (dir / "r.html").string() + " " + path);
+  ASSERT_EQ(h.status, 0) << h.out;
+  EXPECT_GT(std::filesystem::file_size(dir / "r.html"), 1000u);
+}
+
+TEST(ReportCli, BadInputExitsTwoWithAClearMessage) {
+  const auto dir = temp_dir();
+  CliRun r = run("report " + (dir / "does-not-exist.gdtrace").string());
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("does-not-exist"), std::string::npos) << r.out;
+  std::ofstream(dir / "garbage.json") << "{\"not\": \"a trace\"";
+  r = run("report " + (dir / "garbage.json").string());
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("gpudiag report:"), std::string::npos);
+  EXPECT_EQ(run("report").status, 2);  // missing argument
+  EXPECT_EQ(run("report --json --sarif " + write_trace("c.gdtrace", false)).status, 2);
+}
+
+}  // namespace
+}  // namespace gpudiag

@@ -1,0 +1,105 @@
+// Positive and negative traces for GD007..GD011.
+#include <gtest/gtest.h>
+
+#include "detect_support.h"
+#include "trace_builder.h"
+
+namespace gpudiag {
+namespace {
+
+using namespace gpudiag::testing;
+
+TEST(MemoryLeak, LiveAtExitIsGroupedByStack) {
+  Trace t;
+  t.source = TraceSource::Gdtrace;
+  const StackId cache = stack_named(t, "build_cache");
+  for (int i = 0; i < 4; ++i) alloc(t, 10 + i, 0x1000 + 0x100 * i, 64, 0, cache);
+  alloc(t, 20, 0x9000, 8, 0, stack_named(t, "temp"));
+  free_at(t, 30, 0x9000);
+  const auto f = only(detect(t), "GD007");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].message.rfind("256 B in 4 allocations", 0), 0u) << f[0].message;
+  EXPECT_EQ(f[0].stack.at(0).function, "build_cache");
+}
+
+TEST(MemoryLeak, ProfilerWindowsAndFreedMemoryAreNotLeaks) {
+  Trace t;
+  t.source = TraceSource::Kineto;  // the window ends while the program still holds memory
+  alloc(t, 10, 0x1000, 64, 0);
+  EXPECT_TRUE(only(detect(t), "GD007").empty());
+  Trace u;
+  u.source = TraceSource::Gdtrace;
+  alloc(u, 10, 0x1000, 64, 0);
+  free_at(u, 20, 0x1000);
+  EXPECT_TRUE(only(detect(u), "GD007").empty());
+}
+
+TEST(OutOfMemory, ReportsLiveMemoryByStackAndCapacity) {
+  Trace t;
+  alloc(t, 10, 0x1000, 6u << 20, 0, stack_named(t, "weights"));
+  alloc(t, 20, 0x800000, 2u << 20, 0, stack_named(t, "activations"));
+  t.memory_counters.push_back({.time_ns = 25, .device = 0, .allocated_bytes = 8u << 20, .reserved_bytes = 9u << 20});
+  t.ooms.push_back({.time_ns = 30, .requested_bytes = 4u << 20, .free_bytes = 0, .capacity_bytes = 10u << 20,
+                    .device = 0, .stack = stack_named(t, "forward")});
+  const auto f = only(detect(t), "GD008");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_NE(f[0].message.find("request for 4.00 MiB failed with 8.00 MiB live of 10.0 MiB capacity"),
+            std::string::npos)
+      << f[0].message;
+  ASSERT_GE(f[0].notes.size(), 3u);
+  EXPECT_NE(f[0].notes[0].message.find("1.00 MiB reserved but not allocated"), std::string::npos);
+  EXPECT_EQ(f[0].notes[1].stack.at(0).function, "weights");  // the largest holder first
+  Trace none;
+  alloc(none, 10, 0x1000, 64, 0);
+  EXPECT_TRUE(only(detect(none), "GD008").empty());
+}
+
+TEST(PageableAsyncCopy, AsyncCopiesFromPageableMemoryAreReported) {
+  Trace t;
+  for (int i = 0; i < 3; ++i) t.memcpys.push_back(copy(100 * i, 100 * i + 50, CopyKind::HtoD, 1 << 20, true, MemKind::Pageable));
+  t.memcpys.push_back(copy(1000, 1050, CopyKind::HtoD, 1 << 20, true, MemKind::Pinned));     // pinned: fine
+  t.memcpys.push_back(copy(2000, 2050, CopyKind::DtoH, 1 << 20, false, MemKind::Pageable));  // sync copy: fine
+  const auto f = only(detect(t), "GD009");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].message.rfind("3 asynchronous HtoD copies (3.00 MiB", 0), 0u) << f[0].message;
+}
+
+TEST(SyncInLoop, ShareOfWallTimeBlockedInSyncs) {
+  Trace t;
+  for (int i = 0; i < 10; ++i) {
+    kernel(t, 1000 * i, 1000 * i + 900, "step");
+    t.syncs.push_back({.start_ns = 1000u * i + 100, .end_ns = 1000u * i + 900, .kind = SyncKind::Device,
+                       .stack = stack_named(t, "loss_item")});
+  }
+  const auto f = only(detect(t), "GD010");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_NE(f[0].message.find("(80.8%)"), std::string::npos) << f[0].message;
+  DetectOptions lenient;
+  lenient.sync_share = 0.9;
+  EXPECT_TRUE(only(detect(t, lenient), "GD010").empty());
+}
+
+TEST(LaunchBound, TinyKernelsLongGapsAndCopiesDominating) {
+  Trace t;
+  for (int i = 0; i < 40; ++i) {
+    kernel(t, 100'000u * i, 100'000u * i + 5'000, "tiny", 0, 7, i + 1);
+    t.api_calls.push_back({.start_ns = 100'000u * i, .end_ns = 100'000u * i + 8'000,
+                           .name = t.intern("cudaLaunchKernel"), .correlation = static_cast<std::uint64_t>(i + 1)});
+  }
+  kernel(t, 2'000'000'000, 2'000'001'000, "after_a_gap");
+  const auto f = only(detect(t), "GD011");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_NE(f[0].message.find("1 idle gap longer than 500.0 ms"), std::string::npos) << f[0].message;
+  EXPECT_NE(f[0].message.find("ran shorter than 50.0 us"), std::string::npos);
+  EXPECT_NE(f[0].message.find("less GPU time than the CPU spent launching them"), std::string::npos);
+  EXPECT_NE(f[0].message.find("faster on the CPU"), std::string::npos);
+}
+
+TEST(LaunchBound, BusyGpuWithLongKernelsIsFine) {
+  Trace t;
+  for (int i = 0; i < 40; ++i) kernel(t, 1'000'000u * i, 1'000'000u * i + 990'000, "big_gemm");
+  EXPECT_TRUE(only(detect(t), "GD011").empty());
+}
+
+}  // namespace
+}  // namespace gpudiag

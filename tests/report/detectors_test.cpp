@@ -1,0 +1,181 @@
+// Positive and negative traces for GD001..GD006 (and raised findings).
+#include <gtest/gtest.h>
+
+#include "detect_support.h"
+#include "trace_builder.h"
+
+namespace gpudiag {
+namespace {
+
+using namespace gpudiag::testing;
+
+TEST(Detectors, EveryRuntimeRuleHasADetector) {
+  std::vector<std::string> ids;
+  for (const Detector& d : detectors()) ids.emplace_back(d.rule);
+  for (const char* id : {"GD001", "GD002", "GD003", "GD004", "GD005", "GD006", "GD007", "GD008", "GD009", "GD010",
+                         "GD011"})
+    EXPECT_NE(std::find(ids.begin(), ids.end(), id), ids.end()) << id;
+}
+
+TEST(DeviceMismatch, HostReadOfDeviceMemoryIsReportedWithTheAllocatingStack) {
+  Trace t;
+  const StackId where = stack_named(t, "make_buffer", "unet.cpp", 12);
+  alloc(t, 10, 0x7000, 256, 0, where);
+  t.host_accesses.push_back({.time_ns = 20, .addr = 0x7010, .bytes = 4, .stack = stack_named(t, "loss_item")});
+  const auto f = only(detect(t), "GD001");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity, Severity::Error);
+  EXPECT_NE(f[0].message.find("device memory"), std::string::npos);
+  ASSERT_EQ(f[0].stack.size(), 1u);
+  EXPECT_EQ(f[0].stack[0].function, "loss_item");
+  ASSERT_FALSE(f[0].notes.empty());
+  EXPECT_EQ(f[0].notes[0].stack.at(0).function, "make_buffer");
+}
+
+TEST(DeviceMismatch, HostAccessOfHostOrPinnedMemoryIsFine) {
+  Trace t;
+  alloc(t, 10, 0x7000, 256, kHostDevice, kNoStack, MemKind::Pageable);
+  alloc(t, 10, 0x9000, 256, 0, kNoStack, MemKind::Pinned);
+  t.host_accesses.push_back({.time_ns = 20, .addr = 0x7010, .bytes = 4});
+  t.host_accesses.push_back({.time_ns = 20, .addr = 0x9010, .bytes = 4});
+  t.host_accesses.push_back({.time_ns = 5, .addr = 0x7010, .bytes = 4});  // before anything
+  EXPECT_TRUE(only(detect(t), "GD001").empty());
+}
+
+TEST(Float64Leak, KernelsWithDoubleTemplateArgumentsAreReported) {
+  EXPECT_TRUE(is_float64_kernel("void gemm_kernel<double, 128>(double const*, double*, int)"));
+  EXPECT_TRUE(is_float64_kernel("void scale(double*, int)"));
+  EXPECT_TRUE(is_float64_kernel("volta_dgemm_128x64_nn"));
+  EXPECT_TRUE(is_float64_kernel("void add<c10::complex<double>>(int)"));
+  EXPECT_FALSE(is_float64_kernel("void gemm_kernel<float, 128>(float const*, float*, int)"));
+  EXPECT_FALSE(is_float64_kernel("void doubleBuffered<float>(float*)"));
+  // PyTorch passes scalars as double to the function whose lambda the kernel runs: not FP64 math.
+  EXPECT_FALSE(is_float64_kernel(
+      "void at::native::elementwise<float, at::native::uniform_kernel(at::TensorIteratorBase&, double, double)"
+      "::{lambda(float)#1}>(int, float)"));
+  Trace t;
+  kernel(t, 0, 1000, "void gemm_kernel<double, 128>(double const*, double*, int)");
+  kernel(t, 1000, 3000, "void gemm_kernel<double, 128>(double const*, double*, int)");
+  kernel(t, 3000, 4000, "void relu<float>(float*)");
+  const auto f = only(detect(t), "GD002");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_NE(f[0].message.find("2 launches"), std::string::npos);
+  EXPECT_NE(f[0].message.find("75.0% of kernel time"), std::string::npos);
+}
+
+TEST(UnsyncedTransfer, ReadBeforeTheStreamSyncIsReported) {
+  Trace t;
+  Memcpy c = copy(100, 500, CopyKind::DtoH, 1024, true);
+  c.dst = 0x5000;
+  t.memcpys.push_back(c);
+  t.host_accesses.push_back({.time_ns = 300, .addr = 0x5100, .bytes = 4, .stack = stack_named(t, "print_loss")});
+  const auto f = only(detect(t), "GD003");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_NE(f[0].message.find("still running"), std::string::npos);
+  EXPECT_EQ(f[0].stack.at(0).function, "print_loss");
+}
+
+TEST(UnsyncedTransfer, SyncOfTheStreamOrDeviceCoversTheRead) {
+  for (SyncKind kind : {SyncKind::Stream, SyncKind::Device}) {
+    Trace t;
+    Memcpy c = copy(100, 500, CopyKind::DtoH, 1024, true);
+    c.dst = 0x5000;
+    t.memcpys.push_back(c);
+    t.syncs.push_back({.start_ns = 150, .end_ns = 510, .kind = kind, .device = 0, .stream = 7});
+    t.host_accesses.push_back({.time_ns = 600, .addr = 0x5100, .bytes = 4});
+    EXPECT_TRUE(only(detect(t), "GD003").empty()) << to_string(kind);
+  }
+  // A sync of another stream does not.
+  Trace t;
+  Memcpy c = copy(100, 500, CopyKind::DtoH, 1024, true);
+  c.dst = 0x5000;
+  t.memcpys.push_back(c);
+  t.syncs.push_back({.start_ns = 150, .end_ns = 510, .kind = SyncKind::Stream, .device = 0, .stream = 99});
+  t.host_accesses.push_back({.time_ns = 600, .addr = 0x5100, .bytes = 4});
+  EXPECT_EQ(only(detect(t), "GD003").size(), 1u);
+}
+
+TEST(PrematureFree, FreeWhileACopyOnAnotherStreamRunsIsReported) {
+  Trace t;
+  alloc(t, 10, 0xA000, 4096, 0, stack_named(t, "alloc_activations"));
+  Memcpy c = copy(100, 900, CopyKind::DtoH, 4096, true);
+  c.src = 0xA000;
+  c.stream = 3;
+  t.memcpys.push_back(c);
+  free_at(t, 200, 0xA000, 0, /*stream=*/0, stack_named(t, "release"));
+  const auto f = only(detect(t), "GD004");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_NE(f[0].message.find("still running"), std::string::npos);
+  EXPECT_EQ(f[0].stack.at(0).function, "release");
+}
+
+TEST(PrematureFree, StreamOrderedFreeAndFinishedWorkAreFine) {
+  Trace t;
+  alloc(t, 10, 0xA000, 4096, 0);
+  Memcpy c = copy(100, 900, CopyKind::DtoH, 4096, true);
+  c.src = 0xA000;
+  c.stream = 3;
+  t.memcpys.push_back(c);
+  free_at(t, 200, 0xA000, 0, /*stream=*/3);  // same stream: ordered after the copy
+  alloc(t, 1000, 0xB000, 64, 0);
+  Memcpy d = copy(1100, 1200, CopyKind::HtoD, 64, true);
+  d.dst = 0xB000;
+  t.memcpys.push_back(d);
+  free_at(t, 1300, 0xB000);
+  EXPECT_TRUE(only(detect(t), "GD004").empty());
+}
+
+TEST(PrematureFree, UseAfterFreeAndDoubleFree) {
+  Trace t;
+  alloc(t, 10, 0xA000, 4096, 0);
+  free_at(t, 20, 0xA000);
+  t.memsets.push_back({.start_ns = 30, .end_ns = 40, .addr = 0xA100, .bytes = 16, .device = 0});
+  free_at(t, 50, 0xA000);
+  const auto f = only(detect(t), "GD004");
+  ASSERT_EQ(f.size(), 2u);
+  EXPECT_NE(f[0].message.find("freed"), std::string::npos);
+  EXPECT_NE(f[1].message.find("double free"), std::string::npos);
+}
+
+TEST(ScalarIndexing, ManyTinyCopiesAreCountedWithTheirStacks) {
+  Trace t;
+  const StackId loop = stack_named(t, "loop_over_elements");
+  for (int i = 0; i < 50; ++i) {
+    Memcpy c = copy(100 * i, 100 * i + 5, CopyKind::DtoH, 4, false);
+    c.stack = loop;
+    t.memcpys.push_back(c);
+  }
+  t.memcpys.push_back(copy(9000, 9100, CopyKind::HtoD, 4096, false));
+  const auto f = only(detect(t), "GD005");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].message.rfind("50 host<->device copies", 0), 0u) << f[0].message;
+  EXPECT_EQ(f[0].stack.at(0).function, "loop_over_elements");
+  DetectOptions strict;
+  strict.tiny_transfer_count = 51;
+  EXPECT_TRUE(only(detect(t, strict), "GD005").empty());
+}
+
+TEST(UncheckedCudaError, FailedCallsAreGroupedByNameAndStatus) {
+  Trace t;
+  for (int i = 0; i < 3; ++i)
+    t.api_calls.push_back({.start_ns = 10u * i, .end_ns = 10u * i + 5, .name = t.intern("cudaMalloc"), .status = 2});
+  t.api_calls.push_back({.start_ns = 100, .end_ns = 105, .name = t.intern("cudaLaunchKernel"), .status = 0});
+  const auto f = only(detect(t), "GD006");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_NE(f[0].message.find("cudaMalloc returned error 2 (3 calls"), std::string::npos) << f[0].message;
+}
+
+TEST(RaisedFindings, BecomeFindingsWithTheCatalogueSeverity) {
+  Trace t;
+  t.findings.push_back({.time_ns = 5, .rule_id = t.intern("GD005"), .message = t.intern("item() on an emu tensor"),
+                        .stack = stack_named(t, "Tensor::item")});
+  const auto f = only(detect(t), "GD005");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].message, "item() on an emu tensor");
+  EXPECT_EQ(f[0].severity, Severity::Warning);
+}
+
+TEST(Detectors, AnEmptyTraceHasNoFindings) { EXPECT_TRUE(detect(Trace{}).empty()); }
+
+}  // namespace
+}  // namespace gpudiag

@@ -1,0 +1,80 @@
+#include <gtest/gtest.h>
+
+#include "gpudiag/analysis/memory_timeline.h"
+#include "trace_builder.h"
+
+namespace gpudiag {
+namespace {
+
+using namespace gpudiag::testing;
+
+TEST(MemoryTimeline, LiveBytesPeakAndWhatIsLiveAtThePeak) {
+  Trace t;
+  const StackId a = stack_named(t, "make_weights");
+  const StackId b = stack_named(t, "make_activations");
+  alloc(t, 10, 0x1000, 100, 0, a);
+  alloc(t, 20, 0x2000, 300, 0, b);
+  alloc(t, 25, 0x3000, 50, 0, b);
+  free_at(t, 30, 0x2000);
+  alloc(t, 40, 0x4000, 10, 0, a);
+  const MemoryTimeline m = build_memory_timeline(t);
+  ASSERT_EQ(m.devices.size(), 1u);
+  const DeviceMemory& d = m.devices[0];
+  EXPECT_EQ(d.peak_bytes, 450u);
+  EXPECT_EQ(d.peak_ns, 25u);
+  EXPECT_EQ(live_bytes_at(d, 5), 0u);
+  EXPECT_EQ(live_bytes_at(d, 22), 400u);
+  EXPECT_EQ(live_bytes_at(d, 35), 150u);
+  EXPECT_EQ(d.live_at_peak.size(), 3u);
+  const auto groups = group_by_stack(d, d.live_at_peak);
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_EQ(groups[0].stack, b);
+  EXPECT_EQ(groups[0].bytes, 350u);
+  EXPECT_EQ(groups[0].count, 2u);
+  EXPECT_EQ(d.leaked.size(), 3u);  // 0x1000, 0x3000, 0x4000
+}
+
+TEST(MemoryTimeline, SeparatesDevicesAndCountsUnmatchedAndDoubleFrees) {
+  Trace t;
+  alloc(t, 1, 0x10, 8, 0);
+  alloc(t, 2, 0x10, 16, 1);
+  free_at(t, 3, 0x10, 0);
+  free_at(t, 4, 0x10, 0);       // double free on device 0
+  free_at(t, 5, 0x999, 1);      // allocated before the trace
+  const MemoryTimeline m = build_memory_timeline(t);
+  ASSERT_EQ(m.devices.size(), 2u);
+  EXPECT_EQ(m.device(0)->double_frees.size(), 1u);
+  EXPECT_EQ(m.device(0)->unmatched_frees, 0u);
+  EXPECT_EQ(m.device(1)->unmatched_frees, 1u);
+  EXPECT_EQ(m.device(1)->leaked.size(), 1u);
+  EXPECT_EQ(m.peak_bytes(), 16u);
+}
+
+TEST(MemoryTimeline, FindsLiveAndFreedBlocksByAddress) {
+  Trace t;
+  alloc(t, 10, 0x1000, 0x100, 0);
+  free_at(t, 20, 0x1000);
+  alloc(t, 30, 0x1080, 0x10, 0);
+  const MemoryTimeline m = build_memory_timeline(t);
+  const DeviceMemory& d = m.devices[0];
+  ASSERT_NE(block_containing(d, 0x10ff, 15), nullptr);
+  EXPECT_EQ(block_containing(d, 0x1100, 15), nullptr);
+  EXPECT_EQ(block_containing(d, 0x1010, 25), nullptr);
+  const Block* freed = freed_block_containing(d, 0x1010, 25);
+  ASSERT_NE(freed, nullptr);
+  EXPECT_EQ(freed->addr, 0x1000u);
+  EXPECT_EQ(freed_block_containing(d, 0x1084, 35), nullptr);  // re-allocated: live again
+}
+
+TEST(MemoryTimeline, KeepsAllocatorCounters) {
+  Trace t;
+  t.memory_counters.push_back({.time_ns = 1, .device = 0, .allocated_bytes = 100, .reserved_bytes = 400});
+  t.memory_counters.push_back({.time_ns = 2, .device = 0, .allocated_bytes = 300, .reserved_bytes = 500});
+  const MemoryTimeline m = build_memory_timeline(t);
+  ASSERT_EQ(m.devices.size(), 1u);
+  EXPECT_EQ(m.devices[0].peak_allocated_counter, 300u);
+  EXPECT_EQ(m.devices[0].peak_reserved, 500u);
+}
+
+}  // namespace
+}  // namespace gpudiag

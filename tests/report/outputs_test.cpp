@@ -1,0 +1,129 @@
+// Terminal summary, JSON and HTML outputs.
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "gpudiag/emit.h"
+#include "gpudiag/report/report.h"
+#include "trace_builder.h"
+
+namespace gpudiag {
+namespace {
+
+using namespace gpudiag::testing;
+
+Trace sample_trace() {
+  Trace t;
+  t.path = "sample.gdtrace";
+  t.source = TraceSource::Gdtrace;
+  const StackId s = stack_named(t, "make_weights", "unet.cpp", 42);
+  alloc(t, 1000, 0x1000, 1 << 20, 0, s);
+  alloc(t, 2000, 0x200000, 4 << 20, 0, stack_named(t, "activations"));
+  free_at(t, 5000, 0x200000);
+  kernel(t, 1500, 4000, "void gemm<double>(double*)");
+  return t;
+}
+
+TEST(Summary, ShowsFindingsMemoryTimeAndDroppedEvents) {
+  Trace t = sample_trace();
+  t.dropped_events = 17;
+  t.truncated = true;
+  t.truncation_note = "file ends inside a chunk at byte 812";
+  std::ostringstream out;
+  print_summary(out, t, analyze(t), {});
+  const std::string s = out.str();
+  EXPECT_NE(s.find("17 events were dropped"), std::string::npos) << s;
+  EXPECT_NE(s.find("file ends inside a chunk at byte 812"), std::string::npos);
+  EXPECT_NE(s.find("GD002 float64-leak x1"), std::string::npos);
+  EXPECT_NE(s.find("GD007 memory-leak x1"), std::string::npos);
+  EXPECT_NE(s.find("device 0: peak 5.00 MiB"), std::string::npos);
+  EXPECT_NE(s.find("at make_weights (unet.cpp:42)"), std::string::npos);
+  EXPECT_EQ(s.find("\x1b["), std::string::npos);  // no colour unless asked
+  std::ostringstream coloured;
+  print_summary(coloured, t, analyze(t), {.color = true});
+  EXPECT_NE(coloured.str().find("\x1b["), std::string::npos);
+}
+
+TEST(Summary, NoDroppedLineWhenNothingWasDropped) {
+  const Trace t = sample_trace();
+  std::ostringstream out;
+  print_summary(out, t, analyze(t), {});
+  EXPECT_EQ(out.str().find("dropped"), std::string::npos);
+}
+
+TEST(Json, HoldsFindingsMemoryAndGpuTime) {
+  const Trace t = sample_trace();
+  const auto j = report_json(t, analyze(t));
+  EXPECT_EQ(j["trace"]["source"], "gdtrace");
+  ASSERT_EQ(j["memory"].size(), 1u);
+  EXPECT_EQ(j["memory"][0]["peak_bytes"], 5u << 20);
+  EXPECT_EQ(j["memory"][0]["live_at_end_bytes"], 1u << 20);
+  EXPECT_EQ(j["gpu_time"][0]["busy_ns"], 2500u);
+  bool saw_gd002 = false;
+  for (const auto& f : j["findings"]) saw_gd002 |= f["rule"] == "GD002" && f["name"] == "float64-leak";
+  EXPECT_TRUE(saw_gd002);
+}
+
+TEST(Sarif, RuntimeStacksBecomeLocations) {
+  const Trace t = sample_trace();
+  const Report r = analyze(t);
+  const auto sarif = to_sarif(r.findings, {});
+  const auto& results = sarif["runs"][0]["results"];
+  bool located = false;
+  for (const auto& res : results)
+    if (res["ruleId"] == "GD007")
+      located = res.dump().find("unet.cpp") != std::string::npos;
+  EXPECT_TRUE(located) << results.dump(2);
+}
+
+TEST(Html, ScriptJsonEscapesEverythingThatCouldEndTheElement) {
+  nlohmann::json j = {{"name", "</script><script>alert(1)</script><!-- \u2028\u2029 & >"}};
+  const std::string s = json_for_script(j);
+  EXPECT_EQ(s.find('<'), std::string::npos);
+  EXPECT_EQ(s.find('>'), std::string::npos);
+  EXPECT_EQ(s.find('&'), std::string::npos);
+  EXPECT_EQ(s.find("\xe2\x80\xa8"), std::string::npos);
+  EXPECT_EQ(s.find("\xe2\x80\xa9"), std::string::npos);
+  EXPECT_EQ(nlohmann::json::parse(s), j);  // and it still means the same
+  // Invalid UTF-8 from a kernel name does not throw.
+  EXPECT_NO_THROW(json_for_script(nlohmann::json{{"k", std::string("bad\xff")}}));
+}
+
+TEST(Html, OnePageWithTheDataAndNoNetwork) {
+  Trace t = sample_trace();
+  kernel(t, 4100, 4200, "<img src=x onerror=alert(1)>");
+  std::ostringstream out;
+  write_html(out, t, analyze(t));
+  const std::string page = out.str();
+  EXPECT_EQ(page.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_EQ(page.find("<img src=x"), std::string::npos);  // only ever as escaped data
+  EXPECT_EQ(page.find("http://"), std::string::npos);
+  EXPECT_EQ(page.find("https://"), std::string::npos);
+  EXPECT_EQ(page.find("<link"), std::string::npos);
+  EXPECT_EQ(page.find("src=\""), std::string::npos);
+  EXPECT_NE(page.find("id=\"gd-data\""), std::string::npos);
+  EXPECT_NE(page.find("float64-leak"), std::string::npos);
+}
+
+TEST(Html, LargeTracesAreDownsampledToABoundedNumberOfSeries) {
+  Trace t;
+  for (std::uint64_t i = 0; i < 5000; ++i) {
+    alloc(t, 10 * i, 0x1000 + 0x1000 * i, 100 + i, 0);
+    if (i % 2) free_at(t, 10 * i + 15, 0x1000 + 0x1000 * i);
+  }
+  HtmlOptions o;
+  o.max_series = 50;
+  o.max_points = 300;
+  const auto data = html_data(t, analyze(t), o);
+  ASSERT_EQ(data["devices"].size(), 1u);
+  const auto& d = data["devices"][0];
+  EXPECT_EQ(d["series"].size(), 50u);
+  EXPECT_EQ(d["expected_series"], 51u);
+  EXPECT_LE(d["other"].size(), 302u);
+  EXPECT_EQ(d["other_count"], 4950u);
+  // The largest (bytes x lifetime) allocations are the ones kept: long-lived ones, never the 15 ns temporaries.
+  for (const auto& s : d["series"]) EXPECT_TRUE(s["live_at_end"].get<bool>()) << s.dump();
+}
+
+}  // namespace
+}  // namespace gpudiag

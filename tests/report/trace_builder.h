@@ -1,0 +1,53 @@
+// Small helpers to build Traces in tests, one event at a time.
+#pragma once
+
+#include <string>
+
+#include "gpudiag/trace.h"
+
+namespace gpudiag::testing {
+
+inline StackId stack_named(Trace& t, const std::string& function, const std::string& file = "train.cpp",
+                           std::uint32_t line = 1) {
+  Stack s;
+  StackFrame f;
+  f.ip = 0x1000 + line;
+  f.function = t.intern(function);
+  f.file = t.intern(file);
+  f.line = line;
+  s.frames.push_back(f);
+  return t.add_stack(std::move(s));
+}
+
+inline void alloc(Trace& t, std::uint64_t time, std::uint64_t addr, std::uint64_t bytes, std::int32_t device = 0,
+                  StackId stack = kNoStack, MemKind kind = MemKind::Device) {
+  t.allocs.push_back({.time_ns = time, .addr = addr, .bytes = bytes, .kind = kind, .device = device, .stack = stack});
+}
+
+inline void free_at(Trace& t, std::uint64_t time, std::uint64_t addr, std::int32_t device = 0, std::uint64_t stream = 0,
+                    StackId stack = kNoStack) {
+  t.frees.push_back({.time_ns = time, .addr = addr, .device = device, .stream = stream, .stack = stack});
+}
+
+inline void kernel(Trace& t, std::uint64_t start, std::uint64_t end, const std::string& name, std::int32_t device = 0,
+                   std::uint64_t stream = 7, std::uint64_t correlation = 0) {
+  t.kernels.push_back({.start_ns = start, .end_ns = end, .name = t.intern(name), .device = device, .stream = stream,
+                       .correlation = correlation});
+}
+
+inline Memcpy copy(std::uint64_t start, std::uint64_t end, CopyKind kind, std::uint64_t bytes, bool async,
+                   MemKind host_kind = MemKind::Pinned) {
+  Memcpy m;
+  m.start_ns = start;
+  m.end_ns = end;
+  m.copy = kind;
+  m.bytes = bytes;
+  m.async = async;
+  m.device = 0;
+  m.stream = 7;
+  m.src_kind = kind == CopyKind::HtoD ? host_kind : MemKind::Device;
+  m.dst_kind = kind == CopyKind::DtoH ? host_kind : MemKind::Device;
+  return m;
+}
+
+}  // namespace gpudiag::testing
