@@ -26,8 +26,9 @@ void fine(float* d) {
 
 size_t count_rule(const std::string& json_text, const std::string& rule) {
   size_t count = 0;
-  for (const auto& finding : nlohmann::json::parse(json_text).at("findings"))
-    if (finding.at("rule") == rule) ++count;
+  const auto report = nlohmann::json::parse(json_text);  // kept alive: the loop reads into it
+  for (const auto& finding : report.at("findings"))
+    if (finding.at("rule").get<std::string>() == rule) ++count;
   return count;
 }
 
@@ -38,10 +39,10 @@ TEST(Cli, ExitCodes) {
   EXPECT_EQ(run_gpulint({dir + "/clean.cu"}).exit_code, 0);
   EXPECT_EQ(run_gpulint({dir + "/bug.cu"}).exit_code, 1);
   EXPECT_EQ(run_gpulint({"--fail-on=error", dir + "/bug.cu"}).exit_code, 0);  // GD006 is a warning
-  const Run missing = run_gpulint({dir + "/missing.cu"});
+  const LintRun missing = run_gpulint({dir + "/missing.cu"});
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_NE(missing.err.find("no such file"), std::string::npos);
-  const Run no_db = run_gpulint({"-p", dir, dir + "/bug.cu"});
+  const LintRun no_db = run_gpulint({"-p", dir, dir + "/bug.cu"});
   EXPECT_EQ(no_db.exit_code, 2);
   EXPECT_NE(no_db.err.find("compilation database"), std::string::npos);
   EXPECT_EQ(run_gpulint({"--format=yaml", dir + "/bug.cu"}).exit_code, 2);
@@ -51,12 +52,12 @@ TEST(Cli, ExitCodes) {
 TEST(Cli, TextJsonSarif) {
   const std::string dir = temp_dir("formats");
   write_file(dir + "/bug.cu", kBug);
-  const Run text = run_gpulint({dir + "/bug.cu"});
+  const LintRun text = run_gpulint({dir + "/bug.cu"});
   EXPECT_NE(text.out.find("bug.cu:3:3: warning:"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("GD006"), std::string::npos);
-  const Run json = run_gpulint({"--format=json", dir + "/bug.cu"});
+  const LintRun json = run_gpulint({"--format=json", dir + "/bug.cu"});
   EXPECT_EQ(count_rule(json.out, "GD006"), 1u);
-  const Run sarif = run_gpulint({"--format=sarif", "-o", dir + "/out.sarif", dir + "/bug.cu"});
+  const LintRun sarif = run_gpulint({"--format=sarif", "-o", dir + "/out.sarif", dir + "/bug.cu"});
   EXPECT_EQ(sarif.exit_code, 1);
   std::ifstream in(dir + "/out.sarif");
   const auto log = nlohmann::json::parse(in);
@@ -66,7 +67,7 @@ TEST(Cli, TextJsonSarif) {
 }
 
 TEST(Cli, ListRules) {
-  const Run run = run_gpulint({"--list-rules"});
+  const LintRun run = run_gpulint({"--list-rules"});
   EXPECT_EQ(run.exit_code, 0);
   for (const char* rule : {"GD001", "GD002", "GD003", "GD004", "GD005", "GD006", "GD007", "GD009", "GD010", "GD012"})
     EXPECT_NE(run.out.find(rule), std::string::npos) << rule;
@@ -83,13 +84,13 @@ TEST(Cli, ConfigFoundUpwardAndExplicit) {
   const std::string dir = temp_dir("config");
   write_file(dir + "/src/deep/bug.cu", kBug);
   write_file(dir + "/.gpulint.yaml", "Checks: '*'\nSeverity:\n  unchecked-cuda-error: error\n");
-  const Run upgraded = run_gpulint({"--format=json", "--fail-on=error", dir + "/src/deep/bug.cu"});
+  const LintRun upgraded = run_gpulint({"--format=json", "--fail-on=error", dir + "/src/deep/bug.cu"});
   EXPECT_EQ(upgraded.exit_code, 1);
   EXPECT_NE(upgraded.out.find("\"severity\": \"error\""), std::string::npos);
   write_file(dir + "/off.yaml", "Checks: '-GD006'\n");
   EXPECT_EQ(run_gpulint({"--config", dir + "/off.yaml", dir + "/src/deep/bug.cu"}).exit_code, 0);
   write_file(dir + "/bad.yaml", "Checks: [\n");
-  const Run bad = run_gpulint({"--config", dir + "/bad.yaml", dir + "/src/deep/bug.cu"});
+  const LintRun bad = run_gpulint({"--config", dir + "/bad.yaml", dir + "/src/deep/bug.cu"});
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("bad.yaml"), std::string::npos);
 }
@@ -97,10 +98,10 @@ TEST(Cli, ConfigFoundUpwardAndExplicit) {
 TEST(Cli, ExtraArgsFromConfig) {
   const std::string dir = temp_dir("extra");
   write_file(dir + "/k.cu", "#ifndef NEEDED\n#error NEEDED must be defined\n#endif\nvoid f() {}\n");
-  const Run without = run_gpulint({"--format=json", dir + "/k.cu"});
+  const LintRun without = run_gpulint({"--format=json", dir + "/k.cu"});
   EXPECT_EQ(count_rule(without.out, "clang-diagnostic-error"), 1u);
   write_file(dir + "/.gpulint.yaml", "ExtraArgs: ['-DNEEDED']\n");
-  const Run with = run_gpulint({"--format=json", dir + "/k.cu"});
+  const LintRun with = run_gpulint({"--format=json", dir + "/k.cu"});
   EXPECT_EQ(count_rule(with.out, "clang-diagnostic-error"), 0u) << with.out;
 }
 
@@ -117,7 +118,7 @@ void f(float* d, float* e, float* g) {
   cudaFree(nullptr);
 }
 )");
-  const Run run = run_gpulint({"--format=json", dir + "/k.cu"});
+  const LintRun run = run_gpulint({"--format=json", dir + "/k.cu"});
   ASSERT_EQ(count_rule(run.out, "GD006"), 1u) << run.out;
   EXPECT_EQ(nlohmann::json::parse(run.out)["findings"][0]["location"]["line"], 9);
 }
@@ -145,11 +146,11 @@ TEST(Cli, CompilationDatabaseWithNvccEntries) {
    "arguments": ["nvcc", "-O3", "-arch=sm_86", "-Xcompiler", "-fopenmp", "-c", "../src/other.cu", "-o", "other.o"],
    "file": "../src/other.cu"}
 ])");
-  const Run all = run_gpulint({"-p", dir + "/build", "--format=json", "-j", "2"});
+  const LintRun all = run_gpulint({"-p", dir + "/build", "--format=json", "-j", "2"});
   EXPECT_EQ(all.exit_code, 1) << all.err;
   EXPECT_EQ(count_rule(all.out, "clang-diagnostic-error"), 0u) << all.out;
   EXPECT_EQ(count_rule(all.out, "GD006"), 1u) << all.out;
-  const Run folder = run_gpulint({"-p", dir + "/build", "--format=json", dir + "/src"});
+  const LintRun folder = run_gpulint({"-p", dir + "/build", "--format=json", dir + "/src"});
   EXPECT_EQ(count_rule(folder.out, "GD006"), 1u) << folder.out;
 }
 
@@ -157,7 +158,7 @@ TEST(Cli, UnparsableFileIsANoteAndDoesNotStopTheRun) {
   const std::string dir = temp_dir("broken");
   write_file(dir + "/broken.cu", "void f() { this is not C++ }\n");
   write_file(dir + "/bug.cu", kBug);
-  const Run run = run_gpulint({"--format=json", dir});
+  const LintRun run = run_gpulint({"--format=json", dir});
   EXPECT_EQ(run.exit_code, 1);
   EXPECT_EQ(count_rule(run.out, "clang-diagnostic-error"), 1u);
   EXPECT_EQ(count_rule(run.out, "GD006"), 1u);

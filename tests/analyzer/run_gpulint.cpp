@@ -20,7 +20,7 @@ std::string slurp(const std::string& path) {
 }
 }  // namespace
 
-Run run_gpulint(const std::vector<std::string>& args, const std::string& cwd) {
+LintRun run_gpulint(const std::vector<std::string>& args, const std::string& cwd) {
   const std::string dir = temp_dir("run");
   const std::string out_path = dir + "/out", err_path = dir + "/err";
   const pid_t pid = fork();
@@ -42,7 +42,7 @@ Run run_gpulint(const std::vector<std::string>& args, const std::string& cwd) {
   }
   int status = 0;
   waitpid(pid, &status, 0);
-  Run run;
+  LintRun run;
   run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   run.out = slurp(out_path);
   run.err = slurp(err_path);

@@ -6,14 +6,14 @@
 
 namespace gpudiag::lint::test {
 
-struct Run {
+struct LintRun {
   int exit_code = -1;
   std::string out;
   std::string err;
 };
 
 // Arguments are passed as they are (no shell); `cwd` empty keeps the current one.
-Run run_gpulint(const std::vector<std::string>& args, const std::string& cwd = {});
+LintRun run_gpulint(const std::vector<std::string>& args, const std::string& cwd = {});
 
 // A fresh empty folder under the test temp dir.
 std::string temp_dir(const std::string& name);

@@ -60,7 +60,7 @@ class Snippet : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(Snippet, FindsExactlyTheMarkedFindings) {
   const std::string path = GetParam();
-  const Run run = run_gpulint({"--format=json", "--fail-on=error", path});
+  const LintRun run = run_gpulint({"--format=json", "--fail-on=error", path});
   ASSERT_TRUE(run.exit_code == 0 || run.exit_code == 1) << run.err;
   const auto report = nlohmann::json::parse(run.out);
   std::set<Expectation> actual;
