@@ -6,6 +6,7 @@
 #include <array>
 #include <cctype>
 #include <map>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -70,10 +71,13 @@ void detect_float64_leak(const DetectContext& ctx, std::vector<Finding>& out) {
     StackId stack = kNoStack;
   };
   std::map<StringId, Use> uses;
+  std::unordered_map<StringId, bool> fp64;  // names repeat: classify each once
   std::uint64_t all_ns = 0;
   for (const Kernel& k : ctx.trace.kernels) {
     all_ns += k.end_ns - k.start_ns;
-    if (!is_float64_kernel(ctx.trace.str(k.name))) continue;
+    auto [it, fresh] = fp64.try_emplace(k.name, false);
+    if (fresh) it->second = is_float64_kernel(ctx.trace.str(k.name));
+    if (!it->second) continue;
     Use& u = uses[k.name];
     ++u.count;
     u.ns += k.end_ns - k.start_ns;
