@@ -3,6 +3,8 @@
 // drops are counted, threads record without losing events.
 #include <gtest/gtest.h>
 
+#include <condition_variable>
+#include <mutex>
 #include <set>
 #include <thread>
 
@@ -137,21 +139,56 @@ TEST(Recorder, StacksOffGiveNoStack) {
   rec::stop();
 }
 
-TEST(Recorder, FullPoolDropsAndCountsInsteadOfGrowing) {
+TEST(Recorder, ExhaustedPoolDropsAndCountsInsteadOfGrowing) {
   const std::string path = test::temp_path("drops.gdtrace");
   rec::Options o;
   o.buffer_events = 16;
   o.buffer_count = 2;
-  o.writer_thread = false;  // nothing recycles buffers until flush()
   ASSERT_TRUE(rec::start(path.c_str(), o));
-  for (int i = 0; i < 100; ++i) rec::record(rec::FreeEvent{.addr = static_cast<std::uint64_t>(i)});
-  rec::flush();  // writes the 32 kept events, recycles the buffers
-  for (int i = 0; i < 10; ++i) rec::record(rec::FreeEvent{.addr = 1000u + i});
+  // Two threads hold the only two buffers; a third finds none and must drop.
+  std::mutex m;
+  std::condition_variable cv;
+  int holding = 0;
+  bool release = false;
+  auto holder = [&](std::uint64_t addr) {
+    rec::record(rec::FreeEvent{.addr = addr});
+    std::unique_lock<std::mutex> lock(m);
+    ++holding;
+    cv.notify_all();
+    cv.wait(lock, [&] { return release; });
+  };
+  std::thread a(holder, 1), b(holder, 2);
+  {
+    std::unique_lock<std::mutex> lock(m);
+    cv.wait(lock, [&] { return holding == 2; });
+  }
+  for (int i = 0; i < 10; ++i) rec::record(rec::FreeEvent{.addr = 100u + i});
+  {
+    std::lock_guard<std::mutex> lock(m);
+    release = true;
+  }
+  cv.notify_all();
+  a.join();
+  b.join();
   rec::add_dropped(5);  // e.g. CUPTI's own count
   rec::stop();
   Trace t = read_gdtrace(path);
-  EXPECT_EQ(t.frees.size(), 42u);
-  EXPECT_EQ(t.dropped_events, 100u - 32u + 5u);
+  EXPECT_EQ(t.frees.size(), 2u);
+  EXPECT_EQ(t.dropped_events, 10u + 5u);
+}
+
+TEST(Recorder, WithoutWriterThreadFullBuffersAreWrittenByTheirOwner) {
+  const std::string path = test::temp_path("nowriter.gdtrace");
+  rec::Options o;
+  o.buffer_events = 16;
+  o.buffer_count = 2;
+  o.writer_thread = false;
+  ASSERT_TRUE(rec::start(path.c_str(), o));
+  for (int i = 0; i < 1000; ++i) rec::record(rec::FreeEvent{.addr = static_cast<std::uint64_t>(i)});
+  rec::stop();
+  Trace t = read_gdtrace(path);
+  EXPECT_EQ(t.frees.size(), 1000u) << "a 2-buffer pool is enough: buffers are recycled";
+  EXPECT_EQ(t.dropped_events, 0u);
 }
 
 TEST(Recorder, ThreadsRecordConcurrentlyWithoutLoss) {

@@ -16,9 +16,11 @@ inline void put(EventKind kind, Fill&& fill) noexcept {
   Buffer* b = nullptr;
   RawEvent* e = detail::begin_event(b);
   if (e == nullptr) return;
-  std::memset(static_cast<void*>(e), 0, sizeof *e);
-  e->kind = static_cast<std::uint8_t>(kind);
-  fill(*e);
+  // Built in registers/stack and stored once: no rep-stos memset on the slot.
+  RawEvent v{};
+  v.kind = static_cast<std::uint8_t>(kind);
+  fill(v);
+  *e = v;
   detail::commit_event(b);
 }
 

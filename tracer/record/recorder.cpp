@@ -39,20 +39,29 @@ void wake_writer(Recorder& r) {
 void on_thread_exit(void*) {
   if (Buffer* b = t_buffer) {
     t_buffer = nullptr;
+    if (Recorder* r = g_recorder.load()) r->retired_pending.fetch_add(1);
     b->state.store(BufferState::Retired, std::memory_order_release);
   }
 }
 
 void make_key() { pthread_key_create(&g_thread_exit_key, on_thread_exit); }
 
+void recycle_drained(Recorder& r);
+
+Buffer* pop_free(Recorder& r) {
+  std::lock_guard<std::mutex> lock(r.free_mutex);
+  if (r.free_list.empty()) return nullptr;
+  Buffer* b = r.free_list.back();
+  r.free_list.pop_back();
+  return b;
+}
+
 Buffer* acquire_buffer(Recorder& r) {
-  Buffer* b = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(r.free_mutex);
-    if (!r.free_list.empty()) {
-      b = r.free_list.back();
-      r.free_list.pop_back();
-    }
+  Buffer* b = pop_free(r);
+  if (b == nullptr) {
+    // Buffers already written but not yet recycled by a busy writer thread.
+    recycle_drained(r);
+    b = pop_free(r);
   }
   if (b == nullptr) {
     wake_writer(r);  // it may recycle drained buffers
@@ -76,6 +85,7 @@ void recycle_drained(Recorder& r) {
     for (int spin = 0; b.readers.load() != 0 && spin < 100000; ++spin) std::this_thread::yield();
     b.committed.store(0);
     b.flushed.store(0);
+    r.retired_pending.fetch_sub(1);
     std::lock_guard<std::mutex> lock(r.free_mutex);
     r.free_list.push_back(&b);
   }
@@ -181,7 +191,7 @@ void drain_buffer(Recorder& r, Buffer& b, char* staging) noexcept {
   r.events_written.fetch_add(count, std::memory_order_relaxed);
 }
 
-void write_full_buffer(Recorder& r, Buffer& b) noexcept {
+void write_own_buffer(Recorder& r, Buffer& b) noexcept {
   std::uint32_t f = b.flushed.load();
   const std::uint32_t c = b.committed.load(std::memory_order_relaxed);
   if (c > f && b.flushed.compare_exchange_strong(f, c)) {
@@ -207,7 +217,12 @@ void write_full_buffer(Recorder& r, Buffer& b) noexcept {
     }
     r.events_written.fetch_add(count, std::memory_order_relaxed);
   }
+}
+
+void retire_full_buffer(Recorder& r, Buffer& b) noexcept {
+  if (r.retired_pending.fetch_add(1) >= kMaxPendingBuffers || !r.options.writer_thread) write_own_buffer(r, b);
   b.state.store(BufferState::Retired, std::memory_order_release);
+  wake_writer(r);
 }
 
 void drain_all(Recorder& r, char* staging) noexcept {
@@ -229,7 +244,7 @@ gdtrace::RawEvent* begin_event(Buffer*& out) noexcept {
     b = t_buffer = acquire_buffer(*r);
     t_generation = r->generation;
   } else if (b->committed.load(std::memory_order_relaxed) == r->capacity) {
-    write_full_buffer(*r, *b);
+    retire_full_buffer(*r, *b);
     b = t_buffer = acquire_buffer(*r);
   }
   if (b == nullptr) {
@@ -265,6 +280,8 @@ bool start(const char* path_pattern, const Options& options) noexcept {
     static std::uint64_t generations = 0;
     r->generation = ++generations;
     auto* storage = new gdtrace::RawEvent[std::size_t{r->capacity} * r->pool_size];
+    // Touch the pool now, so page faults do not land on recording threads.
+    std::memset(static_cast<void*>(storage), 0, std::size_t{r->capacity} * r->pool_size * sizeof(gdtrace::RawEvent));
     r->pool = new Buffer[r->pool_size];
     for (std::uint32_t i = 0; i < r->pool_size; ++i) {
       r->pool[i].events = storage + std::size_t{i} * r->capacity;

@@ -51,6 +51,7 @@ struct Recorder {
   std::uint64_t dropped_written = 0;  // writer thread / final flush only
   std::atomic<std::uint64_t> events_written{0};
   std::atomic<int> writes_in_flight{0};
+  std::atomic<int> retired_pending{0};  // retired buffers not yet recycled
 
   std::mutex wake_mutex;
   std::condition_variable wake;
@@ -75,9 +76,11 @@ void drain_buffer(Recorder& r, Buffer& b, char* staging) noexcept;
 // Drains every buffer in the pool and writes the dropped count if it changed.
 void drain_all(Recorder& r, char* staging) noexcept;
 
-// The owner writes its own full buffer (so that a SIGKILL loses at most the
-// buffer being filled), then retires it.
-void write_full_buffer(Recorder& r, Buffer& b) noexcept;
+// The owner hands its full buffer to the writer thread. If the writer lags
+// (more than kMaxPendingBuffers full buffers wait), the owner writes it
+// itself: that bounds both memory and what a SIGKILL can lose.
+inline constexpr int kMaxPendingBuffers = 2;
+void retire_full_buffer(Recorder& r, Buffer& b) noexcept;
 
 // Slot for the calling thread's next event, or nullptr (not recording, or
 // the pool is exhausted: the event is counted as dropped).

@@ -1,0 +1,24 @@
+#include <string_view>
+
+#include "fuzz_targets.h"
+#include "gpudiag/trace_io.h"
+
+namespace gpudiag::fuzz {
+
+int kineto_importer(const std::uint8_t* data, std::size_t size) {
+  try {
+    const Trace t = import_kineto_bytes(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz.json");
+    for (const auto& k : t.kernels) (void)t.str(k.name).size();
+    (void)t.end_ns();
+  } catch (const TraceError&) {
+  }
+  return 0;
+}
+
+}  // namespace gpudiag::fuzz
+
+#ifdef GPUDIAG_LIBFUZZER
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  return gpudiag::fuzz::kineto_importer(data, size);
+}
+#endif

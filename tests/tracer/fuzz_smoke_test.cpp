@@ -1,0 +1,82 @@
+// Runs the fuzz targets on a few thousand seeded mutations of valid inputs
+// (bit flips, overwritten bytes, cuts, insertions, spliced copies). Nothing
+// may crash; a reader may only refuse with TraceError (caught in the target).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <cstring>
+#include <random>
+
+#include "fuzz/fuzz_targets.h"
+#include "gpudiag/trace_io.h"
+#include "test_support.h"
+
+namespace gpudiag {
+namespace {
+
+std::string mutate(const std::string& seed, std::mt19937_64& rng) {
+  std::string s = seed;
+  const int edits = 1 + static_cast<int>(rng() % 4);
+  for (int i = 0; i < edits && !s.empty(); ++i) {
+    const std::size_t at = rng() % s.size();
+    switch (rng() % 6) {
+      case 0: s[at] = static_cast<char>(s[at] ^ (1 << (rng() % 8))); break;
+      case 1: s[at] = static_cast<char>(rng()); break;
+      case 2: s.resize(at); break;
+      case 3: s.insert(at, std::string(1 + rng() % 16, static_cast<char>(rng()))); break;
+      case 4: {
+        const std::size_t len = std::min<std::size_t>(s.size() - at, 1 + rng() % 256);
+        s.insert(rng() % s.size(), s.substr(at, len));
+        break;
+      }
+      default: {  // a plausible big number where a length may be
+        const std::uint32_t big = static_cast<std::uint32_t>(rng());
+        if (at + 4 <= s.size()) std::memcpy(s.data() + at, &big, 4);
+      }
+    }
+  }
+  return s;
+}
+
+template <class Target>
+void run_mutations(const std::vector<std::string>& seeds, Target target, int iterations) {
+  std::mt19937_64 rng(20260522);
+  for (const auto& s : seeds) target(reinterpret_cast<const std::uint8_t*>(s.data()), s.size());
+  for (int i = 0; i < iterations; ++i) {
+    const std::string input = mutate(seeds[static_cast<std::size_t>(i) % seeds.size()], rng);
+    target(reinterpret_cast<const std::uint8_t*>(input.data()), input.size());
+  }
+}
+
+TEST(FuzzSmoke, GdtraceReaderSurvivesMutations) {
+  Trace t;
+  t.pid = 1;
+  Stack s;
+  s.frames.push_back({.ip = 0x1000});
+  const StackId st = t.add_stack(s);
+  for (int i = 0; i < 40; ++i) {
+    t.kernels.push_back({.start_ns = 10u * i, .end_ns = 10u * i + 5, .name = t.intern("k" + std::to_string(i % 3)), .device = 0});
+    t.allocs.push_back({.time_ns = 10u * i, .addr = 0x100u + i, .bytes = 64, .device = 0, .stack = st});
+  }
+  t.modules.push_back({.path = t.intern("/bin/x"), .base = 0, .size = 0x2000, .low = 0x1000});
+  const std::string path = test::temp_path("seed.gdtrace");
+  write_gdtrace(t, path);
+  run_mutations({test::read_file(path)}, fuzz::gdtrace_reader, 4000);
+}
+
+TEST(FuzzSmoke, KinetoImporterSurvivesMutations) {
+  std::vector<std::string> seeds = {
+      R"json({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1.5, "dur": 2, "args": {"device": 0, "stream": 7, "grid": [1, 2, 3]}},
+        {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD (Pageable -> Device)", "ts": 3, "dur": 1, "args": {"bytes": 8, "correlation": 4}},
+        {"ph": "i", "name": "[memory]", "ts": 1, "args": {"Addr": 16, "Bytes": -8, "Device Type": 1, "Device Id": 0, "Total Allocated": 0}},
+        {"ph": "X", "cat": "cuda_runtime", "name": "cudaMemcpyAsync", "ts": 2, "dur": 1, "args": {"correlation": 4}}],
+        "deviceProperties": [{"id": 0, "name": "G", "totalGlobalMem": 1024}]})json",
+  };
+  // A slice of a real trace, and its gzip form, exercise the real shapes.
+  const std::string real = std::string(GPUDIAG_SHARED_DATA_DIR) + "/traces/a100-event-sync-multistream.trace.json.gz";
+  if (std::filesystem::exists(real)) seeds.push_back(test::read_file(real));
+  run_mutations(seeds, fuzz::kineto_importer, 3000);
+}
+
+}  // namespace
+}  // namespace gpudiag
