@@ -23,7 +23,7 @@ TEST(Errors, DeviceMismatchNamesBothDevicesShapesAndOp) {
   Error e = catch_error([&] { add(a, b); });
   EXPECT_EQ(e.rule(), "GD001");
   const std::string msg = e.what();
-  EXPECT_NE(msg.find("add"), std::string::npos) << msg;
+  EXPECT_EQ(msg.rfind("GD001 device-mismatch: add", 0), 0u) << msg;
   EXPECT_NE(msg.find("cpu [2, 3]"), std::string::npos) << msg;
   EXPECT_NE(msg.find("emu:0 [4, 3]"), std::string::npos) << msg;
   EXPECT_NE(msg.find(".to("), std::string::npos) << msg;
@@ -43,6 +43,7 @@ TEST(Errors, Float64LeakIsAnErrorWithTheFix) {
   Error e = catch_error([&] { mul(a, b); });
   EXPECT_EQ(e.rule(), "GD002");
   const std::string msg = e.what();
+  EXPECT_EQ(msg.rfind("GD002 float64-leak: mul", 0), 0u) << msg;
   EXPECT_NE(msg.find("float32"), std::string::npos);
   EXPECT_NE(msg.find(".to(DType::f32)"), std::string::npos) << msg;
   AllowFloat64Promotion allow;
@@ -53,6 +54,7 @@ TEST(Errors, ScalarAccessOnDeviceNeedsAllowScalar) {
   Tensor d = full({3}, 2.0).to(test::fake_device());
   Error e = catch_error([&] { (void)d.at({0}); });
   EXPECT_EQ(e.rule(), "GD005");
+  EXPECT_EQ(std::string(e.what()).rfind("GD005 scalar-indexing: ", 0), 0u);
   EXPECT_NE(std::string(e.what()).find("AllowScalar"), std::string::npos);
   EXPECT_EQ(catch_error([&] { (void)sum(d).item(); }).rule(), "GD005");
   {
