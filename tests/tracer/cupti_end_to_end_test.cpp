@@ -30,6 +30,7 @@ std::string why_no_gpu() {
 }
 
 TEST(CuptiEndToEnd, TracesAllocCopyKernelSyncFree) {
+  if (std::string(CUDA_TRACE_PROGRAM).empty()) GTEST_SKIP() << "nvcc was not found at configure time: no CUDA test program";
   if (const std::string why = why_no_gpu(); !why.empty()) GTEST_SKIP() << why;
   const std::string pattern = test::temp_path("cuda-%p.gdtrace");
   const int status = test::run({CUDA_TRACE_PROGRAM}, {"GPUDIAG_TRACE=" + pattern, "CUDA_INJECTION64_PATH=" GPUDIAG_CUPTI_LIBRARY});

@@ -26,7 +26,15 @@ std::string maybe_gunzip(std::string_view bytes, const std::string& name) {
   z_stream zs{};
   if (inflateInit2(&zs, 15 + 32) != Z_OK) throw TraceError(name + ": cannot initialise gzip decompression");
   std::string out;
-  out.resize(bytes.size() * 4 + 4096);
+  // The gzip trailer holds the size mod 2^32: a good first guess, saving the
+  // copies of repeated doubling on large traces.
+  std::size_t guess = bytes.size() * 4 + 4096;
+  if (bytes.size() >= 18) {
+    std::uint32_t isize = 0;
+    std::memcpy(&isize, bytes.data() + bytes.size() - 4, 4);
+    if (isize > guess && isize < (std::size_t{1} << 31)) guess = std::size_t{isize} + 1;
+  }
+  out.resize(guess);
   std::size_t produced = 0;  // total_out restarts at each gzip member
   zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data()));
   zs.avail_in = static_cast<uInt>(bytes.size());
