@@ -83,6 +83,10 @@ TEST(ReportCli, JsonSarifAndHtmlFiles) {
   const CliRun h = run("report --fail-on none --html " + (dir / "r.html").string() + " " + path);
   ASSERT_EQ(h.status, 0) << h.out;
   EXPECT_GT(std::filesystem::file_size(dir / "r.html"), 1000u);
+  const CliRun c = run("report --fail-on none --chrome " + (dir / "r.chrome.json").string() + " " + path);
+  ASSERT_EQ(c.status, 0) << c.out;
+  std::ifstream cf(dir / "r.chrome.json");
+  EXPECT_FALSE(nlohmann::json::parse(cf)["traceEvents"].empty());
 }
 
 TEST(ReportCli, BadInputExitsTwoWithAClearMessage) {

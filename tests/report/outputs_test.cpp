@@ -1,10 +1,12 @@
 // Terminal summary, JSON and HTML outputs.
+#include <filesystem>
 #include <sstream>
 
 #include <gtest/gtest.h>
 
 #include "gpudiag/emit.h"
 #include "gpudiag/report/report.h"
+#include "gpudiag/trace_io.h"
 #include "trace_builder.h"
 
 namespace gpudiag {
@@ -123,6 +125,28 @@ TEST(Html, LargeTracesAreDownsampledToABoundedNumberOfSeries) {
   EXPECT_EQ(d["other_count"], 4950u);
   // The largest (bytes x lifetime) allocations are the ones kept: long-lived ones, never the 15 ns temporaries.
   for (const auto& s : d["series"]) EXPECT_TRUE(s["live_at_end"].get<bool>()) << s.dump();
+}
+
+}  // namespace
+}  // namespace gpudiag
+
+namespace gpudiag {
+namespace {
+
+// What `gpudiag trace` calls at the end: the summary, and the HTML beside the trace.
+TEST(SummarizeAfterTrace, PrintsTheSummaryAndWritesTheHtmlBesideTheTrace) {
+  const auto dir = std::filesystem::path(GPUDIAG_BINARY_DIR) / "tests" / "report" / "after_trace";
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "run.gdtrace").string();
+  std::filesystem::remove(path + ".html");
+  write_gdtrace(sample_trace(), path);
+  std::ostringstream out;
+  EXPECT_EQ(summarize_after_trace(path, out), path + ".html");
+  EXPECT_NE(out.str().find("GD002 float64-leak"), std::string::npos) << out.str();
+  EXPECT_TRUE(std::filesystem::exists(path + ".html"));
+  std::ostringstream bad;
+  EXPECT_EQ(summarize_after_trace((dir / "missing.gdtrace").string(), bad), "");
+  EXPECT_NE(bad.str().find("cannot summarize"), std::string::npos);
 }
 
 }  // namespace

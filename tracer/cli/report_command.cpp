@@ -18,6 +18,7 @@
 #include "gpudiag/emit.h"
 #include "gpudiag/report/report.h"
 #include "gpudiag/trace.h"
+#include "gpudiag/trace_io.h"
 
 namespace gpudiag::cli {
 namespace {
@@ -27,6 +28,7 @@ struct ReportOptions {
   bool json = false;
   bool sarif = false;
   std::string html;
+  std::string chrome;
   std::string output;
   std::string fail_on = "error";
   bool no_color = false;
@@ -117,6 +119,16 @@ int run_report(const ReportOptions& o) {
     progress.stage("wrote " + o.html);
     if (!o.json && !o.sarif) out << fmt::format("HTML report: {}\n", o.html);
   }
+  if (!o.chrome.empty()) {
+    std::ofstream chrome(o.chrome, std::ios::binary);
+    if (!chrome) {
+      std::cerr << fmt::format("gpudiag report: cannot write {}\n", o.chrome);
+      return 2;
+    }
+    write_chrome_trace(trace, chrome);
+    progress.stage("wrote " + o.chrome);
+    if (!o.json && !o.sarif) out << fmt::format("Chrome trace (ui.perfetto.dev, chrome://tracing): {}\n", o.chrome);
+  }
   if (threshold)
     for (const Finding& f : report.findings)
       if (f.severity >= *threshold) return 1;
@@ -134,6 +146,7 @@ void add_report_command(CLI::App& app, int& status) {
   cmd->add_flag("--json", o->json, "Write the report as JSON");
   cmd->add_flag("--sarif", o->sarif, "Write the findings as SARIF 2.1.0");
   cmd->add_option("--html", o->html, "Also write a self-contained HTML page (memory timeline, findings, GPU time)");
+  cmd->add_option("--chrome", o->chrome, "Also write a Chrome trace JSON (Perfetto, chrome://tracing)");
   cmd->add_option("-o,--output", o->output, "Write the summary, JSON or SARIF to this file instead of stdout");
   cmd->add_option("--fail-on", o->fail_on, "Exit 1 when a finding has at least this severity: none|note|warning|error")
       ->capture_default_str();

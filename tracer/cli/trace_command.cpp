@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "commands.h"
+#include "gpudiag/report/report.h"
 #include "gpudiag/trace.h"
 #include "trace_run.h"
 
@@ -56,6 +57,8 @@ int run_trace(const TraceRunOptions& options) {
     out << "  no trace was written: the command loaded neither libgdrt nor CUDA, so nothing recorded\n";
   } else {
     for (const auto& path : result.traces) summarize(path, out);
+    // The report's findings, memory and GPU time, and the HTML beside each trace.
+    for (const auto& path : result.traces) summarize_after_trace(path, out);
     out << fmt::format("  report: gpudiag report {}\n", result.traces.front());
   }
   return result.exit_status;
