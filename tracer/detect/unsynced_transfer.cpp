@@ -19,29 +19,28 @@ std::uint64_t issue_time(const Memcpy& c, const std::unordered_map<std::uint64_t
   return c.start_ns;
 }
 
-// A sync that began after the copy was issued, ended before the read, and
-// waits for the copy's stream.
-bool covered(const Trace& trace, const Memcpy& c, std::uint64_t issued, std::uint64_t read_ns) {
-  for (const Sync& s : trace.syncs) {
-    if (s.start_ns > read_ns) break;  // syncs are sorted by start
-    if (s.start_ns < issued || s.end_ns > read_ns) continue;
-    switch (s.kind) {
-      case SyncKind::Device:
-      case SyncKind::Context:
-        if (s.device == c.device || s.device == kHostDevice) return true;
-        break;
-      case SyncKind::Stream:
-        if (s.stream == c.stream) return true;
-        break;
-      case SyncKind::Event:
-      case SyncKind::Unknown:
-        // The trace does not say which stream recorded the event: give the benefit of the doubt.
-        return true;
-      case SyncKind::StreamWaitEvent:
-        break;  // the host does not wait
-    }
+// Whether a host-blocking sync waits for the copy's stream.
+bool waits_for(const Sync& s, const Memcpy& c) {
+  switch (s.kind) {
+    case SyncKind::Device:
+    case SyncKind::Context: return s.device == c.device || s.device == kHostDevice;
+    case SyncKind::Stream: return s.stream == c.stream;
+    case SyncKind::Event:
+    case SyncKind::Unknown: return true;  // the trace does not say which stream recorded the event: benefit of the doubt
+    case SyncKind::StreamWaitEvent: return false;  // the host does not wait
   }
   return false;
+}
+
+// The earliest time a sync that began after `issued` and waits for the copy's
+// stream ended: reads from then on are covered, reads before it are not.
+std::uint64_t covered_from(const std::vector<const Sync*>& syncs, const Memcpy& c, std::uint64_t issued) {
+  std::uint64_t first_end = UINT64_MAX;
+  auto it = std::lower_bound(syncs.begin(), syncs.end(), issued,
+                             [](const Sync* s, std::uint64_t t) { return s->start_ns < t; });
+  for (; it != syncs.end() && (*it)->start_ns < first_end; ++it)
+    if (waits_for(**it, c)) first_end = std::min(first_end, (*it)->end_ns);
+  return first_end;
 }
 
 }  // namespace
@@ -52,13 +51,24 @@ void detect_unsynced_transfer(const DetectContext& ctx, std::vector<Finding>& ou
   std::unordered_map<std::uint64_t, std::uint64_t> api_start;
   for (const ApiCall& a : t.api_calls)
     if (a.correlation != 0) api_start.emplace(a.correlation, a.start_ns);
+  // Host reads and syncs in time order (a Trace built in code need not be sorted).
+  std::vector<const HostAccess*> reads;
+  for (const HostAccess& a : t.host_accesses)
+    if (a.access == AccessKind::Read) reads.push_back(&a);
+  std::stable_sort(reads.begin(), reads.end(), [](auto* a, auto* b) { return a->time_ns < b->time_ns; });
+  std::vector<const Sync*> syncs;
+  for (const Sync& s : t.syncs) syncs.push_back(&s);
+  std::stable_sort(syncs.begin(), syncs.end(), [](auto* a, auto* b) { return a->start_ns < b->start_ns; });
+
   for (const Memcpy& c : t.memcpys) {
     if (!c.async || !(c.copy == CopyKind::DtoH || is_host(c.dst_kind)) || c.bytes == 0) continue;
     const std::uint64_t issued = issue_time(c, api_start);
-    for (const HostAccess& a : t.host_accesses) {
-      if (a.access != AccessKind::Read || a.time_ns < issued) continue;
+    const std::uint64_t covered = covered_from(syncs, c, issued);
+    auto it = std::lower_bound(reads.begin(), reads.end(), issued,
+                               [](const HostAccess* a, std::uint64_t v) { return a->time_ns < v; });
+    for (; it != reads.end() && (*it)->time_ns < covered; ++it) {
+      const HostAccess& a = **it;
       if (a.addr + std::max<std::uint64_t>(a.bytes, 1) <= c.dst || a.addr >= c.dst + c.bytes) continue;
-      if (covered(t, c, issued, a.time_ns)) continue;
       const bool unfinished = a.time_ns < c.end_ns;
       Finding f = make_finding(
           "GD003", fmt::format("host read of {} at 0x{:x} while an asynchronous device-to-host copy into it ({} on "
