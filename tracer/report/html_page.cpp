@@ -20,7 +20,7 @@ header{background:#1d2330;color:#fff;padding:14px 22px}header h1{font-size:18px;
 header .meta{color:#b8c0d0;font-size:13px}main{padding:14px 22px;max-width:1400px}
 section{background:#fff;border:1px solid #dde1e8;border-radius:6px;margin:0 0 16px;padding:12px 16px}
 h2{font-size:16px;margin:0 0 10px}.warn{background:#fff4d6;border:1px solid #e6c35c;padding:6px 10px;border-radius:4px;margin:6px 0}
-.rule{margin:8px 0}.rule>summary{cursor:pointer;font-weight:600}.sev{display:inline-block;min-width:58px;font-size:12px;text-transform:uppercase;font-weight:700}
+.rule{margin:8px 0}.rule>summary{cursor:pointer;font-weight:600}.sev{display:inline-block;min-width:58px;margin-right:6px;font-size:12px;text-transform:uppercase;font-weight:700}
 .sev-error{color:#c62828}.sev-warning{color:#8e24aa}.sev-note{color:#00838f}
 .finding{margin:6px 0 6px 18px;padding:6px 8px;border-left:3px solid #ccd;background:#fafbfc}
 .stack{font:12px ui-monospace,Menlo,Consolas,monospace;color:#445;margin:2px 0 0 12px;white-space:pre-wrap}
@@ -125,7 +125,8 @@ function Timeline(root, dev) {
     const { c, w } = size(); const X = t => (t - view.t0) / (view.t1 - view.t0) * w, Y = b => H - pad - b / maxY * (H - 2 * pad);
     c.clearRect(0, 0, w, H);
     for (const sg of segs) {
-      if (sg.t1 < view.t0 || sg.t0 > view.t1) continue; const x0 = X(sg.t0), x1 = Math.max(X(sg.t1), x0 + 0.5);
+      // Whole pixels, so neighbouring segments of one allocation join without seams.
+      if (sg.t1 < view.t0 || sg.t0 > view.t1) continue; const x0 = Math.floor(X(sg.t0)), x1 = Math.max(Math.ceil(X(sg.t1)), x0 + 1);
       if (sg.base > 0) { c.fillStyle = "#c3c8d2"; c.fillRect(x0, Y(sg.base), x1 - x0, Y(0) - Y(sg.base)); }
       for (const [i, y0, y1] of sg.rects) { c.fillStyle = colour(i); c.fillRect(x0, Y(y1), x1 - x0, Y(y0) - Y(y1)); }
     }
