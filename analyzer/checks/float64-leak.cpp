@@ -9,6 +9,7 @@
 // device (--cuda-device-only) pass is run.
 #include <clang/AST/ExprCXX.h>
 #include <clang/AST/ParentMapContext.h>
+#include <clang/Lex/Lexer.h>
 
 #include "check.h"
 #include "cuda_model.h"
@@ -110,11 +111,12 @@ class Float64Leak : public Check {
       const auto* arithmetic = dyn_cast_or_null<BinaryOperator>(parent);
       if (arithmetic == nullptr || (!is_double(arithmetic->getType()) && !arithmetic->isCompoundAssignmentOp())) return;
       if (arithmetic->isEvaluatable(*context_) || in_variadic_call(literal)) return;  // folded at compile time
-      llvm::SmallString<16> text;
-      literal->getValue().toString(text);
-      emit(literal, "double literal " + text.str().str() + " makes this float arithmetic run in double "
-                    "precision (up to 64x slower on consumer GPUs); write it as a float literal (" +
-                        text.str().str() + "f)");
+      const std::string text =
+          Lexer::getSourceText(CharSourceRange::getTokenRange(literal->getSourceRange()), sm(),
+                               context_->getLangOpts())
+              .str();
+      emit(literal, "double literal " + text + " makes this float arithmetic run in double precision (up to 64x "
+                    "slower on consumer GPUs); write it as a float literal (" + text + "f)");
       return;
     }
     if (const auto* call = dyn_cast<CallExpr>(stmt); call && !isa<CUDAKernelCallExpr>(call)) {

@@ -67,11 +67,17 @@ class UncheckedCudaError : public Check {
   UncheckedCudaError() : Check("GD006", "unchecked-cuda-error") {}
   void register_matchers(MatchFinder& finder) override {
     finder.addMatcher(callExpr(unless(isExpansionInSystemHeader())).bind("call"), this);
+    finder.addMatcher(declRefExpr(unless(isExpansionInSystemHeader()), to(functionDecl())).bind("ref"), this);
   }
 
   void run(const MatchFinder::MatchResult& result) override {
     context_ = result.Context;
+    if (const auto* ref = result.Nodes.getNodeAs<DeclRefExpr>("ref")) {
+      function_refs_.emplace_back(ref, ref->getDecl()->getAsFunction()->getCanonicalDecl());
+      return;
+    }
     const auto* call = result.Nodes.getNodeAs<CallExpr>("call");
+    if (const auto* ref = dyn_cast<DeclRefExpr>(call->getCallee()->IgnoreParenImpCasts())) callee_refs_.insert(ref);
     if (const auto* launch = dyn_cast<CUDAKernelCallExpr>(call)) {
       launches_.push_back(launch);
       return;
@@ -94,9 +100,16 @@ class UncheckedCudaError : public Check {
   void onEndOfTranslationUnit() override {
     if (context_ == nullptr) return;
     const SourceManager& sm = context_->getSourceManager();
+    // Launch helpers passed around as function pointers (benchmark harnesses,
+    // dispatch tables): their callers cannot be seen, so they are not judged.
+    std::set<const FunctionDecl*> address_taken;
+    for (const auto& [ref, function] : function_refs_)
+      if (!callee_refs_.count(ref)) address_taken.insert(function);
     for (const auto* launch : launches_) {
       const FunctionDecl* function = enclosing_function(launch);
-      if (function == nullptr || checked_after(launch, function)) continue;
+      if (function == nullptr || checked_after(launch, function) ||
+          address_taken.count(function->getCanonicalDecl()))
+        continue;
       // Checked by every caller in this file (a launch helper): fine.
       auto callers = callers_.find(function->getCanonicalDecl());
       if (callers != callers_.end() && !callers->second.empty() &&
@@ -156,6 +169,8 @@ class UncheckedCudaError : public Check {
   std::vector<const CUDAKernelCallExpr*> launches_;
   std::vector<const CallExpr*> check_points_;
   std::map<const FunctionDecl*, std::vector<const CallExpr*>> callers_;
+  std::vector<std::pair<const DeclRefExpr*, const FunctionDecl*>> function_refs_;
+  std::set<const DeclRefExpr*> callee_refs_;
 };
 
 GPUDIAG_REGISTER_CHECK(UncheckedCudaError, "GD006", "unchecked-cuda-error");

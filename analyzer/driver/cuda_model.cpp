@@ -22,6 +22,17 @@ const Expr* call_arg(const CallExpr* call, unsigned i) {
   return arg;
 }
 
+namespace {
+// Driver-API device addresses are integers (CUdeviceptr): an array of them is
+// an array of allocations, like an array of pointers.
+bool is_handle_type(QualType type) {
+  for (const auto* typedef_type = type->getAs<TypedefType>(); typedef_type;
+       typedef_type = typedef_type->getDecl()->getUnderlyingType()->getAs<TypedefType>())
+    if (typedef_type->getDecl()->getName() == "CUdeviceptr") return true;
+  return false;
+}
+}  // namespace
+
 const ValueDecl* pointer_base(const Expr* expr) {
   while (expr != nullptr) {
     expr = expr->IgnoreParenImpCasts();
@@ -31,6 +42,9 @@ const ValueDecl* pointer_base(const Expr* expr) {
       if (unary->getOpcode() != UO_AddrOf) return nullptr;
       expr = unary->getSubExpr();
     } else if (const auto* subscript = dyn_cast<ArraySubscriptExpr>(expr)) {
+      // An element that is itself a pointer (float* bufs[4]; bufs[i]) is its own
+      // allocation, not memory inside the array: elements are not tracked.
+      if (subscript->getType()->isPointerType() || is_handle_type(subscript->getType())) return nullptr;
       expr = subscript->getBase();
     } else if (const auto* binary = dyn_cast<BinaryOperator>(expr)) {
       if (!binary->isAdditiveOp()) return nullptr;
@@ -38,6 +52,9 @@ const ValueDecl* pointer_base(const Expr* expr) {
     } else if (const auto* ref = dyn_cast<DeclRefExpr>(expr)) {
       return ref->getDecl();
     } else if (const auto* member = dyn_cast<MemberExpr>(expr)) {
+      // A field names one pointer only inside its own object (this->buf);
+      // plan[i].buf or a.buf / b.buf would conflate different objects.
+      if (!isa<CXXThisExpr>(member->getBase()->IgnoreParenImpCasts())) return nullptr;
       return member->getMemberDecl();
     } else if (const auto* method = dyn_cast<CXXMemberCallExpr>(expr)) {
       const auto* decl = method->getMethodDecl();
@@ -46,7 +63,7 @@ const ValueDecl* pointer_base(const Expr* expr) {
         return nullptr;
       expr = method->getImplicitObjectArgument();
     } else if (const auto* op = dyn_cast<CXXOperatorCallExpr>(expr)) {
-      if (op->getOperator() != OO_Subscript) return nullptr;
+      if (op->getOperator() != OO_Subscript || op->getType()->isPointerType()) return nullptr;
       expr = op->getArg(0);
     } else {
       return nullptr;
@@ -314,7 +331,8 @@ bool contains(const Stmt* stmt, const Stmt* inner) {
 }
 
 void for_each_stmt(const Stmt* stmt, const std::function<void(const Stmt*)>& visit) {
-  if (stmt == nullptr || isa<LambdaExpr>(stmt)) return;
+  // sizeof *p and decltype(p[0]) do not evaluate their operand.
+  if (stmt == nullptr || isa<LambdaExpr, UnaryExprOrTypeTraitExpr>(stmt)) return;
   visit(stmt);
   for (const Stmt* child : stmt->children()) for_each_stmt(child, visit);
 }
