@@ -41,11 +41,11 @@ struct Page {
   std::string console;  // Chromium's log lines of console messages
 };
 
-Page load(const fs::path& html) {
+Page load(const fs::path& html, const std::string& fragment = "") {
   const fs::path log = html.string() + ".log";
   const std::string flags = " --headless --no-sandbox --disable-gpu --enable-logging=stderr --v=0 ";
   Page p;
-  p.dom = capture("timeout 120 " + std::string(kChromium) + flags + "--dump-dom 'file://" + html.string() + "' 2>'" +
+  p.dom = capture("timeout 120 " + std::string(kChromium) + flags + "--dump-dom 'file://" + html.string() + fragment + "' 2>'" +
                   log.string() + "'");
   std::ifstream in(log);
   for (std::string line; std::getline(in, line);)
@@ -110,6 +110,17 @@ TEST_F(Browser, RealTracePageLoadsWithoutConsoleErrorsAndDrawsEverySeries) {
   in.read(magic, 8);
   EXPECT_EQ(std::string(magic, 8), std::string("\x89PNG\r\n\x1a\n", 8));
   EXPECT_GT(fs::file_size(png), 10000u);
+}
+
+TEST_F(Browser, ZoomedViewDrawsOnlyTheChosenTimeRange) {
+  Trace t;
+  for (std::uint64_t i = 0; i < 20; ++i) alloc(t, 1'000'000 * i, 0x1000 * (i + 1), 1024 * (i + 1), 0);
+  const fs::path html = write_page(t, "zoom.html");
+  const Page full = load(html);
+  EXPECT_NE(full.dom.find("data-view=\"0,19000\""), std::string::npos) << "the whole trace (0..19000 us) by default";
+  const Page zoomed = load(html, "#zoom=2000,5000");
+  EXPECT_NE(zoomed.dom.find("data-view=\"2000,5000\""), std::string::npos);
+  EXPECT_EQ(zoomed.console, "");
 }
 
 TEST_F(Browser, KernelNamesFromTheTraceRunNothing) {

@@ -34,7 +34,7 @@ table{border-collapse:collapse}td,th{padding:2px 10px;text-align:right}td:first-
 </style></head><body>
 <header><h1 id="gd-title">gpudiag report</h1><div class="meta" id="gd-meta"></div></header>
 <main><div id="gd-warnings"></div>
-<section id="gd-memory"><h2>Memory timeline</h2><div class="legend">Each band is one allocation, stacked in allocation order; grey is the smaller allocations merged. Drag to zoom into a time range, scroll to zoom around the cursor, double-click or Reset to see everything. Hover for size, stack and the kernel running nearby.</div><div id="gd-timelines"></div></section>
+<section id="gd-memory"><h2>Memory timeline</h2><div class="legend">Each band is one allocation, stacked in allocation order; grey is the smaller allocations merged. Drag to zoom into a time range, scroll to zoom around the cursor, double-click or Reset to see everything (or open the page with #zoom=FROM,TO in microseconds). Hover for size, stack and the kernel running nearby.</div><div id="gd-timelines"></div></section>
 <section id="gd-findings"><h2>Findings</h2></section>
 <section id="gd-time"><h2>GPU time</h2></section>
 </main>
@@ -118,6 +118,9 @@ function Timeline(root, dev) {
   for (const p of dev.reserved.concat(dev.allocated)) if (p[1] > maxY) maxY = p[1];
   const full = { t0: times.length ? times[0] : 0, t1: times.length ? Math.max(times[times.length - 1], times[0] + 1) : 1 };
   let view = { t0: full.t0, t1: full.t1 }, dragFrom = null;
+  // A link can open the page zoomed: #zoom=<from us>,<to us>.
+  const zm = /zoom=([0-9.]+),([0-9.]+)/.exec(location.hash);
+  if (zm && Number(zm[2]) > Number(zm[1])) view = { t0: Number(zm[1]), t1: Number(zm[2]) };
   const H = 320, pad = 4;
   function size() { const w = Math.max(300, wrap.clientWidth || 1000), r = window.devicePixelRatio || 1; canvas.width = w * r; canvas.height = H * r; const c = canvas.getContext("2d"); c.setTransform(r, 0, 0, r, 0, 0); return { c, w }; }
   const colour = i => "hsl(" + ((i * 47) % 360) + ",58%," + (48 + (i % 3) * 8) + "%)";
@@ -136,6 +139,7 @@ function Timeline(root, dev) {
     }
     if (dragFrom !== null && dragTo !== null) { c.fillStyle = "rgba(63,127,208,.18)"; c.fillRect(Math.min(dragFrom, dragTo), 0, Math.abs(dragTo - dragFrom), H); }
     c.fillStyle = "#556"; c.font = "11px sans-serif"; c.fillText(fmtBytes(maxY), 4, 12);
+    canvas.dataset.view = view.t0 + "," + view.t1;
     range.textContent = fmtUs(view.t0) + " \u2013 " + fmtUs(view.t1) + "  (" + canvas.dataset.seriesCount + " series" + (dev.reserved.length ? "; dashed red: reserved, black: allocated" : "") + ")";
   }
   let dragTo = null;
