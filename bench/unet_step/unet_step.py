@@ -12,6 +12,7 @@ import time
 import torch
 import torch.nn.functional as F
 
+sys.dont_write_bytecode = True  # importing the golden script must not litter the source tree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "runtime", "golden"))
 from make_golden import UNet  # noqa: E402
 

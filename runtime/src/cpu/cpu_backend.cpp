@@ -2,6 +2,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <map>
+#include <mutex>
 #include <new>
 
 #include "cpu/cpu_kernels.h"
@@ -13,14 +15,44 @@ namespace {
 class CpuBackend final : public Backend {
  public:
   Device device() const override { return cpu_device(); }
+  ~CpuBackend() override { release_cache(); }
+  // Large blocks are kept in a cache by exact size and reused: a training
+  // step allocates the same sizes every iteration, and fresh large blocks
+  // would cost page faults on every first touch.
   void* allocate(std::size_t bytes) override {
+    const std::size_t size = rounded(bytes);
+    if (size >= kCacheMin) {
+      std::lock_guard lock(mutex_);
+      auto it = cache_.find(size);
+      if (it != cache_.end()) {
+        void* p = it->second;
+        cache_.erase(it);
+        cached_ -= size;
+        return p;
+      }
+    }
     // 64-byte alignment keeps SIMD loads and BLAS panels aligned.
-    void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+    void* p = std::aligned_alloc(64, size);
+    if (!p) {
+      release_cache();
+      p = std::aligned_alloc(64, size);
+    }
     if (!p)
       throw Error("GD008", "cpu allocation of " + std::to_string(bytes) + " bytes failed: host memory exhausted");
     return p;
   }
-  void deallocate(void* ptr, std::size_t) override { std::free(ptr); }
+  void deallocate(void* ptr, std::size_t bytes) override {
+    const std::size_t size = rounded(bytes);
+    if (size >= kCacheMin) {
+      std::lock_guard lock(mutex_);
+      if (cached_ + size <= kCacheMax) {
+        cache_.emplace(size, ptr);
+        cached_ += size;
+        return;
+      }
+    }
+    std::free(ptr);
+  }
   void copy(void* dst, MemoryKind, const void* src, MemoryKind, std::size_t bytes, StreamId) override {
     std::memcpy(dst, src, bytes);
   }
@@ -35,6 +67,17 @@ class CpuBackend final : public Backend {
   Kernels& kernels() override { return kernels_; }
 
  private:
+  static constexpr std::size_t kCacheMin = std::size_t{1} << 16, kCacheMax = std::size_t{1} << 30;
+  static std::size_t rounded(std::size_t bytes) { return (std::max<std::size_t>(bytes, 1) + 63) / 64 * 64; }
+  void release_cache() {
+    std::lock_guard lock(mutex_);
+    for (auto& [_, p] : cache_) std::free(p);
+    cache_.clear();
+    cached_ = 0;
+  }
+  std::mutex mutex_;
+  std::multimap<std::size_t, void*> cache_;
+  std::size_t cached_ = 0;
   CpuKernels kernels_;
   std::uint64_t next_id_ = 1;
 };

@@ -130,22 +130,78 @@ void CpuKernels::copy(const TensorView& out, const TensorView& in) {
   });
 }
 
-void CpuKernels::unary(UnaryOp op, const TensorView& out, const TensorView& in, double alpha) {
+namespace {
+
+// One pass over out/in with the element function inlined (the op switch is
+// hoisted out of the loop so the compiler can vectorise it).
+template <class T, class F>
+void unary_loop(const TensorView& out, const TensorView& in, F f) {
   std::array<const std::vector<std::int64_t>*, 2> st{&out.strides, &in.strides};
-  GDRT_CPU_DISPATCH(in.dtype, T, {
-    auto* o = static_cast<T*>(out.data);
-    const auto* x = static_cast<const T*>(in.data);
-    const T a = static_cast<T>(alpha);
-    for_each_row<2>(out.sizes, st, [&](auto off, std::int64_t n, auto inner) {
-      T* po = o + off[0];
-      const T* px = x + off[1];
-      if (inner[0] == 1 && inner[1] == 1) {
-        for (std::int64_t i = 0; i < n; ++i) po[i] = apply_unary<T>(op, px[i], a);
-      } else {
-        for (std::int64_t i = 0; i < n; ++i) po[i * inner[0]] = apply_unary<T>(op, px[i * inner[1]], a);
-      }
-    });
+  T* o = static_cast<T*>(out.data);
+  const T* x = static_cast<const T*>(in.data);
+  for_each_row<2>(out.sizes, st, [&](auto off, std::int64_t n, auto inner) {
+    T* po = o + off[0];
+    const T* px = x + off[1];
+    if (inner[0] == 1 && inner[1] == 1) {
+      for (std::int64_t i = 0; i < n; ++i) po[i] = f(px[i]);
+    } else {
+      for (std::int64_t i = 0; i < n; ++i) po[i * inner[0]] = f(px[i * inner[1]]);
+    }
   });
+}
+
+template <class T>
+void unary_typed(UnaryOp op, const TensorView& out, const TensorView& in, T a) {
+  switch (op) {
+    case UnaryOp::relu: return unary_loop<T>(out, in, [](T v) { return v > T(0) ? v : T(0); });
+    case UnaryOp::positive: return unary_loop<T>(out, in, [](T v) { return v > T(0) ? T(1) : T(0); });
+    case UnaryOp::neg: return unary_loop<T>(out, in, [](T v) { return -v; });
+    case UnaryOp::square: return unary_loop<T>(out, in, [](T v) { return v * v; });
+    case UnaryOp::leaky_relu: return unary_loop<T>(out, in, [a](T v) { return v > T(0) ? v : v * a; });
+    default: return unary_loop<T>(out, in, [op, a](T v) { return apply_unary<T>(op, v, a); });
+  }
+}
+
+template <class T, class F>
+void binary_loop(const TensorView& out, const TensorView& a, const TensorView& b, F f) {
+  std::array<const std::vector<std::int64_t>*, 3> st{&out.strides, &a.strides, &b.strides};
+  T* o = static_cast<T*>(out.data);
+  const T* pa = static_cast<const T*>(a.data);
+  const T* pb = static_cast<const T*>(b.data);
+  for_each_row<3>(out.sizes, st, [&](auto off, std::int64_t n, auto in) {
+    T* po = o + off[0];
+    const T* x = pa + off[1];
+    const T* y = pb + off[2];
+    if (in[0] == 1 && in[1] == 1 && in[2] == 1) {
+      for (std::int64_t i = 0; i < n; ++i) po[i] = f(x[i], y[i]);
+    } else if (in[0] == 1 && in[1] == 1 && in[2] == 0) {  // row against a broadcast scalar (bias, scalars)
+      const T yv = y[0];
+      for (std::int64_t i = 0; i < n; ++i) po[i] = f(x[i], yv);
+    } else if (in[0] == 1 && in[1] == 0 && in[2] == 1) {
+      const T xv = x[0];
+      for (std::int64_t i = 0; i < n; ++i) po[i] = f(xv, y[i]);
+    } else {
+      for (std::int64_t i = 0; i < n; ++i) po[i * in[0]] = f(x[i * in[1]], y[i * in[2]]);
+    }
+  });
+}
+
+template <class T>
+void binary_typed(BinaryOp op, const TensorView& out, const TensorView& a, const TensorView& b) {
+  switch (op) {
+    case BinaryOp::add: return binary_loop<T>(out, a, b, [](T x, T y) { return x + y; });
+    case BinaryOp::sub: return binary_loop<T>(out, a, b, [](T x, T y) { return x - y; });
+    case BinaryOp::mul: return binary_loop<T>(out, a, b, [](T x, T y) { return x * y; });
+    case BinaryOp::div: return binary_loop<T>(out, a, b, [](T x, T y) { return x / y; });
+    case BinaryOp::maximum: return binary_loop<T>(out, a, b, [](T x, T y) { return x > y ? x : y; });
+    default: return binary_loop<T>(out, a, b, [op](T x, T y) { return apply_binary<T>(op, x, y); });
+  }
+}
+
+}  // namespace
+
+void CpuKernels::unary(UnaryOp op, const TensorView& out, const TensorView& in, double alpha) {
+  GDRT_CPU_DISPATCH(in.dtype, T, unary_typed<T>(op, out, in, static_cast<T>(alpha)));
 }
 
 void CpuKernels::binary(BinaryOp op, const TensorView& out, const TensorView& a, const TensorView& b) {
@@ -160,21 +216,7 @@ void CpuKernels::binary(BinaryOp op, const TensorView& out, const TensorView& a,
           o[off[0] + i * in[0]] = apply_binary<T>(op, pa[off[1] + i * in[1]], pb[off[2] + i * in[2]]) ? 1 : 0;
       });
     } else {
-      auto* o = static_cast<T*>(out.data);
-      for_each_row<3>(out.sizes, st, [&](auto off, std::int64_t n, auto in) {
-        T* po = o + off[0];
-        const T* x = pa + off[1];
-        const T* y = pb + off[2];
-        if (in[0] == 1 && in[1] == 1 && in[2] == 1) {
-          switch (op) {  // the hot cases, written so the compiler vectorises them
-            case BinaryOp::add: for (std::int64_t i = 0; i < n; ++i) po[i] = x[i] + y[i]; return;
-            case BinaryOp::mul: for (std::int64_t i = 0; i < n; ++i) po[i] = x[i] * y[i]; return;
-            case BinaryOp::sub: for (std::int64_t i = 0; i < n; ++i) po[i] = x[i] - y[i]; return;
-            default: for (std::int64_t i = 0; i < n; ++i) po[i] = apply_binary<T>(op, x[i], y[i]); return;
-          }
-        }
-        for (std::int64_t i = 0; i < n; ++i) po[i * in[0]] = apply_binary<T>(op, x[i * in[1]], y[i * in[2]]);
-      });
+      binary_typed<T>(op, out, a, b);
     }
   });
 }
