@@ -194,7 +194,8 @@ class PrematureFree : public Check {
       auto& covered = state.events[event];
       covered.clear();
       for (const auto& [decl, streams] : state.pending)
-        if (streams.count(stream)) covered.emplace(decl, stream);
+        for (const auto& [key, work] : streams)
+          if (key == stream || stream == "<default>") covered.emplace(decl, key);  // legacy stream: all
       return;
     }
     if (name == "cudaStreamWaitEvent") {

@@ -109,7 +109,7 @@ class UnsyncedTransfer : public Check {
       covered.clear();
       for (const auto& [decl, copies] : state.pending)
         for (const auto& copy : copies)
-          if (copy.stream == stream) covered.insert(copy.copy);
+          if (copy.stream == stream || stream == "<default>") covered.insert(copy.copy);  // legacy stream: all
       return;
     }
     SyncCall sync = as_sync(call, *context_);

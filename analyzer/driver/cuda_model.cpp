@@ -369,8 +369,13 @@ SyncCall as_sync(const CallExpr* call, const ASTContext& context) {
       name == "cudaMemcpy" || name == "cudaMemcpy2D" || name == "cudaFree" || name == "cudaFreeHost" ||
       name == "cuCtxSynchronize")
     return {SyncKind::Device, {}};
-  if (name == "cudaStreamSynchronize" || name == "cudaStreamQuery" || name == "cuStreamSynchronize")
-    return {SyncKind::Stream, stream_key(call_arg(call, 0), context)};
+  if (name == "cudaStreamSynchronize" || name == "cudaStreamQuery" || name == "cuStreamSynchronize") {
+    // The legacy default stream waits for all blocking streams: syncing it
+    // covers them (streams made with cudaStreamNonBlocking are the exception).
+    const std::string key = stream_key(call_arg(call, 0), context);
+    if (key == "<default>") return {SyncKind::Device, {}};
+    return {SyncKind::Stream, key};
+  }
   if (name == "cudaEventSynchronize" || name == "cudaEventQuery" || name == "cuEventSynchronize")
     return {SyncKind::Event, stream_key(call_arg(call, 0), context)};
   const FunctionDecl* callee = call->getDirectCallee();

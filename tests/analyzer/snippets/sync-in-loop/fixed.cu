@@ -31,3 +31,15 @@ void gather(float** device, float* host, int devices, int n) {
     CHECK(cudaMemcpy(host + d * n, device[d], n * sizeof(float), cudaMemcpyDeviceToHost));
   }
 }
+
+// Tricky negative: double buffering waits for the event of the previous cycle
+// of the other buffer, which bounds the work in flight without draining it.
+void pipeline(float* w, float* loss, int n, int steps, cudaStream_t* streams, cudaEvent_t* done) {
+  for (int s = 0; s < steps; ++s) {
+    const int next = (s + 1) % 2;
+    CHECK(cudaEventSynchronize(done[next]));
+    step<<<(n + 255) / 256, 256, 0, streams[s % 2]>>>(w, loss, n);
+    CHECK(cudaGetLastError());
+    CHECK(cudaEventRecord(done[s % 2], streams[s % 2]));
+  }
+}

@@ -33,3 +33,15 @@ float host_to_device(float* device, float* pinned, int n, cudaStream_t stream) {
   CHECK(cudaMemcpyAsync(device, pinned, n * sizeof(float), cudaMemcpyHostToDevice, stream));
   return pinned[0];
 }
+
+// Tricky negative: an event recorded on the legacy default stream covers the
+// work of the (blocking) streams queued before it.
+float read_after_default_stream_event(const float* device, float* pinned, int n, cudaStream_t* streams) {
+  cudaEvent_t all_done;
+  CHECK(cudaEventCreate(&all_done));
+  for (int i = 0; i < 4; ++i)
+    CHECK(cudaMemcpyAsync(pinned + i * n, device + i * n, n * sizeof(float), cudaMemcpyDeviceToHost, streams[i]));
+  CHECK(cudaEventRecord(all_done, 0));
+  CHECK(cudaEventSynchronize(all_done));
+  return pinned[0];
+}
