@@ -74,7 +74,9 @@ TEST(TraceCommand, ForkedChildGetsItsOwnTraceNamedByPid) {
   EXPECT_EQ(load_trace(dir + "/run.gdtrace").allocs.size(), 100u);
   std::vector<std::string> children;
   for (const auto& e : fs::directory_iterator(dir))
-    if (e.path().filename().string().starts_with("run.") && e.path().filename() != "run.gdtrace") children.push_back(e.path());
+    if (e.path().filename().string().starts_with("run.") && e.path().extension() == ".gdtrace" &&
+        e.path().filename() != "run.gdtrace")
+      children.push_back(e.path());
   ASSERT_EQ(children.size(), 1u);
   const Trace child = load_trace(children[0]);
   EXPECT_EQ(child.allocs.size(), 50u) << "the child's events only";

@@ -32,7 +32,9 @@ std::string maybe_gunzip(std::string_view bytes, const std::string& name) {
   if (bytes.size() >= 18) {
     std::uint32_t isize = 0;
     std::memcpy(&isize, bytes.data() + bytes.size() - 4, 4);
-    if (isize > guess && isize < (std::size_t{1} << 31)) guess = std::size_t{isize} + 1;
+    // Trusted only within a plausible ratio: a corrupt trailer must not make
+    // us allocate gigabytes up front.
+    if (isize > guess && isize <= bytes.size() * 64) guess = std::size_t{isize} + 1;
   }
   out.resize(guess);
   std::size_t produced = 0;  // total_out restarts at each gzip member

@@ -229,10 +229,8 @@ void drain_all(Recorder& r, char* staging) noexcept {
   r.writes_in_flight.fetch_add(1, std::memory_order_acq_rel);
   for (std::uint32_t i = 0; i < r.pool_size; ++i) drain_buffer(r, r.pool[i], staging);
   const std::uint64_t dropped = r.dropped.load(std::memory_order_relaxed);
-  if (dropped != r.dropped_written) {
-    r.dropped_written = dropped;
+  if (r.dropped_written.exchange(dropped) != dropped)
     write_small_chunk(r.fd, gdtrace::ChunkType::Dropped, &dropped, sizeof dropped);
-  }
   r.writes_in_flight.fetch_sub(1, std::memory_order_acq_rel);
 }
 
@@ -258,6 +256,10 @@ gdtrace::RawEvent* begin_event(Buffer*& out) noexcept {
 }  // namespace detail
 
 using namespace detail;
+
+namespace {
+void stop_recording(bool close_file) noexcept;
+}  // namespace
 
 bool start(const char* path_pattern, const Options& options) noexcept {
   if (path_pattern == nullptr || *path_pattern == '\0') return false;
@@ -311,7 +313,7 @@ bool start(const char* path_pattern, const Options& options) noexcept {
     static bool registered = false;
     if (!registered) {
       registered = true;
-      std::atexit([] { stop(); });
+      std::atexit([] { stop_recording(false); });
       pthread_atfork(nullptr, nullptr, after_fork_in_child);
     }
     g_enabled.store(true, std::memory_order_release);
@@ -321,7 +323,8 @@ bool start(const char* path_pattern, const Options& options) noexcept {
   }
 }
 
-void stop() noexcept {
+namespace {
+void stop_recording(bool close_file) noexcept {
   std::lock_guard<std::mutex> control(g_control_mutex);
   Recorder* r = g_recorder.load();
   if (r == nullptr || r->pid != static_cast<std::uint64_t>(getpid())) return;
@@ -336,9 +339,16 @@ void stop() noexcept {
   const std::uint64_t written = r->events_written.load();
   write_small_chunk(r->fd, gdtrace::ChunkType::End, &written, sizeof written);
   g_recorder.store(nullptr, std::memory_order_release);
-  ::close(r->fd);
-  r->fd = -1;
+  // At exit other threads may still be inside a write to this descriptor;
+  // closing it could let a later open() reuse the number. The kernel closes it.
+  if (close_file) {
+    ::close(r->fd);
+    r->fd = -1;
+  }
 }
+}  // namespace
+
+void stop() noexcept { stop_recording(true); }
 
 void flush() noexcept {
   Recorder* r = g_recorder.load(std::memory_order_acquire);

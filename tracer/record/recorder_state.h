@@ -48,7 +48,7 @@ struct Recorder {
   std::vector<Buffer*> free_list;
 
   std::atomic<std::uint64_t> dropped{0};
-  std::uint64_t dropped_written = 0;  // writer thread / final flush only
+  std::atomic<std::uint64_t> dropped_written{0};
   std::atomic<std::uint64_t> events_written{0};
   std::atomic<int> writes_in_flight{0};
   std::atomic<int> retired_pending{0};  // retired buffers not yet recycled
