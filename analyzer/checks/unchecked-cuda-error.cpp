@@ -131,8 +131,10 @@ class UncheckedCudaError : public Check {
     const auto& extra = config().error_check_functions;
     if (std::find(extra.begin(), extra.end(), name) != extra.end()) return true;
     if (name == "cudaGetLastError" || name == "cudaPeekAtLastError") return true;
-    // A synchronisation whose status is used reports launch failures too.
-    if ((name == "cudaDeviceSynchronize" || name == "cudaStreamSynchronize") && !discarded(call, *context_))
+    // A blocking call whose status is used reports the kernel's failures too.
+    if ((name == "cudaDeviceSynchronize" || name == "cudaStreamSynchronize" || name == "cudaEventSynchronize" ||
+         name == "cudaMemcpy" || name == "cudaMemcpy2D") &&
+        !discarded(call, *context_))
       return true;
     const FunctionDecl* callee = call->getDirectCallee();
     return callee && callee->hasBody() && !is_cuda_runtime_api(name) && checks_last_error(callee->getBody(), 1);

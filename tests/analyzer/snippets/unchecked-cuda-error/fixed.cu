@@ -57,3 +57,9 @@ float time_it(Launch launch, float* d, int n) {
   return 0.0f;
 }
 float bench(float* d, int n) { return time_it(launch_fill_ptr, d, n); }
+
+// A checked blocking copy after the launch surfaces the kernel's failure.
+void checked_by_blocking_copy(float* d, float* host, int n) {
+  fill<<<1, 256>>>(d, n);
+  CUDA_CHECK(cudaMemcpy(host, d, n * sizeof(float), cudaMemcpyDeviceToHost));
+}
