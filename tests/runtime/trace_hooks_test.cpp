@@ -19,6 +19,7 @@ TEST(TraceHooks, RecordsMemoryCopiesAndFindings) {
     Tensor a = ones({256});                    // 1 KiB host allocation
     Tensor d = a.to(test::fake_device());      // device allocation + host-to-device copy
     EXPECT_THROW(add(a, d), Error);            // GD001, raised and recorded
+    Tensor e = mul(d, d);                      // a kernel on the device
     AllowScalar allow;
     (void)d.at({3});                           // a host read of device memory
   }                                            // everything freed here
@@ -41,6 +42,10 @@ TEST(TraceHooks, RecordsMemoryCopiesAndFindings) {
   ASSERT_FALSE(trace.findings.empty());
   EXPECT_EQ(trace.str(trace.findings.front().rule_id), "GD001");
   EXPECT_NE(trace.str(trace.findings.front().message).find("add"), std::string_view::npos);
+  bool mul_on_device = false;
+  for (const auto& k : trace.kernels)
+    mul_on_device |= trace.str(k.name) == "gdrt::binary" && k.device == 0 && k.end_ns >= k.start_ns;
+  EXPECT_TRUE(mul_on_device);
   ASSERT_EQ(trace.host_accesses.size(), 1u);
   EXPECT_EQ(trace.host_accesses.front().bytes, 4u);
 }

@@ -64,6 +64,15 @@ void finding(const std::string& rule, const std::string& message) {
                                 .stack = rec::capture_stack(2)});
 }
 
+bool recording() { return rec::enabled(); }
+
+void kernel(const Device& device, const char* name, std::uint64_t start_ns, std::uint64_t end_ns) {
+  if (!rec::enabled()) return;
+  // Interned on every call: ids belong to one trace, and a process may record several.
+  rec::record(rec::KernelEvent{.start_ns = start_ns, .end_ns = end_ns, .name = rec::intern(name),
+                               .device = device_id(device)});
+}
+
 #else  // built without the recorder: hooks are no-ops
 
 std::uint64_t now_ns() { return 0; }
@@ -72,6 +81,8 @@ void freed(const Device&, const void*, std::size_t) {}
 void copied(const Device&, void*, MemoryKind, const void*, MemoryKind, std::size_t, std::uint64_t, std::uint64_t) {}
 void host_read(const Device&, const void*, std::size_t) {}
 void finding(const std::string&, const std::string&) {}
+bool recording() { return false; }
+void kernel(const Device&, const char*, std::uint64_t, std::uint64_t) {}
 
 #endif
 

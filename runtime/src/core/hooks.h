@@ -18,6 +18,10 @@ void copied(const Device& device, void* dst, MemoryKind dst_kind, const void* sr
 void host_read(const Device& device, const void* ptr, std::size_t bytes);
 // A rule the runtime detected itself (GD001, GD002, GD005), before it throws.
 void finding(const std::string& rule, const std::string& message);
+// A kernel ran on `device` from start to end (`name` is a string literal).
+void kernel(const Device& device, const char* name, std::uint64_t start_ns, std::uint64_t end_ns);
+// True while a trace is being recorded (one relaxed load).
+bool recording();
 std::uint64_t now_ns();
 
 }  // namespace gdrt::hooks

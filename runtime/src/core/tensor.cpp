@@ -100,7 +100,12 @@ bool TensorView::is_contiguous() const {
   return true;
 }
 
-Kernels& kernels_for(const Tensor& t) { return t.impl()->storage->backend->kernels(); }
+Kernels& traced_kernels(Kernels& inner, const Device& device);  // core/traced_kernels.cpp
+
+Kernels& kernels_for(const Tensor& t) {
+  Backend& b = *t.impl()->storage->backend;
+  return hooks::recording() ? traced_kernels(b.kernels(), b.device()) : b.kernels();
+}
 
 Tensor Tensor::contiguous() const {
   if (is_contiguous()) return *this;
