@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
@@ -34,15 +35,27 @@ void record_range(std::uint64_t from, std::uint64_t to) {
   std::abort();  // not reached
 }
 
+// A program's own SIGSEGV handler, installed before tracing starts: it must
+// still see the faulting address.
+void own_segv_handler(int, siginfo_t* info, void*) {
+  _exit(info->si_addr == reinterpret_cast<void*>(0x10) ? 42 : 43);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 4) {
-    std::fprintf(stderr, "usage: %s segv|abort|bus|_exit|exit|throw|kill|none TRACE N\n", argv[0]);
+    std::fprintf(stderr, "usage: %s segv|handler|abort|bus|_exit|exit|throw|kill|none TRACE N\n", argv[0]);
     return 2;
   }
   const std::string how = argv[1];
   const std::uint64_t n = std::strtoull(argv[3], nullptr, 10);
+  if (how == "handler") {
+    struct sigaction sa {};
+    sa.sa_sigaction = own_segv_handler;
+    sa.sa_flags = SA_SIGINFO;
+    sigaction(SIGSEGV, &sa, nullptr);
+  }
   rec::Options options;
   options.buffer_events = 256;
   options.buffer_count = 128;  // 32768 events: room for all, so none is dropped
@@ -52,9 +65,9 @@ int main(int argc, char** argv) {
   record_range(1, n / 2);
   worker.join();
 
-  if (how == "segv") {
-    volatile int* null = nullptr;
-    *null = 1;
+  if (how == "segv" || how == "handler") {
+    volatile std::uintptr_t where = how == "segv" ? 0 : 0x10;  // opaque to the optimizer
+    *reinterpret_cast<volatile int*>(where) = 1;
   } else if (how == "abort") {
     std::abort();
   } else if (how == "bus") {

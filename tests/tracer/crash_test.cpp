@@ -58,6 +58,13 @@ TEST(CrashSafety, SegfaultKeepsEveryEvent) {
   expect_events(o.trace, false);
 }
 
+TEST(CrashSafety, ProgramsOwnSegvHandlerStillRunsWithTheFaultAddress) {
+  auto o = die("handler");
+  ASSERT_TRUE(WIFEXITED(o.status)) << "status " << o.status;
+  EXPECT_EQ(WEXITSTATUS(o.status), 42) << "43: the handler saw another address";
+  expect_events(o.trace, false);
+}
+
 TEST(CrashSafety, AbortKeepsEveryEvent) {
   auto o = die("abort");
   expect_signal(o.status, SIGABRT);

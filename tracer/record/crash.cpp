@@ -1,8 +1,8 @@
 // Crash safety: when the traced process dies, what it recorded reaches the
 // file first.
 //   - fatal signals (SEGV, BUS, ABRT, FPE, ILL) and termination signals (INT,
-//     TERM, HUP, QUIT): drain every buffer with write(2) only, then restore
-//     the previous disposition and re-raise;
+//     TERM, HUP, QUIT): drain every buffer with write(2) only, then call the
+//     handler the program had installed, or re-raise with the default action;
 //   - std::terminate (uncaught exception): drain, then the previous handler;
 //   - exit(): the atexit handler registered by start() stops cleanly;
 //   - _exit()/_Exit(): this library interposes them (as sanitizers do) and
@@ -34,10 +34,24 @@ void pause_briefly() noexcept {
   nanosleep(&ts, nullptr);
 }
 
-void on_signal(int sig, siginfo_t*, void*) {
+void on_signal(int sig, siginfo_t* info, void* context) {
   emergency_flush();
-  sigaction(sig, &g_previous[sig], nullptr);
-  raise(sig);  // delivered with the previous disposition once we return
+  // A handler the program installed before us (e.g. one that maps pages on
+  // a fault) gets the original siginfo and context, and we stay installed.
+  const struct sigaction& previous = g_previous[sig];
+  if (previous.sa_flags & SA_SIGINFO) {
+    if (previous.sa_sigaction != nullptr) {
+      previous.sa_sigaction(sig, info, context);
+      return;
+    }
+  } else if (previous.sa_handler == SIG_IGN) {
+    return;
+  } else if (previous.sa_handler != SIG_DFL) {
+    previous.sa_handler(sig);
+    return;
+  }
+  signal(sig, SIG_DFL);
+  raise(sig);  // delivered with the default action once we return
 }
 
 void on_terminate() {
