@@ -66,6 +66,22 @@ TEST(MemoryTimeline, FindsLiveAndFreedBlocksByAddress) {
   EXPECT_EQ(freed_block_containing(d, 0x1084, 35), nullptr);  // re-allocated: live again
 }
 
+TEST(MemoryTimeline, EqualStacksGroupAsOneCallSite) {
+  Trace t;
+  const StackId a1 = stack_named(t, "make_weights", "unet.cpp", 7);
+  const StackId a2 = stack_named(t, "make_weights", "unet.cpp", 7);  // recorded again, same frames
+  const StackId b = stack_named(t, "make_weights", "unet.cpp", 9);
+  alloc(t, 1, 0x1000, 10, 0, a1);
+  alloc(t, 2, 0x2000, 20, 0, a2);
+  alloc(t, 3, 0x3000, 5, 0, b);
+  const MemoryTimeline m = build_memory_timeline(t);
+  EXPECT_EQ(m.canonical_stack(a2), a1);
+  const auto groups = group_by_stack(m.devices[0], m.devices[0].live_at_peak);
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_EQ(groups[0].bytes, 30u);
+  EXPECT_EQ(groups[0].count, 2u);
+}
+
 TEST(MemoryTimeline, KeepsAllocatorCounters) {
   Trace t;
   t.memory_counters.push_back({.time_ns = 1, .device = 0, .allocated_bytes = 100, .reserved_bytes = 400});

@@ -46,6 +46,23 @@ TEST(Summary, ShowsFindingsMemoryTimeAndDroppedEvents) {
   EXPECT_NE(coloured.str().find("\x1b["), std::string::npos);
 }
 
+TEST(Summary, NamesTheCallSitesAtThePeakWithoutParameterLists) {
+  Trace t;
+  Stack s;
+  for (const char* fn : {"gdrt::make_tensor(std::vector<long> const&, gdrt::DType)",
+                         "gdrt::(anonymous namespace)::conv2d(gdrt::Tensor const&) const", "train_step()"}) {
+    StackFrame f;
+    f.function = t.intern(fn);
+    s.frames.push_back(f);
+  }
+  alloc(t, 10, 0x1000, 4096, 0, t.add_stack(std::move(s)));
+  std::ostringstream out;
+  print_summary(out, t, analyze(t), {});
+  EXPECT_NE(out.str().find("from gdrt::make_tensor <- gdrt::(anonymous namespace)::conv2d <- train_step\n"),
+            std::string::npos)
+      << out.str();
+}
+
 TEST(Summary, NoDroppedLineWhenNothingWasDropped) {
   const Trace t = sample_trace();
   std::ostringstream out;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <string>
 #include <unordered_map>
 
 namespace gpudiag {
@@ -59,7 +60,25 @@ std::uint64_t MemoryTimeline::peak_bytes() const {
   return peak;
 }
 
+std::vector<StackId> canonical_stack_ids(const Trace& trace) {
+  std::vector<StackId> out(trace.stacks.size());
+  std::unordered_map<std::string, StackId> first;  // frames' addresses (and symbols, for imports) -> id
+  std::string key;
+  for (StackId id = 0; id < trace.stacks.size(); ++id) {
+    key.clear();
+    for (const StackFrame& f : trace.stacks[id].frames) {
+      key.append(reinterpret_cast<const char*>(&f.ip), sizeof f.ip);
+      key.append(reinterpret_cast<const char*>(&f.function), sizeof f.function);
+      key.append(reinterpret_cast<const char*>(&f.line), sizeof f.line);
+    }
+    out[id] = first.try_emplace(key, id).first->second;
+  }
+  return out;
+}
+
 MemoryTimeline build_memory_timeline(const Trace& trace) {
+  MemoryTimeline timeline;
+  timeline.canonical = canonical_stack_ids(trace);
   std::map<std::int32_t, DeviceMemory> by_device;
   std::map<std::int32_t, std::vector<Step>> steps;
   for (std::uint32_t i = 0; i < trace.allocs.size(); ++i)
@@ -84,7 +103,7 @@ MemoryTimeline build_memory_timeline(const Trace& trace) {
       Block& b = m.blocks[block];
       b.free_ns = t;
       if (f) {
-        b.free_stack = f->stack;
+        b.free_stack = timeline.canonical_stack(f->stack);
         b.free_stream = f->stream;
       }
       live -= b.bytes;
@@ -102,7 +121,7 @@ MemoryTimeline build_memory_timeline(const Trace& trace) {
         b.addr = a.addr;
         b.bytes = a.bytes;
         b.alloc_ns = a.time_ns;
-        b.stack = a.stack;
+        b.stack = timeline.canonical_stack(a.stack);
         b.kind = a.kind;
         b.stream = a.stream;
         b.alloc_index = s.index;
@@ -140,7 +159,6 @@ MemoryTimeline build_memory_timeline(const Trace& trace) {
         m.live.push_back({s.time_ns, live});
     }
   }
-  MemoryTimeline timeline;
   for (auto& [id, m] : by_device) {
     finish_device(trace, m);
     timeline.devices.push_back(std::move(m));

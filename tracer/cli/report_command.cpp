@@ -79,6 +79,8 @@ int run_report(const ReportOptions& o) {
     std::cerr << fmt::format("gpudiag report: {}\n", e.what());
     return 2;
   }
+  // Stacks recorded as bare addresses get function, file and line while the binaries are still here.
+  if (trace.source == TraceSource::Gdtrace) symbolize(trace);
   if (trace.event_count() > 2'000'000) progress.enable();
   progress.stage(fmt::format("loaded {} events; analysing", trace.event_count()));
   DetectOptions detect;

@@ -21,7 +21,7 @@ void detect_pageable_async_copy(const DetectContext& ctx, std::vector<Finding>& 
     const bool pageable = (c.copy != CopyKind::DtoH && c.src_kind == MemKind::Pageable) ||
                           (c.copy != CopyKind::HtoD && c.dst_kind == MemKind::Pageable);
     if (!pageable || c.copy == CopyKind::HtoH) continue;
-    Group& g = groups[{c.stack, c.copy}];
+    Group& g = groups[{ctx.memory.canonical_stack(c.stack), c.copy}];
     ++g.count;
     g.bytes += c.bytes;
     g.ns += c.end_ns - c.start_ns;

@@ -25,7 +25,7 @@ void detect_scalar_indexing(const DetectContext& ctx, std::vector<Finding>& out)
     ns += c.end_ns - c.start_ns;
     htod += c.copy == CopyKind::HtoD;
     dtoh += c.copy == CopyKind::DtoH;
-    Group& g = by_stack[c.stack];
+    Group& g = by_stack[ctx.memory.canonical_stack(c.stack)];
     ++g.count;
     g.ns += c.end_ns - c.start_ns;
   }

@@ -20,7 +20,7 @@ void detect_sync_in_loop(const DetectContext& ctx, std::vector<Finding>& out) {
   for (const Sync& s : t.syncs) {
     if (s.kind == SyncKind::StreamWaitEvent || s.end_ns <= s.start_ns) continue;
     blocked.push_back({s.start_ns, s.end_ns});
-    auto& g = by_stack[s.stack];
+    auto& g = by_stack[ctx.memory.canonical_stack(s.stack)];
     ++g.first;
     g.second += s.end_ns - s.start_ns;
   }

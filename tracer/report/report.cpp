@@ -71,7 +71,8 @@ nlohmann::json report_json(const Trace& trace, const Report& report) {
 
 std::string summarize_after_trace(const std::string& trace_path, std::ostream& out) {
   try {
-    const Trace trace = load_trace(trace_path);
+    Trace trace = load_trace(trace_path);
+    symbolize(trace);
     const Report report = analyze(trace);
     print_summary(out, trace, report, {});
     const std::string html = trace_path + ".html";

@@ -26,6 +26,30 @@ std::string pct(std::uint64_t part, std::uint64_t whole) {
   return whole ? fmt::format("{:5.1f}%", 100.0 * static_cast<double>(part) / static_cast<double>(whole)) : "    -";
 }
 
+// "make_tensor <- Conv2d::forward <- train_step": the innermost frames of a
+// stack, without parameter lists, so call sites that share an allocator
+// function still read differently.
+std::string short_stack(const std::vector<Frame>& frames, std::size_t depth = 3) {
+  if (frames.empty()) return "an unrecorded stack";
+  std::string out;
+  for (std::size_t i = 0; i < frames.size() && i < depth; ++i) {
+    std::string f = frames[i].function.empty() ? fmt::format("0x{:x}", frames[i].address) : frames[i].function;
+    // Drop the trailing parameter list (matching its parentheses backwards), keep "(anonymous namespace)".
+    if (auto close = f.rfind(')'); close != std::string::npos && close + 8 >= f.size()) {
+      int depth = 0;
+      for (std::size_t p = close + 1; p-- > 0;) {
+        depth += f[p] == ')' ? 1 : f[p] == '(' ? -1 : 0;
+        if (depth == 0) {
+          if (p > 0) f.resize(p);
+          break;
+        }
+      }
+    }
+    out += (i ? " <- " : "") + f;
+  }
+  return out;
+}
+
 std::string device_name(std::int32_t id) { return id == kHostDevice ? "host" : fmt::format("device {}", id); }
 
 }  // namespace
@@ -88,9 +112,7 @@ void print_summary(std::ostream& out, const Trace& trace, const Report& report, 
       const auto frames = frames_of(trace, groups[i].stack);
       out << fmt::format("    {} in {} allocation{} at the peak from {}\n", format_bytes(groups[i].bytes),
                          groups[i].count, groups[i].count == 1 ? "" : "s",
-                         frames.empty() ? std::string("an unrecorded stack")
-                                        : (frames.front().function.empty() ? fmt::format("0x{:x}", frames.front().address)
-                                                                           : frames.front().function));
+                         short_stack(frames));
     }
   }
 

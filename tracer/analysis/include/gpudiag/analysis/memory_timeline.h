@@ -56,12 +56,19 @@ struct DeviceMemory {
 
 struct MemoryTimeline {
   std::vector<DeviceMemory> devices;  // ordered by device id (host = -1 first)
+  // Recorders store a stack per event; equal stacks get one id here so that
+  // grouping by stack groups by call site. Block::stack already uses it.
+  std::vector<StackId> canonical;
+  StackId canonical_stack(StackId id) const { return id < canonical.size() ? canonical[id] : id; }
   const DeviceMemory* device(std::int32_t id) const;
   // Largest peak over devices (0 if no allocation).
   std::uint64_t peak_bytes() const;
 };
 
 MemoryTimeline build_memory_timeline(const Trace& trace);
+
+// For every stack id, the smallest id of a stack with the same frames.
+std::vector<StackId> canonical_stack_ids(const Trace& trace);
 
 // Live bytes of `memory` at time t (0 before the first event).
 std::uint64_t live_bytes_at(const DeviceMemory& memory, std::uint64_t t);
