@@ -1,17 +1,34 @@
 #!/usr/bin/env bash
-# Installs the dependencies, builds, and runs gpudiag on the bundled example:
-# the GPU stack check, then the explanation of a rule and of a CUDA error.
+# Installs the dependencies, builds, and runs gpudiag on the bundled examples:
+# the GPU stack check, gpulint over samples/, a traced UNet training run with
+# its report (terminal summary and HTML memory timeline).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 bash scripts/build.sh
-bin="${BUILD_DIR:-build}/tracer/cli/gpudiag"
+build=$(realpath "${BUILD_DIR:-build}")
+out="$build/example"
+mkdir -p "$out"
 
-echo "== gpudiag doctor"
-"$bin" doctor || true   # exit 1 means no usable GPU: expected on CPU-only machines
+echo "== gpudiag doctor: is the GPU stack usable?"
+"$build/tracer/cli/gpudiag" doctor || true   # exit 1: no usable GPU, expected on CPU-only machines
+
+echo
+echo "== gpulint samples/: what the sources get wrong before they run"
+if [ -x "$build/analyzer/gpulint" ]; then
+  "$build/analyzer/gpulint" samples/ || true  # exit 1: findings, which is the point of the example
+  "$build/analyzer/gpulint" --format=sarif -o "$out/samples.sarif" samples/ || true
+  echo "SARIF for code scanning: $out/samples.sarif"
+else
+  echo "gpulint was not built (no clang/LLVM 19)"
+fi
+
+echo
+echo "== gpudiag trace: a UNet trains on synthetic shapes under the tracer"
+"$build/tracer/cli/gpudiag" trace -o "$out/train_unet.gdtrace" -- \
+  "$build/samples/train_unet/train_unet" --device cpu --epochs 2 --checkpoint "$out/train_unet.safetensors"
+
 echo
 echo "== gpudiag explain GD004"
-"$bin" explain GD004
-echo
-echo "== gpudiag explain 700"
-"$bin" explain 700
+"$build/tracer/cli/gpudiag" explain GD004 | head -n 40
+echo "Open $out/train_unet.gdtrace.html in a browser for the memory timeline."
