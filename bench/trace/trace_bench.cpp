@@ -34,6 +34,12 @@ double thread_cpu_ns() {
   return static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec);
 }
 
+double process_cpu_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec);
+}
+
 // Records n events with explicit timestamps (as CUPTI records arrive);
 // returns the thread's CPU ns per event.
 double record_n(std::uint64_t n, std::uint64_t base) {
@@ -99,27 +105,35 @@ void recording_cost() {
   fs::remove(path);
 }
 
-void import_throughput() {
-  const fs::path dir = fs::path(GPUDIAG_SHARED_DATA_DIR) / "traces";
-  if (!fs::is_directory(dir)) {
-    std::printf("import: no real traces in %s\n", dir.c_str());
-    return;
-  }
+// Imports every real trace (or only `only`) repeatedly for >= min_seconds.
+void import_throughput(const std::string& only, double min_seconds) {
   std::vector<fs::path> files;
-  for (const auto& e : fs::directory_iterator(dir))
-    if (e.path().string().ends_with(".json.gz") || e.path().string().ends_with(".json")) files.push_back(e.path());
-  std::sort(files.begin(), files.end());
+  if (!only.empty()) {
+    files.push_back(only);
+  } else {
+    const fs::path dir = fs::path(GPUDIAG_SHARED_DATA_DIR) / "traces";
+    if (!fs::is_directory(dir)) {
+      std::printf("import: no real traces in %s\n", dir.c_str());
+      return;
+    }
+    for (const auto& e : fs::directory_iterator(dir))
+      if (e.path().string().ends_with(".json.gz") || e.path().string().ends_with(".json")) files.push_back(e.path());
+    std::sort(files.begin(), files.end());
+  }
+  std::printf("(import: CPU time of the process, which excludes waiting for a core on this loaded machine; wall in brackets)\n");
   for (const auto& f : files) {
     const auto t0 = Clock::now();
+    const double cpu0 = process_cpu_ns();
     int runs = 0;
     std::size_t events = 0;
     do {
       events = gpudiag::load_trace(f.string()).event_count();
       ++runs;
-    } while (seconds_since(t0) < 1.0);
-    const double s = seconds_since(t0) / runs;
-    std::printf("import %-44s %8zu events  %7.1f ms  %6.2f M events/s\n", f.filename().c_str(), events, s * 1e3,
-                static_cast<double>(events) / s / 1e6);
+    } while (seconds_since(t0) < min_seconds);
+    const double wall = seconds_since(t0) / runs;
+    const double cpu = (process_cpu_ns() - cpu0) / 1e9 / runs;
+    std::printf("import %-44s %8zu events  %7.1f ms CPU [%7.1f ms wall]  %6.2f M events/s\n", f.filename().c_str(), events,
+                cpu * 1e3, wall * 1e3, static_cast<double>(events) / cpu / 1e6);
   }
 }
 
@@ -165,8 +179,17 @@ void unet_overhead() {
 
 }  // namespace
 
-int main() {
-  recording_cost();
-  import_throughput();
-  unet_overhead();
+// trace_bench                 every measurement
+// trace_bench record          recording cost only
+// trace_bench import [FILE]   one import per trace (or of FILE): for profiling under callgrind
+int main(int argc, char** argv) {
+  const std::string what = argc > 1 ? argv[1] : "";
+  if (what.empty() || what == "record") recording_cost();
+  if (what.empty()) import_throughput("", 1.0);
+  if (what == "import") import_throughput(argc > 2 ? argv[2] : "", 0.0);
+  if (what.empty()) unet_overhead();
+  if (!what.empty() && what != "record" && what != "import") {
+    std::fprintf(stderr, "usage: trace_bench [record | import [FILE]]\n");
+    return 2;
+  }
 }

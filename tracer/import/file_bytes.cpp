@@ -22,7 +22,12 @@ bool is_gzip(std::string_view b) {
 }
 
 std::string maybe_gunzip(std::string_view bytes, const std::string& name) {
-  if (!is_gzip(bytes)) return std::string(bytes);
+  if (!is_gzip(bytes)) {
+    std::string copy;
+    copy.reserve(bytes.size() + kReadPadding);
+    copy.assign(bytes);
+    return copy;
+  }
   z_stream zs{};
   if (inflateInit2(&zs, 15 + 32) != Z_OK) throw TraceError(name + ": cannot initialise gzip decompression");
   std::string out;
@@ -34,7 +39,7 @@ std::string maybe_gunzip(std::string_view bytes, const std::string& name) {
     std::memcpy(&isize, bytes.data() + bytes.size() - 4, 4);
     // Trusted only within a plausible ratio: a corrupt trailer must not make
     // us allocate gigabytes up front.
-    if (isize > guess && isize <= bytes.size() * 64) guess = std::size_t{isize} + 1;
+    if (isize > guess && isize <= bytes.size() * 64) guess = std::size_t{isize} + kReadPadding;
   }
   out.resize(guess);
   std::size_t produced = 0;  // total_out restarts at each gzip member
@@ -71,16 +76,32 @@ std::string maybe_gunzip(std::string_view bytes, const std::string& name) {
       throw TraceError(name + ": gzip data is cut short");
     }
   }
-  out.resize(produced);
   inflateEnd(&zs);
+  if (out.size() - produced < kReadPadding) out.resize(produced + kReadPadding);  // keeps the padding in capacity
+  out.resize(produced);
   return out;
 }
 
 std::string read_file_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw TraceError(path + ": cannot open: " + std::strerror(errno));
-  std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return maybe_gunzip(raw, path);
+  // One read of the whole file (an istreambuf_iterator copies byte by byte).
+  in.seekg(0, std::ios::end);
+  const std::streamoff size = in.tellg();
+  in.seekg(0, std::ios::beg);
+  std::string raw;
+  if (size > 0) {
+    raw.reserve(static_cast<std::size_t>(size) + kReadPadding);
+    raw.resize(static_cast<std::size_t>(size));
+    in.read(raw.data(), size);
+    raw.resize(static_cast<std::size_t>(in.gcount()));
+  }
+  if (!in.eof() && in.peek() != std::char_traits<char>::eof()) {  // grew while we read (or a pipe): take the rest too
+    raw.append(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  if (is_gzip(raw)) return maybe_gunzip(raw, path);
+  if (raw.capacity() - raw.size() < kReadPadding) raw.reserve(raw.size() + kReadPadding);
+  return raw;
 }
 
 }  // namespace gpudiag::import

@@ -1,10 +1,16 @@
 // Reading input files whole, gunzipping when they are gzip (by magic).
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
 namespace gpudiag::import {
+
+// Every string returned here has at least this many bytes of spare capacity
+// past its end, so a JSON parser that reads ahead (simdjson) can parse it in
+// place instead of copying tens of megabytes into a padded buffer.
+inline constexpr std::size_t kReadPadding = 64;
 
 // The bytes of `path`, decompressed if gzip. Throws TraceError.
 std::string read_file_bytes(const std::string& path);

@@ -4,7 +4,10 @@
 // "[memory]" instant events of the caching allocator.
 #include <simdjson.h>
 
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <map>
 #include <unordered_map>
 
@@ -18,19 +21,35 @@ namespace {
 namespace dom = simdjson::dom;
 using import::parse_memcpy_name;
 
+// Some writers quote numbers ("12.5"); others put words where numbers go
+// ("stream 7" as a tid). Same acceptance as std::stod (strtod: leading blanks,
+// a numeric prefix, out of range refused) but without throwing: the older
+// traces have a quoted tid on every GPU event, and an exception each costs
+// microseconds of unwinding.
+std::optional<double> quoted_number(std::string_view s) {
+  char small[64];
+  std::string large;
+  const char* text = small;
+  if (s.size() < sizeof small) {
+    std::memcpy(small, s.data(), s.size());
+    small[s.size()] = '\0';
+  } else {
+    large.assign(s);
+    text = large.c_str();
+  }
+  char* end = nullptr;
+  errno = 0;
+  const double v = std::strtod(text, &end);
+  if (end == text || errno == ERANGE) return std::nullopt;
+  return v;
+}
+
 std::optional<double> number(dom::element e) {
   switch (e.type()) {
     case dom::element_type::INT64: return static_cast<double>(std::int64_t(e));
     case dom::element_type::UINT64: return static_cast<double>(std::uint64_t(e));
     case dom::element_type::DOUBLE: return double(e);
-    case dom::element_type::STRING: {  // some writers quote numbers
-      std::string_view s = e;
-      try {
-        return std::stod(std::string(s));
-      } catch (...) {
-        return std::nullopt;
-      }
-    }
+    case dom::element_type::STRING: return quoted_number(std::string_view(e));
     default: return std::nullopt;
   }
 }
@@ -84,11 +103,14 @@ class KinetoImporter {
  public:
   explicit KinetoImporter(const std::string& name) { trace_.source = TraceSource::Kineto, trace_.path = name; }
 
-  Trace run(std::string_view json) {
-    simdjson::padded_string padded(json);
+  // `json` must have kReadPadding bytes of spare capacity (file_bytes.h):
+  // simdjson then parses it in place, with no padded copy.
+  Trace run(const std::string& json) {
+    static_assert(import::kReadPadding >= simdjson::SIMDJSON_PADDING);
+    const bool padded = json.capacity() - json.size() >= simdjson::SIMDJSON_PADDING;
     dom::parser parser;
     dom::element root;
-    if (auto err = parser.parse(padded).get(root))
+    if (auto err = parser.parse(json.data(), json.size(), !padded).get(root))
       throw TraceError(trace_.path + ": not valid JSON (" + simdjson::error_message(err) + ")");
     dom::array events;
     dom::object obj;
