@@ -99,6 +99,12 @@ void dims(dom::object args, std::string_view key, std::uint32_t out[3]) {
   }
 }
 
+// The "X" categories event() turns into events; every other one is skipped.
+bool imported_category(std::string_view cat) {
+  return cat == "kernel" || cat == "Kernel" || cat == "gpu_memcpy" || cat == "Memcpy" || cat == "gpu_memset" ||
+         cat == "Memset" || cat == "cuda_sync" || cat == "cuda_runtime" || cat == "Runtime" || cat == "cuda_driver";
+}
+
 class KinetoImporter {
  public:
   explicit KinetoImporter(const std::string& name) { trace_.source = TraceSource::Kineto, trace_.path = name; }
@@ -151,9 +157,12 @@ class KinetoImporter {
     }
     if (ph != "X") return;
     std::string_view cat = str_field(ev, "cat");
+    // Most complete events are CPU ops (cat "Operator", "cpu_op", ...) with
+    // long args: leave them before looking up any field they would not use.
+    if (!imported_category(cat)) return;
     dom::object args;
-    if (ev.at_key("args").get(args)) args = dom::object();
-    const bool has_args = !ev.at_key("args").error();
+    const bool has_args = ev.at_key("args").get(args) == simdjson::SUCCESS;
+    if (!has_args) args = dom::object();
     const std::uint64_t start = micros_to_ns(ev, "ts");
     const std::uint64_t end = start + micros_to_ns(ev, "dur");
     auto iarg = [&](std::string_view k, std::int64_t d) { return has_args ? int_field(args, k, d) : d; };
