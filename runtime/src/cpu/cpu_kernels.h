@@ -68,20 +68,42 @@ void for_each_row(const std::vector<std::int64_t>& sizes, const std::array<const
     });
     return;
   }
-  const std::int64_t inner_n = sizes[rank - 1];
+  // Merge adjacent dimensions that every operand walks with one stride
+  // (e.g. a channel slice of NCHW is N rows of C*H*W), so rows stay long.
+  std::vector<std::int64_t> sz;
+  std::array<std::vector<std::int64_t>, N> stv;
+  for (std::size_t d = 0; d < rank; ++d) {
+    if (sizes[d] == 1) continue;
+    bool merge = !sz.empty();
+    for (std::size_t k = 0; k < N && merge; ++k) merge = stv[k].back() == (*strides[k])[d] * sizes[d];
+    if (merge) {
+      sz.back() *= sizes[d];
+      for (std::size_t k = 0; k < N; ++k) stv[k].back() = (*strides[k])[d];
+    } else {
+      sz.push_back(sizes[d]);
+      for (std::size_t k = 0; k < N; ++k) stv[k].push_back((*strides[k])[d]);
+    }
+  }
+  const std::size_t crank = sz.size();
+  const std::int64_t inner_n = sz[crank - 1];
+  // Long rows are cut into pieces so both rows and pieces spread over the pool.
+  constexpr std::int64_t piece = 1 << 15;
+  const std::int64_t pieces = (inner_n + piece - 1) / piece;
   const std::int64_t rows = numel / inner_n;
   std::array<std::int64_t, N> inner;
-  for (std::size_t k = 0; k < N; ++k) inner[k] = (*strides[k])[rank - 1];
-  parallel_for(rows, numel > (1 << 15), [&](std::int64_t r0, std::int64_t r1) {
-    for (std::int64_t r = r0; r < r1; ++r) {
+  for (std::size_t k = 0; k < N; ++k) inner[k] = stv[k][crank - 1];
+  parallel_for(rows * pieces, numel > (1 << 15), [&](std::int64_t w0, std::int64_t w1) {
+    for (std::int64_t w = w0; w < w1; ++w) {
+      const std::int64_t r = w / pieces, p0 = (w % pieces) * piece;
       std::array<std::int64_t, N> off{};
       std::int64_t rem = r;
-      for (std::size_t d = rank - 1; d-- > 0;) {
-        const std::int64_t idx = rem % sizes[d];
-        rem /= sizes[d];
-        for (std::size_t k = 0; k < N; ++k) off[k] += idx * (*strides[k])[d];
+      for (std::size_t d = crank - 1; d-- > 0;) {
+        const std::int64_t idx = rem % sz[d];
+        rem /= sz[d];
+        for (std::size_t k = 0; k < N; ++k) off[k] += idx * stv[k][d];
       }
-      row(off, inner_n, inner);
+      for (std::size_t k = 0; k < N; ++k) off[k] += p0 * inner[k];
+      row(off, std::min(piece, inner_n - p0), inner);
     }
   });
 }
