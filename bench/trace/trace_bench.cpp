@@ -71,10 +71,9 @@ double clock_ns() {
   return (thread_cpu_ns() - t0) / kCalls;
 }
 
-void recording_cost() {
-  constexpr std::uint64_t kEvents = 4'000'000;
+void recording_cost(std::uint64_t events) {
   std::printf("(CPU time of the recording threads; wall time on this shared machine is mostly other load)\n");
-  const double off = ns_per_event(1, kEvents);
+  const double off = ns_per_event(1, events);
   std::printf("record, tracing off:          %6.2f ns/event (goal ~1 ns)\n", off);
   std::printf("timestamp (rec::now_ns):       %6.2f ns/call (added when the caller passes no time)\n", clock_ns());
   const std::string path = (fs::temp_directory_path() / ("gpudiag-bench-" + std::to_string(getpid()) + ".gdtrace")).string();
@@ -85,7 +84,7 @@ void recording_cost() {
       std::printf("record: cannot start a trace at %s\n", path.c_str());
       return;
     }
-    const double on = ns_per_event(threads, kEvents);
+    const double on = ns_per_event(threads, events);
     rec::stop();
     const gpudiag::Trace t = gpudiag::read_gdtrace(path);
     std::printf("record, %d thread%s:            %6.2f ns/event per thread (goal 30 ns: ratio %.2f); kept %zu, dropped %llu\n",
@@ -180,16 +179,17 @@ void unet_overhead() {
 }  // namespace
 
 // trace_bench                 every measurement
-// trace_bench record          recording cost only
+// trace_bench record [EVENTS] recording cost only (EVENTS per thread, default 4M)
 // trace_bench import [FILE]   one import per trace (or of FILE): for profiling under callgrind
 int main(int argc, char** argv) {
   const std::string what = argc > 1 ? argv[1] : "";
-  if (what.empty() || what == "record") recording_cost();
+  if (what.empty()) recording_cost(4'000'000);
+  if (what == "record") recording_cost(argc > 2 ? std::stoull(argv[2]) : 4'000'000);
   if (what.empty()) import_throughput("", 1.0);
   if (what == "import") import_throughput(argc > 2 ? argv[2] : "", 0.0);
   if (what.empty()) unet_overhead();
   if (!what.empty() && what != "record" && what != "import") {
-    std::fprintf(stderr, "usage: trace_bench [record | import [FILE]]\n");
+    std::fprintf(stderr, "usage: trace_bench [record [EVENTS] | import [FILE]]\n");
     return 2;
   }
 }

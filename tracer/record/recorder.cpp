@@ -20,11 +20,11 @@ namespace detail {
 std::atomic<bool> g_enabled{false};
 std::atomic<Recorder*> g_recorder{nullptr};
 
-namespace {
-
 // Initial-exec TLS: a plain load, no __tls_get_addr call on the hot path.
 __attribute__((tls_model("initial-exec"))) thread_local Buffer* t_buffer = nullptr;
 __attribute__((tls_model("initial-exec"))) thread_local std::uint64_t t_generation = 0;
+
+namespace {
 
 std::mutex g_control_mutex;  // start/stop/flush
 pthread_key_t g_thread_exit_key;
@@ -234,7 +234,7 @@ void drain_all(Recorder& r, char* staging) noexcept {
   r.writes_in_flight.fetch_sub(1, std::memory_order_acq_rel);
 }
 
-gdtrace::RawEvent* begin_event(Buffer*& out) noexcept {
+gdtrace::RawEvent* begin_event_slow(Buffer*& out) noexcept {
   Recorder* r = g_recorder.load(std::memory_order_acquire);
   if (r == nullptr) return nullptr;
   Buffer* b = t_buffer;
