@@ -48,6 +48,7 @@ class UnsyncedTransfer : public Check {
   void run(const MatchFinder::MatchResult& result) override {
     const auto* function = result.Nodes.getNodeAs<FunctionDecl>("function");
     context_ = result.Context;
+    if (!uses_cuda(function->getBody())) return;
     auto cfg = build_cfg(*function, *context_);
     if (!cfg) return;
     origins_ = pointer_origins(*function);

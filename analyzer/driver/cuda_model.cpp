@@ -337,6 +337,15 @@ void for_each_stmt(const Stmt* stmt, const std::function<void(const Stmt*)>& vis
   for (const Stmt* child : stmt->children()) for_each_stmt(child, visit);
 }
 
+bool uses_cuda(const Stmt* body) {
+  if (body == nullptr) return false;
+  if (isa<CUDAKernelCallExpr>(body)) return true;
+  if (const auto* call = dyn_cast<CallExpr>(body); call && is_cuda_runtime_api(callee_name(call))) return true;
+  for (const Stmt* child : body->children())
+    if (uses_cuda(child)) return true;
+  return false;
+}
+
 bool mentions(const Stmt* stmt, const ValueDecl* decl) {
   if (stmt == nullptr) return false;
   if (const auto* ref = dyn_cast<DeclRefExpr>(stmt); ref && ref->getDecl() == decl) return true;

@@ -70,6 +70,9 @@ const clang::Stmt* enclosing_loop(const clang::Stmt* stmt, clang::ASTContext& co
 bool contains(const clang::Stmt* stmt, const clang::Stmt* inner);
 // Calls visit on every statement under `stmt` (lambda bodies excluded: other functions).
 void for_each_stmt(const clang::Stmt* stmt, const std::function<void(const clang::Stmt*)>& visit);
+// Does the body call the CUDA runtime/driver API or launch a kernel? (a cheap
+// filter before building a CFG)
+bool uses_cuda(const clang::Stmt* body);
 // Does expr mention the variable?
 bool mentions(const clang::Stmt* stmt, const clang::ValueDecl* decl);
 
