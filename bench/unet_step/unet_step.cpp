@@ -82,6 +82,11 @@ double torch_step_seconds(const Config& c) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // PyTorch's OpenMP workers must sleep when idle, as gdrt's pool threads do:
+  // spinning teams distort timings on a shared machine. The PyTorch child
+  // inherits this; gdrt's libgomp read the environment at load, but gdrt runs
+  // oneDNN one thread per pool slice, so no OpenMP team exists to spin.
+  ::setenv("OMP_WAIT_POLICY", "passive", 0);
   Config c;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -112,6 +117,7 @@ int main(int argc, char** argv) {
     std::printf("UNet(base %lld, depth %lld), batch %lld, 3x%lldx%lld, BCE-with-logits, Adam, %d threads, median of %d steps\n",
                 static_cast<long long>(c.base), static_cast<long long>(c.depth), static_cast<long long>(c.batch),
                 static_cast<long long>(c.size), static_cast<long long>(c.size), c.threads, c.steps);
+    std::printf("OMP_WAIT_POLICY=%s for gdrt and pytorch\n", std::getenv("OMP_WAIT_POLICY"));
     const double g = gdrt_step_seconds(c);
     const double gflops = 3 * forward_flops(c) / g / 1e9;
     std::printf("gdrt     %8.1f ms/step  %6.1f GFLOP/s (conv, ~3x forward)\n", g * 1e3, gflops);
