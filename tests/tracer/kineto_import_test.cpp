@@ -187,6 +187,31 @@ TEST(KinetoImport, BadInputIsAClearError) {
   EXPECT_EQ(t.kernels[0].start_ns, 0u);
 }
 
+TEST(KinetoImport, QuotedNumbersAreReadAndWordsAreZero) {
+  // Older traces quote numbers and put words ("stream 7") where a tid goes;
+  // a huge quoted value is out of range and counts as absent.
+  const Trace t = import_kineto_bytes(R"({"traceEvents": [
+    {"ph": "X", "cat": "Runtime", "name": "cudaLaunchKernel", "ts": "2.5", "dur": 1, "tid": "stream 7", "args": {"correlation": " 12"}},
+    {"ph": "X", "cat": "Runtime", "name": "cudaMemcpyAsync", "ts": 3, "dur": 1, "tid": "41", "args": {"correlation": "1e999"}},
+    {"ph": "X", "cat": "Kernel", "name": "k", "ts": 4, "dur": 1, "args": {"device": "1x", "stream": "7", "grid": ["2", 3, "z"]}},
+    {"ph": "X", "cat": "Kernel", "name": "k2", "ts": 5, "dur": 1, "args": 7}]})", "quoted.json");
+  ASSERT_EQ(t.api_calls.size(), 2u);
+  EXPECT_EQ(t.api_calls[0].start_ns, 2500u);
+  EXPECT_EQ(t.api_calls[0].tid, 0u);
+  EXPECT_EQ(t.api_calls[0].correlation, 12u);
+  EXPECT_EQ(t.api_calls[1].tid, 41u);
+  EXPECT_EQ(t.api_calls[1].correlation, 0u);
+  ASSERT_EQ(t.kernels.size(), 2u);
+  EXPECT_EQ(t.kernels[0].device, 1);  // numeric prefix, as strtod reads it
+  EXPECT_EQ(t.kernels[0].stream, 7u);
+  EXPECT_EQ(t.kernels[0].grid[0], 2u);
+  EXPECT_EQ(t.kernels[0].grid[1], 3u);
+  EXPECT_EQ(t.kernels[0].grid[2], 0u);
+  // "args" that is not an object: the kernel is kept with default fields.
+  EXPECT_EQ(t.kernels[1].device, kHostDevice);
+  EXPECT_EQ(t.kernels[1].stream, 0u);
+}
+
 TEST(LoadTrace, UnknownFormatsAreClearErrors) {
   const std::string text = test::temp_path("notes.txt");
   test::write_file(text, "hello");
