@@ -1,7 +1,8 @@
 // Each snippet under snippets/<rule-name>/ marks its expected findings on the
 // line they belong to: `// CHECK: GD004` or `// expect: premature-free`
-// (several separated by commas). The test runs the real gpulint with all
-// checks on it and fails on any missing or unexpected finding.
+// (several separated by commas, each optionally followed by a remark). The
+// bundled samples/ mark theirs the same way. The test runs the real gpulint
+// with all checks on each file and fails on any missing or unexpected finding.
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -38,7 +39,7 @@ std::set<Expectation> expected_findings(const std::string& path) {
       std::string item;
       while (std::getline(list, item, ',')) {
         item.erase(0, item.find_first_not_of(' '));
-        item.erase(item.find_last_not_of(" \r") + 1);
+        item.resize(std::min(item.find_first_of(" \r"), item.size()));  // the id or name; a remark may follow
         if (item.empty()) continue;
         auto named = kIds.find(item);
         expected.emplace(number, named == kIds.end() ? item : named->second);
@@ -50,8 +51,9 @@ std::set<Expectation> expected_findings(const std::string& path) {
 
 std::vector<std::string> snippet_files() {
   std::vector<std::string> files;
-  for (const auto& entry : std::filesystem::recursive_directory_iterator(GPULINT_SNIPPETS))
-    if (entry.path().extension() == ".cu" || entry.path().extension() == ".cpp") files.push_back(entry.path().string());
+  for (const char* root : {GPULINT_SNIPPETS, GPULINT_SAMPLES})
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(root))
+      if (entry.path().extension() == ".cu") files.push_back(entry.path().string());
   std::sort(files.begin(), files.end());
   return files;
 }
