@@ -29,8 +29,11 @@ inline std::uint8_t u8(auto v) noexcept { return static_cast<std::uint8_t>(v); }
 
 }  // namespace
 
-void record(const AllocEvent& v) noexcept {
-  put(EventKind::Alloc, [&](RawEvent& e) {
+namespace {
+// Allocations and frees carry the same fields and share one encoding.
+template <class Event>
+void put_memory_event(EventKind kind, const Event& v) noexcept {
+  put(kind, [&](RawEvent& e) {
     e.a = u8(v.kind);
     e.device = v.device;
     e.t0 = e.t1 = or_now(v.time_ns);
@@ -41,19 +44,11 @@ void record(const AllocEvent& v) noexcept {
     e.p[1] = v.bytes;
   });
 }
+}  // namespace
 
-void record(const FreeEvent& v) noexcept {
-  put(EventKind::Free, [&](RawEvent& e) {
-    e.a = u8(v.kind);
-    e.device = v.device;
-    e.t0 = e.t1 = or_now(v.time_ns);
-    e.stream = v.stream;
-    e.correlation = v.correlation;
-    e.stack = v.stack;
-    e.p[0] = v.addr;
-    e.p[1] = v.bytes;
-  });
-}
+void record(const AllocEvent& v) noexcept { put_memory_event(EventKind::Alloc, v); }
+
+void record(const FreeEvent& v) noexcept { put_memory_event(EventKind::Free, v); }
 
 void record(const MemcpyEvent& v) noexcept {
   put(EventKind::Memcpy, [&](RawEvent& e) {
