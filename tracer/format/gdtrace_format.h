@@ -6,10 +6,15 @@
 #include <cstdint>
 #include <cstring>
 
+#include "crc32c.h"
+
 namespace gpudiag::gdtrace {
 
 inline constexpr char kMagic[8] = {'G', 'D', 'T', 'R', 'A', 'C', 'E', '\0'};
-inline constexpr std::uint32_t kVersion = 1;
+// Version 2: chunk checksums are CRC-32C (crc32c.h); version 1 used zlib's
+// CRC-32 and is still read. The layout is otherwise the same.
+inline constexpr std::uint32_t kVersion = 2;
+inline constexpr std::uint32_t kVersionZlibCrc = 1;
 inline constexpr std::uint32_t kChunkTag = 0x4b434447;  // "GDCK"
 
 struct FileHeader {  // 32 bytes at offset 0
@@ -36,9 +41,14 @@ struct ChunkHeader {  // 16 bytes, then `length` bytes of payload
   std::uint16_t type;    // ChunkType
   std::uint16_t flags;   // 0
   std::uint32_t length;  // payload bytes
-  std::uint32_t crc;     // zlib crc32 of the payload
+  std::uint32_t crc;     // CRC-32C of the payload (version 1: zlib crc32)
 };
 static_assert(sizeof(ChunkHeader) == 16);
+
+// The checksum a writer of the current version puts in ChunkHeader::crc.
+inline std::uint32_t checksum(const void* data, std::size_t n, std::uint32_t crc = 0) noexcept {
+  return crc32c::compute(crc, data, n);
+}
 
 // Upper bound a reader accepts for one chunk, so garbage cannot make it
 // allocate gigabytes.

@@ -1,8 +1,6 @@
 // Writes a Trace as .gdtrace: used to save imported traces and by tests and
 // tools that build traces in code. The recorder writes the same layout
 // incrementally (tracer/record).
-#include <zlib.h>
-
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -22,8 +20,7 @@ class Writer {
   void chunk(gdtrace::ChunkType type, const std::string& payload) {
     gdtrace::ChunkHeader h{gdtrace::kChunkTag, static_cast<std::uint16_t>(type), 0,
                            static_cast<std::uint32_t>(payload.size()),
-                           static_cast<std::uint32_t>(crc32(0L, reinterpret_cast<const Bytef*>(payload.data()),
-                                                            static_cast<uInt>(payload.size())))};
+                           gdtrace::checksum(payload.data(), payload.size())};
     out_.write(reinterpret_cast<const char*>(&h), sizeof h);
     out_.write(payload.data(), static_cast<std::streamsize>(payload.size()));
   }

@@ -4,7 +4,6 @@
 #include <sys/uio.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -153,8 +152,7 @@ bool write_chunk(int fd, gdtrace::ChunkType type, char* staging, std::uint32_t p
   h.tag = gdtrace::kChunkTag;
   h.type = static_cast<std::uint16_t>(type);
   h.length = payload_bytes;
-  h.crc = static_cast<std::uint32_t>(
-      crc32(0L, reinterpret_cast<const Bytef*>(staging + sizeof h), payload_bytes));
+  h.crc = gdtrace::checksum(staging + sizeof h, payload_bytes);
   std::memcpy(staging, &h, sizeof h);
   return write_all(fd, staging, sizeof h + payload_bytes);
 }
@@ -199,8 +197,7 @@ void write_own_buffer(Recorder& r, Buffer& b) noexcept {
     const std::uint32_t count = c - f;
     const std::uint32_t head[2] = {b.tid, count};
     const std::uint32_t bytes = 8 + count * static_cast<std::uint32_t>(sizeof(gdtrace::RawEvent));
-    std::uint32_t crc = static_cast<std::uint32_t>(crc32(0L, reinterpret_cast<const Bytef*>(head), 8));
-    crc = static_cast<std::uint32_t>(crc32(crc, reinterpret_cast<const Bytef*>(b.events + f), bytes - 8));
+    const std::uint32_t crc = gdtrace::checksum(b.events + f, bytes - 8, gdtrace::checksum(head, 8));
     const gdtrace::ChunkHeader h{gdtrace::kChunkTag, static_cast<std::uint16_t>(gdtrace::ChunkType::Events), 0, bytes, crc};
     iovec iov[3] = {{const_cast<gdtrace::ChunkHeader*>(&h), sizeof h},
                     {const_cast<std::uint32_t*>(head), 8},
