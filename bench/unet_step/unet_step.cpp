@@ -1,7 +1,12 @@
 // bench/unet_step: one UNet training step (forward, BCE-with-logits,
 // backward, Adam) in gdrt and in PyTorch with the same thread count.
+// gdrt and PyTorch steps alternate, so both see the same machine load.
 // Prints both medians, the gdrt/PyTorch ratio (goal <= 0.8) and gdrt GFLOP/s.
 //   unet_step [--threads N] [--steps N] [--base 16] [--depth 4] [--batch 4] [--size 128] [--no-torch]
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -44,39 +49,91 @@ double forward_flops(const Config& c) {
   return f;
 }
 
-double gdrt_step_seconds(const Config& c) {
-  using namespace gdrt;
-  set_num_threads(c.threads);
-  nn::UNet model({3, 1, c.base, c.depth, true, 0});
-  optim::Adam adam(model.named_parameters(), {1e-3});
-  Generator gen(0);
-  Tensor x = randn({c.batch, 3, c.size, c.size}, gen);
-  Tensor t = gt(rand({c.batch, 1, c.size, c.size}, gen), 0.5).to(DType::f32);
-  std::vector<double> times;
-  for (int i = 0; i < c.steps + 2; ++i) {
-    const auto start = std::chrono::steady_clock::now();
-    adam.zero_grad();
-    Tensor loss = binary_cross_entropy_with_logits(model(x), t);
-    loss.backward();
-    adam.step();
-    const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (i >= 2) times.push_back(sec);
+// gdrt's side: the model, optimiser and batch, one timed step at a time.
+class GdrtStep {
+ public:
+  explicit GdrtStep(const Config& c)
+      : model_({3, 1, c.base, c.depth, true, 0}), adam_(model_.named_parameters(), {1e-3}) {
+    gdrt::Generator gen(0);
+    x_ = gdrt::randn({c.batch, 3, c.size, c.size}, gen);
+    t_ = gdrt::gt(gdrt::rand({c.batch, 1, c.size, c.size}, gen), 0.5).to(gdrt::DType::f32);
   }
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
-}
+  double operator()() {
+    const auto start = std::chrono::steady_clock::now();
+    adam_.zero_grad();
+    gdrt::Tensor loss = gdrt::binary_cross_entropy_with_logits(model_(x_), t_);
+    loss.backward();
+    adam_.step();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
 
-double torch_step_seconds(const Config& c) {
-  const std::string cmd = "/usr/bin/python3 " GDRT_BENCH_DIR "/unet_step.py " + std::to_string(c.threads) + " " +
-                          std::to_string(c.steps) + " " + std::to_string(c.base) + " " + std::to_string(c.depth) +
-                          " " + std::to_string(c.batch) + " " + std::to_string(c.size) + " 2>/dev/null";
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (!p) return -1;
-  char buf[128] = {0};
-  const bool got = std::fgets(buf, sizeof buf, p) != nullptr;
-  const int rc = ::pclose(p);
-  if (!got || rc != 0) return -1;
-  return std::atof(buf);
+ private:
+  gdrt::nn::UNet model_;
+  gdrt::optim::Adam adam_;
+  gdrt::Tensor x_, t_;
+};
+
+// PyTorch's side: unet_step.py in a child process, asked for one step at a
+// time over a pipe, so its steps interleave with gdrt's.
+class TorchPeer {
+ public:
+  bool start(const Config& c) {
+    int to[2], from[2];
+    if (::pipe(to) != 0) return false;
+    if (::pipe(from) != 0) {
+      ::close(to[0]), ::close(to[1]);
+      return false;
+    }
+    const std::vector<std::string> args = {"/usr/bin/python3", GDRT_BENCH_DIR "/unet_step.py",
+                                           std::to_string(c.threads), std::to_string(c.base),
+                                           std::to_string(c.depth), std::to_string(c.batch), std::to_string(c.size)};
+    std::vector<char*> argv;  // built before fork: the child only calls async-signal-safe functions
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::dup2(to[0], 0);
+      ::dup2(from[1], 1);
+      const int devnull = ::open("/dev/null", O_WRONLY);
+      if (devnull >= 0) ::dup2(devnull, 2);
+      for (int fd : {to[0], to[1], from[0], from[1]}) ::close(fd);
+      ::execv(argv[0], argv.data());
+      ::_exit(127);
+    }
+    ::close(to[0]);
+    ::close(from[1]);
+    if (pid_ < 0) {
+      ::close(to[1]), ::close(from[0]);
+      return false;
+    }
+    to_ = ::fdopen(to[1], "w");
+    from_ = ::fdopen(from[0], "r");
+    char line[64] = {0};
+    return to_ && from_ && std::fgets(line, sizeof line, from_) && std::string(line) == "ready\n";
+  }
+  // Seconds of one PyTorch step, or a negative number if the child failed.
+  double step() {
+    std::fputs("step\n", to_);
+    std::fflush(to_);
+    char line[64] = {0};
+    if (!std::fgets(line, sizeof line, from_)) return -1;
+    return std::atof(line);
+  }
+  ~TorchPeer() {
+    if (to_) std::fclose(to_);  // end of input ends the child
+    if (from_) std::fclose(from_);
+    if (pid_ > 0) ::waitpid(pid_, nullptr, 0);
+  }
+
+ private:
+  pid_t pid_ = -1;
+  FILE* to_ = nullptr;
+  FILE* from_ = nullptr;
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
 }
 
 }  // namespace
@@ -118,17 +175,32 @@ int main(int argc, char** argv) {
                 static_cast<long long>(c.base), static_cast<long long>(c.depth), static_cast<long long>(c.batch),
                 static_cast<long long>(c.size), static_cast<long long>(c.size), c.threads, c.steps);
     std::printf("OMP_WAIT_POLICY=%s for gdrt and pytorch\n", std::getenv("OMP_WAIT_POLICY"));
-    const double g = gdrt_step_seconds(c);
+    gdrt::set_num_threads(c.threads);
+    GdrtStep gdrt_step(c);
+    TorchPeer torch;
+    const bool with_torch = c.torch && torch.start(c);
+    // Two warm-up steps each, then gdrt and PyTorch steps alternate.
+    std::vector<double> g_times, t_times, ratios;
+    for (int i = 0; i < c.steps + 2; ++i) {
+      const double g = gdrt_step();
+      const double t = with_torch ? torch.step() : 0;
+      if (i < 2) continue;
+      g_times.push_back(g);
+      if (!with_torch || t <= 0) continue;
+      t_times.push_back(t);
+      ratios.push_back(g / t);
+    }
+    const double g = median(g_times);
     const double gflops = 3 * forward_flops(c) / g / 1e9;
     std::printf("gdrt     %8.1f ms/step  %6.1f GFLOP/s (conv, ~3x forward)\n", g * 1e3, gflops);
     if (!c.torch) return 0;
-    const double t = torch_step_seconds(c);
-    if (t <= 0) {
-      std::printf("pytorch  unavailable (/usr/bin/python3 with torch not found); no ratio\n");
+    if (t_times.size() != g_times.size()) {
+      std::printf("pytorch  unavailable (/usr/bin/python3 with torch not found or failed); no ratio\n");
       return 0;
     }
+    const double t = median(t_times);
     std::printf("pytorch  %8.1f ms/step\n", t * 1e3);
-    std::printf("ratio gdrt/pytorch = %.2f (goal <= 0.80)\n", g / t);
+    std::printf("ratio gdrt/pytorch = %.2f (goal <= 0.80); median of per-step ratios %.2f\n", g / t, median(ratios));
   } catch (const gdrt::Error& e) {
     std::fprintf(stderr, "unet_step: %s\n", e.what());
     return 1;

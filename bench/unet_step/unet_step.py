@@ -1,11 +1,13 @@
 #!/usr/bin/python3
-"""PyTorch side of bench/unet_step: prints the median seconds of one training step.
+"""PyTorch side of bench/unet_step, driven step by step over stdin/stdout.
 
-    unet_step.py THREADS STEPS BASE DEPTH BATCH SIZE
+    unet_step.py THREADS BASE DEPTH BATCH SIZE
+Builds the model, prints "ready", then for every "step" line it reads runs one
+training step and prints its seconds; it ends at "quit" or end of input. The
+C++ side alternates gdrt and PyTorch steps, so both see the same machine load.
 The model is the same UNet the golden tests use (tests/runtime/golden/make_golden.py).
 """
 import os
-import statistics
 import sys
 import time
 
@@ -16,20 +18,20 @@ sys.dont_write_bytecode = True  # importing the golden script must not litter th
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "runtime", "golden"))
 from make_golden import UNet  # noqa: E402
 
-threads, steps, base, depth, batch, size = (int(a) for a in sys.argv[1:7])
+threads, base, depth, batch, size = (int(a) for a in sys.argv[1:6])
 torch.set_num_threads(threads)
 torch.manual_seed(0)
 model = UNet(3, 1, base, depth, True)
 opt = torch.optim.Adam(model.parameters(), lr=1e-3)
 x = torch.randn(batch, 3, size, size)
 t = (torch.rand(batch, 1, size, size) > 0.5).float()
-times = []
-for i in range(steps + 2):
+print("ready", flush=True)
+for line in sys.stdin:
+    if line.strip() != "step":
+        break
     start = time.perf_counter()
     opt.zero_grad()
     loss = F.binary_cross_entropy_with_logits(model(x), t)
     loss.backward()
     opt.step()
-    if i >= 2:
-        times.append(time.perf_counter() - start)
-print(f"{statistics.median(times):.6f}")
+    print(f"{time.perf_counter() - start:.6f}", flush=True)
