@@ -25,26 +25,51 @@ void reduce_typed(ReduceOp op, const TensorView& out, const TensorView& in) {
       red_strides.push_back(in.strides[d]);
     }
   }
+  // Adjacent reduced dims one stride apart (H and W of NCHW) become one, so
+  // the innermost reduced run is as long as possible.
+  for (std::size_t d = red_sizes.size(); d-- > 1;) {
+    if (red_strides[d - 1] != red_strides[d] * red_sizes[d]) continue;
+    red_sizes[d - 1] *= red_sizes[d];
+    red_strides[d - 1] = red_strides[d];
+    red_sizes.erase(red_sizes.begin() + static_cast<std::ptrdiff_t>(d));
+    red_strides.erase(red_strides.begin() + static_cast<std::ptrdiff_t>(d));
+  }
   std::int64_t outer = 1, red_n = 1;
   for (auto s : kept_sizes) outer *= s;
   for (auto s : red_sizes) red_n *= s;
   const std::size_t nred = red_sizes.size();
+  const std::int64_t row_n = nred ? red_sizes[nred - 1] : 1, row_stride = nred ? red_strides[nred - 1] : 1;
   const T* x = static_cast<const T*>(in.data);
   using Acc = std::conditional_t<std::is_floating_point_v<T>, double, std::int64_t>;
+  // Reduces elements [begin, end) of the reduced index space, walking whole
+  // innermost rows: the offset arithmetic happens once per row, and a
+  // contiguous float row sums with vector lanes (in double).
   auto reduce_one = [&](std::int64_t in_base, std::int64_t begin, std::int64_t end, Acc& acc, std::int64_t& arg) {
-    for (std::int64_t r = begin; r < end; ++r) {
-      std::int64_t off = in_base, rem = r;
-      for (std::size_t d = nred; d-- > 0;) {
+    for (std::int64_t r = begin; r < end;) {
+      const std::int64_t j0 = r % row_n, len = std::min(row_n - j0, end - r);
+      std::int64_t off = in_base + j0 * row_stride, rem = r / row_n;
+      for (std::size_t d = nred ? nred - 1 : 0; d-- > 0;) {
         off += (rem % red_sizes[d]) * red_strides[d];
         rem /= red_sizes[d];
       }
-      const Acc v = static_cast<Acc>(x[off]);
-      switch (op) {
-        case ReduceOp::sum: acc += v; break;
-        case ReduceOp::max: if (v > acc || v != v) acc = v; break;
-        case ReduceOp::min: if (v < acc || v != v) acc = v; break;
-        case ReduceOp::argmax: if (v > acc || arg < 0) { acc = v; arg = r; } break;
+      const T* p = x + off;
+      if (op == ReduceOp::sum && row_stride == 1) {
+        Acc s = 0;
+#pragma omp simd reduction(+ : s)
+        for (std::int64_t j = 0; j < len; ++j) s += static_cast<Acc>(p[j]);
+        acc += s;
+      } else {
+        for (std::int64_t j = 0; j < len; ++j) {
+          const Acc v = static_cast<Acc>(p[j * row_stride]);
+          switch (op) {
+            case ReduceOp::sum: acc += v; break;
+            case ReduceOp::max: if (v > acc || v != v) acc = v; break;
+            case ReduceOp::min: if (v < acc || v != v) acc = v; break;
+            case ReduceOp::argmax: if (v > acc || arg < 0) { acc = v; arg = r + j; } break;
+          }
+        }
       }
+      r += len;
     }
   };
   const Acc init = op == ReduceOp::sum ? Acc(0)
