@@ -3,7 +3,8 @@
 
     unet_step.py THREADS BASE DEPTH BATCH SIZE
 Builds the model, prints "ready", then for every "step" line it reads runs one
-training step and prints its seconds; it ends at "quit" or end of input. The
+training step and prints its wall and process CPU seconds; it ends at "quit"
+or end of input. The
 C++ side alternates gdrt and PyTorch steps, so both see the same machine load.
 The model is the same UNet the golden tests use (tests/runtime/golden/make_golden.py).
 """
@@ -29,9 +30,9 @@ print("ready", flush=True)
 for line in sys.stdin:
     if line.strip() != "step":
         break
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     opt.zero_grad()
     loss = F.binary_cross_entropy_with_logits(model(x), t)
     loss.backward()
     opt.step()
-    print(f"{time.perf_counter() - start:.6f}", flush=True)
+    print(f"{time.perf_counter() - start:.6f} {time.process_time() - cpu_start:.6f}", flush=True)
