@@ -1,6 +1,10 @@
-// A traced program that records N allocation events (addresses 1..N, from two
-// threads) and then dies the way argv[1] says. crash_test.cpp runs it and
-// checks what reached the trace.
+// A traced program that records N allocation events (addresses 1..N/2 from
+// the main thread, N/2+1..N from a worker) and then dies the way argv[1]
+// says. crash_test.cpp runs it and checks what reached the trace.
+// "kill": the worker has exited, main raises SIGKILL; "kill-live": the
+// worker is still alive (blocked) when main raises SIGKILL. Both record with
+// the writer thread's periodic flush pushed out of reach, so only what the
+// recorder writes as buffers fill (or threads exit) can reach the file.
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -10,6 +14,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <atomic>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -45,7 +50,7 @@ void own_segv_handler(int, siginfo_t* info, void*) {
 
 int main(int argc, char** argv) {
   if (argc < 4) {
-    std::fprintf(stderr, "usage: %s segv|handler|abort|bus|_exit|exit|throw|kill|none TRACE N\n", argv[0]);
+    std::fprintf(stderr, "usage: %s segv|handler|abort|bus|_exit|exit|throw|kill|kill-live|none TRACE N\n", argv[0]);
     return 2;
   }
   const std::string how = argv[1];
@@ -59,10 +64,25 @@ int main(int argc, char** argv) {
   rec::Options options;
   options.buffer_events = 256;
   options.buffer_count = 128;  // 32768 events: room for all, so none is dropped
+  const bool kill = how == "kill" || how == "kill-live";
+  if (kill) options.flush_interval_ms = 3'600'000;
   if (!rec::start(argv[2], options)) return 3;
-  // Half from a worker thread that is still alive at the death.
-  std::thread worker([&] { record_range(n / 2 + 1, n); });
-  record_range(1, n / 2);
+  // Half from a worker thread (still alive at the death, except for "kill").
+  // For "kill" the worker records last, so that nothing the main thread does
+  // afterwards can make the writer thread notice what the worker left behind.
+  std::atomic<bool> worker_done{false};
+  if (how == "kill") record_range(1, n / 2);
+  std::thread worker([&] {
+    record_range(n / 2 + 1, n);
+    worker_done.store(true);
+    if (how == "kill-live")
+      for (;;) pause();
+  });
+  if (how != "kill") record_range(1, n / 2);
+  if (how == "kill-live") {
+    while (!worker_done.load()) std::this_thread::yield();
+    raise(SIGKILL);
+  }
   worker.join();
 
   if (how == "segv" || how == "handler") {

@@ -7,9 +7,10 @@
 //   - exit(): the atexit handler registered by start() stops cleanly;
 //   - _exit()/_Exit(): this library interposes them (as sanitizers do) and
 //     drains before the exit_group system call;
-//   - SIGKILL: nothing runs; the writer thread drains partly filled buffers
-//     every flush_interval_ms, so at most that much is lost, and a chunk cut
-//     in half is ignored by the reader.
+//   - SIGKILL: nothing runs. Each live thread loses less than one buffer:
+//     completed halves reach the file before the next half completes (see
+//     recorder_state.h), the writer thread drains partly filled buffers
+//     every flush_interval_ms, and a chunk cut in half is ignored by the reader.
 #include <signal.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -74,7 +75,7 @@ void emergency_flush() noexcept {
   // Let a write the writer thread started finish, so its chunk stays whole.
   for (int i = 0; i < 200 && r->writes_in_flight.load() != 0; ++i) pause_briefly();
   r->writes_in_flight.fetch_add(1);
-  for (std::uint32_t i = 0; i < r->pool_size; ++i) drain_buffer(*r, r->pool[i], r->crash_staging);
+  for (std::uint32_t i = 0; i < r->pool_size; ++i) drain_buffer(*r, r->pool[i]);
   const std::uint64_t dropped = r->dropped.load();
   if (dropped != 0) {
     char staging[sizeof(gdtrace::ChunkHeader) + sizeof dropped];

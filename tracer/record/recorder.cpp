@@ -1,8 +1,9 @@
 // The recorder: buffer pool, lock-free per-thread append, writer thread,
 // start/stop/flush and activation from GPUDIAG_TRACE.
 #include <fcntl.h>
-#include <sys/uio.h>
+#include <sched.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -25,22 +26,74 @@ __attribute__((tls_model("initial-exec"))) thread_local std::uint64_t t_generati
 
 namespace {
 
+// The calling thread's last completed half that may not be written yet:
+// events [0, upto) of `buffer`, while the buffer still has lease `lease`.
+struct PendingHalf {
+  Buffer* buffer = nullptr;
+  std::uint32_t lease = 0;
+  std::uint32_t upto = 0;
+};
+thread_local PendingHalf t_pending;
+
 std::mutex g_control_mutex;  // start/stop/flush
 pthread_key_t g_thread_exit_key;
 pthread_once_t g_key_once = PTHREAD_ONCE_INIT;
 
 void wake_writer(Recorder& r) {
   std::lock_guard<std::mutex> lock(r.wake_mutex);
-  r.wake.notify_one();
+  r.work_pending = true;
+  r.wake.notify_one();  // no system call when the writer is not waiting
 }
 
-// Runs when a thread that recorded exits: its buffer can be recycled once drained.
-void on_thread_exit(void*) {
-  if (Buffer* b = t_buffer) {
-    t_buffer = nullptr;
-    if (Recorder* r = g_recorder.load()) r->retired_pending.fetch_add(1);
-    b->state.store(BufferState::Retired, std::memory_order_release);
+void wait_briefly(int round) noexcept {
+  if (round < 8) {
+    sched_yield();
+    return;
   }
+  timespec ts{0, 20000};  // 20 us
+  nanosleep(&ts, nullptr);
+}
+
+// Returns once events [0, p.upto) of p.buffer are written to the file (the
+// page cache survives the process). The writer thread was woken when the
+// half was completed and normally wrote it long ago; if it has not even
+// claimed it after 100 rounds of waiting (a few ms: it is starved of CPU),
+// the owner writes it itself. Waiting rather than writing at once lets a
+// spare core do the I/O when events come faster than the writer drains them.
+void ensure_written(Recorder& r, const PendingHalf& p) noexcept {
+  Buffer& b = *p.buffer;
+  for (int round = 0;; ++round) {
+    if (b.lease.load(std::memory_order_acquire) != p.lease) return;  // recycled, hence written
+    if (b.flushed.load(std::memory_order_acquire) < p.upto) {
+      if (round >= 100 || !r.options.writer_thread) drain_buffer(r, b);
+    } else if (b.readers.load(std::memory_order_acquire) == 0) {
+      return;  // claimed, and every write of a claim has finished
+    }
+    wait_briefly(round);
+  }
+}
+
+// The calling thread completed the half of b that ends at event n.
+void complete_half(Recorder& r, Buffer& b, std::uint32_t n) noexcept {
+  if (t_pending.buffer != nullptr) ensure_written(r, t_pending);
+  t_pending = {&b, b.lease.load(std::memory_order_relaxed), n};
+  if (r.options.writer_thread)
+    wake_writer(r);
+  else
+    drain_buffer(r, b);
+}
+
+// Runs when a thread that recorded exits: it writes what it recorded (a
+// thread's exit is rare, and nothing it recorded then waits on the writer)
+// and leaves its buffer to be recycled.
+void on_thread_exit(void*) {
+  Buffer* b = t_buffer;
+  t_buffer = nullptr;
+  t_pending = {};
+  if (b == nullptr) return;
+  Recorder* r = g_recorder.load();
+  if (r != nullptr && t_generation == r->generation) drain_buffer(*r, *b);
+  b->state.store(BufferState::Retired, std::memory_order_release);
 }
 
 void make_key() { pthread_key_create(&g_thread_exit_key, on_thread_exit); }
@@ -67,6 +120,7 @@ Buffer* acquire_buffer(Recorder& r) {
     return nullptr;
   }
   b->tid = current_tid();
+  b->limit = r.capacity / 2;
   b->state.store(BufferState::Owned, std::memory_order_release);
   pthread_once(&g_key_once, make_key);
   pthread_setspecific(g_thread_exit_key, reinterpret_cast<void*>(1));
@@ -81,21 +135,26 @@ void recycle_drained(Recorder& r) {
     // The CAS makes sure only one of writer thread / flush() recycles it.
     BufferState retired = BufferState::Retired;
     if (!b.state.compare_exchange_strong(retired, BufferState::Free, std::memory_order_acq_rel)) continue;
+    b.lease.fetch_add(1, std::memory_order_acq_rel);  // before the reset: see ensure_written
     for (int spin = 0; b.readers.load() != 0 && spin < 100000; ++spin) std::this_thread::yield();
     b.committed.store(0);
     b.flushed.store(0);
-    r.retired_pending.fetch_sub(1);
     std::lock_guard<std::mutex> lock(r.free_mutex);
     r.free_list.push_back(&b);
   }
 }
 
+// Writes completed halves as soon as an owner reports one, and everything
+// recorded so far every flush_interval_ms.
 void writer_loop(Recorder* r) {
   std::unique_lock<std::mutex> lock(r->wake_mutex);
   while (!r->stop_requested) {
-    r->wake.wait_for(lock, std::chrono::milliseconds(r->options.flush_interval_ms));
+    if (!r->work_pending)
+      r->wake.wait_for(lock, std::chrono::milliseconds(r->options.flush_interval_ms),
+                       [r] { return r->work_pending || r->stop_requested; });
+    r->work_pending = false;
     lock.unlock();
-    drain_all(*r, r->writer_staging.data());
+    drain_all(*r);
     recycle_drained(*r);
     lock.lock();
   }
@@ -116,19 +175,6 @@ void expand_pattern(const char* pattern, char* out, std::size_t size) {
   out[n] = '\0';
 }
 
-bool write_all(int fd, const char* data, std::size_t size) noexcept {
-  while (size > 0) {
-    ssize_t w = ::write(fd, data, size);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    data += w;
-    size -= static_cast<std::size_t>(w);
-  }
-  return true;
-}
-
 Options g_last_options;
 char g_last_pattern[4096] = {};
 
@@ -147,100 +193,22 @@ void after_fork_in_child() {
 
 std::uint32_t current_tid() noexcept { return static_cast<std::uint32_t>(::syscall(SYS_gettid)); }
 
-bool write_chunk(int fd, gdtrace::ChunkType type, char* staging, std::uint32_t payload_bytes) noexcept {
-  gdtrace::ChunkHeader h{};
-  h.tag = gdtrace::kChunkTag;
-  h.type = static_cast<std::uint16_t>(type);
-  h.length = payload_bytes;
-  h.crc = gdtrace::checksum(staging + sizeof h, payload_bytes);
-  std::memcpy(staging, &h, sizeof h);
-  return write_all(fd, staging, sizeof h + payload_bytes);
-}
-
-bool write_small_chunk(int fd, gdtrace::ChunkType type, const void* payload, std::uint32_t bytes) noexcept {
-  char local[4096];
-  char* staging = local;
-  std::vector<char> heap;
-  if (bytes + sizeof(gdtrace::ChunkHeader) > sizeof local) {
-    heap.resize(bytes + sizeof(gdtrace::ChunkHeader));
-    staging = heap.data();
-  }
-  std::memcpy(staging + sizeof(gdtrace::ChunkHeader), payload, bytes);
-  return write_chunk(fd, type, staging, bytes);
-}
-
-void drain_buffer(Recorder& r, Buffer& b, char* staging) noexcept {
-  // flushed before committed: recycling resets committed first, so a stale
-  // pair can only look empty, never like a range to write.
-  b.readers.fetch_add(1);
-  std::uint32_t f = b.flushed.load();
-  const std::uint32_t c = b.committed.load();
-  if (c <= f || !b.flushed.compare_exchange_strong(f, c)) {
-    b.readers.fetch_sub(1);
-    return;
-  }
-  const std::uint32_t count = c - f;
-  char* payload = staging + sizeof(gdtrace::ChunkHeader);
-  std::memcpy(payload, &b.tid, 4);
-  std::memcpy(payload + 4, &count, 4);
-  std::memcpy(payload + 8, b.events + f, std::size_t{count} * sizeof(gdtrace::RawEvent));
-  b.readers.fetch_sub(1);
-  write_chunk(r.fd, gdtrace::ChunkType::Events, staging, 8 + count * sizeof(gdtrace::RawEvent));
-  r.events_written.fetch_add(count, std::memory_order_relaxed);
-}
-
-void write_own_buffer(Recorder& r, Buffer& b) noexcept {
-  std::uint32_t f = b.flushed.load();
-  const std::uint32_t c = b.committed.load(std::memory_order_relaxed);
-  if (c > f && b.flushed.compare_exchange_strong(f, c)) {
-    // No copy: header, tid/count and the events straight from the buffer.
-    const std::uint32_t count = c - f;
-    const std::uint32_t head[2] = {b.tid, count};
-    const std::uint32_t bytes = 8 + count * static_cast<std::uint32_t>(sizeof(gdtrace::RawEvent));
-    const std::uint32_t crc = gdtrace::checksum(b.events + f, bytes - 8, gdtrace::checksum(head, 8));
-    const gdtrace::ChunkHeader h{gdtrace::kChunkTag, static_cast<std::uint16_t>(gdtrace::ChunkType::Events), 0, bytes, crc};
-    iovec iov[3] = {{const_cast<gdtrace::ChunkHeader*>(&h), sizeof h},
-                    {const_cast<std::uint32_t*>(head), 8},
-                    {b.events + f, bytes - 8u}};
-    std::size_t total = sizeof h + bytes;
-    ssize_t w = ::writev(r.fd, iov, 3);
-    if (w >= 0 && static_cast<std::size_t>(w) < total) {
-      // Rare short write: finish the rest from a contiguous copy.
-      std::vector<char> all(total);
-      std::memcpy(all.data(), &h, sizeof h);
-      std::memcpy(all.data() + sizeof h, head, 8);
-      std::memcpy(all.data() + sizeof h + 8, b.events + f, bytes - 8u);
-      write_all(r.fd, all.data() + w, total - static_cast<std::size_t>(w));
-    }
-    r.events_written.fetch_add(count, std::memory_order_relaxed);
-  }
-}
-
-void retire_full_buffer(Recorder& r, Buffer& b) noexcept {
-  if (r.retired_pending.fetch_add(1) >= kMaxPendingBuffers || !r.options.writer_thread) write_own_buffer(r, b);
-  b.state.store(BufferState::Retired, std::memory_order_release);
-  wake_writer(r);
-}
-
-void drain_all(Recorder& r, char* staging) noexcept {
-  r.writes_in_flight.fetch_add(1, std::memory_order_acq_rel);
-  for (std::uint32_t i = 0; i < r.pool_size; ++i) drain_buffer(r, r.pool[i], staging);
-  const std::uint64_t dropped = r.dropped.load(std::memory_order_relaxed);
-  if (r.dropped_written.exchange(dropped) != dropped)
-    write_small_chunk(r.fd, gdtrace::ChunkType::Dropped, &dropped, sizeof dropped);
-  r.writes_in_flight.fetch_sub(1, std::memory_order_acq_rel);
-}
-
 gdtrace::RawEvent* begin_event_slow(Buffer*& out) noexcept {
   Recorder* r = g_recorder.load(std::memory_order_acquire);
   if (r == nullptr) return nullptr;
   Buffer* b = t_buffer;
   if (b == nullptr || t_generation != r->generation) {
+    if (t_generation != r->generation) t_pending = {};
     b = t_buffer = acquire_buffer(*r);
     t_generation = r->generation;
-  } else if (b->committed.load(std::memory_order_relaxed) == r->capacity) {
-    retire_full_buffer(*r, *b);
-    b = t_buffer = acquire_buffer(*r);
+  } else if (const std::uint32_t n = b->committed.load(std::memory_order_relaxed); n == b->limit) {
+    complete_half(*r, *b, n);
+    if (n == r->capacity) {
+      b->state.store(BufferState::Retired, std::memory_order_release);
+      b = t_buffer = acquire_buffer(*r);
+    } else {
+      b->limit = r->capacity;
+    }
   }
   if (b == nullptr) {
     r->dropped.fetch_add(1, std::memory_order_relaxed);
@@ -265,7 +233,7 @@ bool start(const char* path_pattern, const Options& options) noexcept {
   try {
     auto* r = new Recorder();
     r->options = options;
-    r->capacity = options.buffer_events < 16 ? 16 : options.buffer_events;
+    r->capacity = options.buffer_events < 16 ? 16 : options.buffer_events & ~1u;  // two equal halves
     r->pool_size = options.buffer_count < 2 ? 2 : options.buffer_count;
     if (r->options.flush_interval_ms == 0) r->options.flush_interval_ms = 1;
     expand_pattern(path_pattern, r->path, sizeof r->path);
@@ -286,9 +254,6 @@ bool start(const char* path_pattern, const Options& options) noexcept {
       r->pool[i].events = storage + std::size_t{i} * r->capacity;
       r->free_list.push_back(&r->pool[i]);
     }
-    const std::size_t staging = sizeof(gdtrace::ChunkHeader) + 8 + std::size_t{r->capacity} * sizeof(gdtrace::RawEvent);
-    r->writer_staging.resize(staging);
-    r->crash_staging = new char[staging];
 
     gdtrace::FileHeader header{};
     std::memcpy(header.magic, gdtrace::kMagic, sizeof header.magic);
@@ -332,7 +297,7 @@ void stop_recording(bool close_file) noexcept {
     r->wake.notify_one();
   }
   if (r->writer.joinable()) r->writer.join();
-  drain_all(*r, r->writer_staging.data());
+  drain_all(*r);
   const std::uint64_t written = r->events_written.load();
   write_small_chunk(r->fd, gdtrace::ChunkType::End, &written, sizeof written);
   g_recorder.store(nullptr, std::memory_order_release);
@@ -351,8 +316,7 @@ void flush() noexcept {
   Recorder* r = g_recorder.load(std::memory_order_acquire);
   if (r == nullptr) return;
   std::lock_guard<std::mutex> control(g_control_mutex);
-  std::vector<char> staging(r->writer_staging.size());
-  drain_all(*r, staging.data());
+  drain_all(*r);
   recycle_drained(*r);
 }
 

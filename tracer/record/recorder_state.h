@@ -2,10 +2,18 @@
 //
 // Buffers come from a fixed pool. A thread owns one buffer at a time and
 // appends events to it without a lock, publishing each with a release store
-// of `committed`. Anyone who drains a buffer (the writer thread, a crash
-// handler, exit) claims the range [flushed, committed) with one CAS on
-// `flushed`, so no event is written twice and none is skipped. A full buffer
-// is retired by its owner and recycled by the writer once drained.
+// of `committed`. Anyone who drains a buffer (the writer thread, the owner, a
+// crash handler, exit) claims the range [flushed, committed) with one CAS on
+// `flushed` and writes it straight from the buffer, so no event is written
+// twice and none is skipped; `readers` counts drainers between their claim
+// and the end of their write(2).
+//
+// Loss bound on SIGKILL: a thread's buffer is filled in two halves. When a
+// half is complete the writer thread is woken to write it, and before the
+// thread completes its next half, the previous one must be in the file (written
+// by the writer, or by the owner itself when the writer has not claimed it).
+// So at any moment at most one half waits for the writer and one half is
+// being filled: less than one buffer (buffer_events) per thread is unwritten.
 #pragma once
 
 #include <pthread.h>
@@ -28,7 +36,9 @@ struct Buffer {
   std::atomic<std::uint32_t> committed{0};
   std::atomic<std::uint32_t> flushed{0};
   std::atomic<BufferState> state{BufferState::Free};
-  std::atomic<int> readers{0};  // drainers copying out of it right now
+  std::atomic<int> readers{0};  // drainers between their claim and the end of their write
+  std::atomic<std::uint32_t> lease{0};  // +1 each time it is recycled
+  std::uint32_t limit = 0;  // owner only: the next half boundary (capacity / 2 or capacity)
   std::uint32_t tid = 0;
   gdtrace::RawEvent* events = nullptr;
 };
@@ -51,19 +61,19 @@ struct Recorder {
   std::atomic<std::uint64_t> dropped_written{0};
   std::atomic<std::uint64_t> events_written{0};
   std::atomic<int> writes_in_flight{0};
-  std::atomic<int> retired_pending{0};  // retired buffers not yet recycled
 
   std::mutex wake_mutex;
   std::condition_variable wake;
   bool stop_requested = false;
+  bool work_pending = false;              // under wake_mutex
+  std::atomic<bool> writer_asleep{false};  // lets owners skip the lock when it is awake
   std::thread writer;
-  std::vector<char> writer_staging;
-  char* crash_staging = nullptr;  // preallocated for the signal handler
 };
 
 // The active recorder, or nullptr.
 extern std::atomic<Recorder*> g_recorder;
 
+bool write_all(int fd, const char* data, std::size_t size) noexcept;
 // Writes a chunk with one write(2) (O_APPEND keeps concurrent chunks whole).
 // `staging` must hold sizeof(ChunkHeader) + payload bytes; the payload must
 // already be at staging + sizeof(ChunkHeader). Async-signal-safe.
@@ -71,23 +81,18 @@ bool write_chunk(int fd, gdtrace::ChunkType type, char* staging, std::uint32_t p
 // Same for a payload given separately (copies into a stack or heap buffer).
 bool write_small_chunk(int fd, gdtrace::ChunkType type, const void* payload, std::uint32_t bytes) noexcept;
 
-// Claims and writes the unwritten events of b. Async-signal-safe.
-void drain_buffer(Recorder& r, Buffer& b, char* staging) noexcept;
+// Claims the unwritten events of b and writes them from the buffer with one
+// writev(2). Async-signal-safe.
+void drain_buffer(Recorder& r, Buffer& b) noexcept;
 // Drains every buffer in the pool and writes the dropped count if it changed.
-void drain_all(Recorder& r, char* staging) noexcept;
-
-// The owner hands its full buffer to the writer thread. If the writer lags
-// (more than kMaxPendingBuffers full buffers wait), the owner writes it
-// itself: that bounds both memory and what a SIGKILL can lose.
-inline constexpr int kMaxPendingBuffers = 2;
-void retire_full_buffer(Recorder& r, Buffer& b) noexcept;
+void drain_all(Recorder& r) noexcept;
 
 // The calling thread's buffer, and the recorder generation it belongs to.
 extern __attribute__((tls_model("initial-exec"))) thread_local Buffer* t_buffer;
 extern __attribute__((tls_model("initial-exec"))) thread_local std::uint64_t t_generation;
 
-// begin_event() when the thread has no buffer yet, its buffer is full or
-// belongs to an earlier recording.
+// begin_event() when the thread has no buffer yet, reached a half boundary
+// of its buffer, or its buffer belongs to an earlier recording.
 gdtrace::RawEvent* begin_event_slow(Buffer*& buffer) noexcept;
 
 // Slot for the calling thread's next event, or nullptr (not recording, or
@@ -99,7 +104,7 @@ inline gdtrace::RawEvent* begin_event(Buffer*& buffer) noexcept {
   Buffer* b = t_buffer;
   if (b != nullptr && t_generation == r->generation) [[likely]] {
     const std::uint32_t n = b->committed.load(std::memory_order_relaxed);
-    if (n != r->capacity) [[likely]] {
+    if (n != b->limit) [[likely]] {
       buffer = b;
       return &b->events[n];
     }

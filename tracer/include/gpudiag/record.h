@@ -230,7 +230,10 @@ void add_dropped(std::uint64_t n) noexcept;
 struct Options {
   bool stacks = true;
   // Events per thread buffer and number of buffers: memory is bounded by
-  // buffer_events * buffer_count * 88 bytes however long the run.
+  // buffer_events * buffer_count * 88 bytes however long the run. A thread
+  // briefly holds two buffers when it moves to a new one (the old one's last
+  // half may still be being written). On SIGKILL a thread loses fewer than
+  // buffer_events events.
   std::uint32_t buffer_events = 2048;
   std::uint32_t buffer_count = 32;
   // How often the writer thread drains partly filled buffers, so that a

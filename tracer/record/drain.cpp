@@ -1,0 +1,110 @@
+// Getting events from the buffers into the file: chunk framing, and draining
+// a buffer's unwritten events with one writev(2) straight from the buffer
+// (no staging copy). Everything here is async-signal-safe, for the crash
+// handlers, except write_small_chunk with a payload over 4 KiB.
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+#include "recorder_state.h"
+
+namespace gpudiag::rec::detail {
+
+bool write_all(int fd, const char* data, std::size_t size) noexcept {
+  while (size > 0) {
+    const ssize_t w = ::write(fd, data, size);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return false;
+    data += w;
+    size -= static_cast<std::size_t>(w);
+  }
+  return true;
+}
+
+namespace {
+
+// A short write (disk full, a signal) continues where it stopped.
+bool writev_all(int fd, iovec* iov, int n) noexcept {
+  while (n > 0) {
+    const ssize_t w = ::writev(fd, iov, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return false;
+    auto done = static_cast<std::size_t>(w);
+    while (n > 0 && done >= iov->iov_len) {
+      done -= iov->iov_len;
+      ++iov;
+      --n;
+    }
+    if (n > 0) {
+      iov->iov_base = static_cast<char*>(iov->iov_base) + done;
+      iov->iov_len -= done;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+bool write_chunk(int fd, gdtrace::ChunkType type, char* staging, std::uint32_t payload_bytes) noexcept {
+  gdtrace::ChunkHeader h{};
+  h.tag = gdtrace::kChunkTag;
+  h.type = static_cast<std::uint16_t>(type);
+  h.length = payload_bytes;
+  h.crc = gdtrace::checksum(staging + sizeof h, payload_bytes);
+  std::memcpy(staging, &h, sizeof h);
+  return write_all(fd, staging, sizeof h + payload_bytes);
+}
+
+bool write_small_chunk(int fd, gdtrace::ChunkType type, const void* payload, std::uint32_t bytes) noexcept {
+  char local[4096];
+  char* staging = local;
+  std::vector<char> heap;
+  if (bytes + sizeof(gdtrace::ChunkHeader) > sizeof local) {
+    heap.resize(bytes + sizeof(gdtrace::ChunkHeader));
+    staging = heap.data();
+  }
+  std::memcpy(staging + sizeof(gdtrace::ChunkHeader), payload, bytes);
+  return write_chunk(fd, type, staging, bytes);
+}
+
+void drain_buffer(Recorder& r, Buffer& b) noexcept {
+  // flushed before committed: recycling resets committed first, so a stale
+  // pair can only look empty, never like a range to write. `readers` stays
+  // up until the write is done: recycling waits for it, and an owner that
+  // must know its events are in the file (ensure_written) watches it.
+  b.readers.fetch_add(1);
+  std::uint32_t f = b.flushed.load();
+  const std::uint32_t c = b.committed.load();
+  if (c <= f || !b.flushed.compare_exchange_strong(f, c)) {
+    b.readers.fetch_sub(1);
+    return;
+  }
+  const std::uint32_t count = c - f;
+  const std::uint32_t head[2] = {b.tid, count};
+  const auto bytes = static_cast<std::uint32_t>(8 + std::size_t{count} * sizeof(gdtrace::RawEvent));
+  const gdtrace::ChunkHeader h{gdtrace::kChunkTag, static_cast<std::uint16_t>(gdtrace::ChunkType::Events), 0, bytes,
+                               gdtrace::checksum(b.events + f, bytes - 8u, gdtrace::checksum(head, 8))};
+  iovec iov[3] = {{const_cast<gdtrace::ChunkHeader*>(&h), sizeof h},
+                  {const_cast<std::uint32_t*>(head), 8},
+                  {b.events + f, bytes - 8u}};
+  r.writes_in_flight.fetch_add(1, std::memory_order_acq_rel);
+  writev_all(r.fd, iov, 3);
+  r.writes_in_flight.fetch_sub(1, std::memory_order_acq_rel);
+  r.events_written.fetch_add(count, std::memory_order_relaxed);
+  b.readers.fetch_sub(1);
+}
+
+void drain_all(Recorder& r) noexcept {
+  for (std::uint32_t i = 0; i < r.pool_size; ++i) drain_buffer(r, r.pool[i]);
+  const std::uint64_t dropped = r.dropped.load(std::memory_order_relaxed);
+  if (r.dropped_written.exchange(dropped) != dropped) {
+    r.writes_in_flight.fetch_add(1, std::memory_order_acq_rel);
+    write_small_chunk(r.fd, gdtrace::ChunkType::Dropped, &dropped, sizeof dropped);
+    r.writes_in_flight.fetch_sub(1, std::memory_order_acq_rel);
+  }
+}
+
+}  // namespace gpudiag::rec::detail
