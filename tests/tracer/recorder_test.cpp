@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <condition_variable>
+#include <cstring>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -216,6 +217,34 @@ TEST(Recorder, ThreadsRecordConcurrentlyWithoutLoss) {
   std::set<std::uint32_t> tids;
   for (const auto& a : t.allocs) tids.insert(a.tid);
   EXPECT_EQ(tids.size(), std::size_t{kThreads});
+}
+
+// intern() remembers recent texts by address: the same address holding
+// another text must get another id, and a later recording must get ids that
+// its own file defines.
+TEST(Recorder, InternedTextIsComparedNotJustItsAddress) {
+  const std::string first = test::temp_path("intern1.gdtrace"), second = test::temp_path("intern2.gdtrace");
+  rec::Options o;
+  o.stacks = false;
+  ASSERT_TRUE(rec::start(first.c_str(), o));
+  char buffer[32];
+  std::strcpy(buffer, "kernel_a");
+  const rec::StringId a = rec::intern(buffer);
+  std::strcpy(buffer, "kernel_b");
+  const rec::StringId b = rec::intern(buffer);
+  EXPECT_NE(a, b);
+  std::strcpy(buffer, "kernel_a");
+  EXPECT_EQ(rec::intern(buffer), a);
+  EXPECT_EQ(rec::intern(std::string_view(buffer, 6)), rec::intern("kernel")) << "a prefix is another text";
+  rec::stop();
+
+  ASSERT_TRUE(rec::start(second.c_str(), o));
+  rec::intern("padding so that ids differ between the recordings");
+  rec::record(rec::KernelEvent{.start_ns = 1, .end_ns = 2, .name = rec::intern(buffer)});
+  rec::stop();
+  const Trace t = read_gdtrace(second);
+  ASSERT_EQ(t.kernels.size(), 1u);
+  EXPECT_EQ(t.str(t.kernels[0].name), "kernel_a");
 }
 
 TEST(Recorder, UnwritablePathFailsCleanly) {

@@ -26,7 +26,11 @@ struct ModuleRange {
 
 struct Interning {
   std::mutex mutex;
+  // Node-based: a key's address is stable, so the per-thread cache in
+  // intern() may point at it. Tables of an earlier recording are retired,
+  // not freed, for the same reason.
   std::unordered_map<std::string, StringId> strings;
+  std::vector<std::unordered_map<std::string, StringId>*> retired_strings;
   std::map<std::vector<std::uint64_t>, StackId> stacks;
   std::vector<ModuleRange> modules;
   std::uint64_t generation = 0;
@@ -83,12 +87,33 @@ bool in_known_module(const Interning& in, std::uint64_t ip) {
 Interning& current(Recorder& r) {
   Interning& in = interning();
   if (in.generation != r.generation) {
-    in.strings.clear();
+    if (!in.strings.empty()) in.retired_strings.push_back(new std::unordered_map<std::string, StringId>(std::move(in.strings)));
+    in.strings = {};
     in.stacks.clear();
     in.modules.clear();
     in.generation = r.generation;
   }
   return in;
+}
+
+// The last strings this thread interned, by the address and length of the
+// caller's text (kernel and API names are usually literals): a hit costs a
+// hash and a compare, no lock and no std::string. Entries are verified
+// against the interned text, so a reused address with other text misses.
+struct CachedString {
+  const char* data = nullptr;
+  std::size_t size = 0;
+  std::uint64_t generation = 0;
+  const std::string* text = nullptr;
+  StringId id = 0;
+};
+constexpr std::size_t kStringCache = 64;
+thread_local CachedString t_strings[kStringCache];
+
+CachedString& cache_slot(std::string_view text) {
+  auto h = reinterpret_cast<std::uintptr_t>(text.data()) ^ (text.size() * 0x9E3779B97F4A7C15ull);
+  h ^= h >> 17;
+  return t_strings[(h * 0x9E3779B97F4A7C15ull) >> 58];  // top 6 bits: 64 slots
 }
 
 }  // namespace
@@ -119,20 +144,26 @@ StringId intern(std::string_view text) noexcept {
   Recorder* r = g_recorder.load(std::memory_order_acquire);
   if (r == nullptr) return 0;
   if (text.empty()) return 0;
+  CachedString& slot = cache_slot(text);
+  if (slot.data == text.data() && slot.size == text.size() && slot.generation == r->generation &&
+      std::string_view(*slot.text) == text)
+    return slot.id;
   try {
     Interning& in = interning();
     std::lock_guard<std::mutex> lock(in.mutex);
     Interning& cur = current(*r);
     std::string key(text);
     auto it = cur.strings.find(key);
-    if (it != cur.strings.end()) return it->second;
-    const StringId id = static_cast<StringId>(cur.strings.size() + 1);
-    std::string payload(4, '\0');
-    std::memcpy(payload.data(), &id, 4);
-    payload += key;
-    write_small_chunk(r->fd, gdtrace::ChunkType::String, payload.data(), static_cast<std::uint32_t>(payload.size()));
-    cur.strings.emplace(std::move(key), id);
-    return id;
+    if (it == cur.strings.end()) {
+      const StringId id = static_cast<StringId>(cur.strings.size() + 1);
+      std::string payload(4, '\0');
+      std::memcpy(payload.data(), &id, 4);
+      payload += key;
+      write_small_chunk(r->fd, gdtrace::ChunkType::String, payload.data(), static_cast<std::uint32_t>(payload.size()));
+      it = cur.strings.emplace(std::move(key), id).first;
+    }
+    slot = {text.data(), text.size(), cur.generation, &it->first, it->second};
+    return it->second;
   } catch (...) {
     return 0;
   }
