@@ -108,5 +108,75 @@ TEST(CpuFastPaths, BatchNormStatisticsSurviveALargeMean) {
   EXPECT_TRUE(test::all_close(rv, from_vector<float>(want_rv, {c}), 1e-3));
 }
 
+TEST(CpuFastPaths, ReluGradientIsTheThresholdedUpstreamGradient) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  Tensor x = from_vector<float>({-2, -0.0f, 0, 0.5f, 3, -1, 2, 4}, {2, 4}).requires_grad_();
+  Tensor upstream = from_vector<float>({1, 2, 3, 4, 5, nan, 7, 8}, {2, 4});
+  sum(mul(relu(x), upstream)).backward();
+  // Zero where the output is not positive, even for a NaN upstream (as PyTorch's threshold_backward).
+  EXPECT_EQ(x.grad().to_vector<float>(), (std::vector<float>{0, 0, 0, 4, 5, 0, 7, 8}));
+  // A non-contiguous upstream gradient (through a transpose) lands on the right elements.
+  Tensor a = from_vector<float>({1, -1, 2, -2, 3, -3}, {2, 3}).requires_grad_();
+  Tensor w = from_vector<float>({10, 20, 30, 40, 50, 60}, {3, 2});
+  sum(mul(relu(a).transpose(0, 1), w)).backward();
+  EXPECT_EQ(a.grad().to_vector<float>(), (std::vector<float>{10, 0, 50, 0, 40, 0}));
+}
+
+TEST(CpuFastPaths, AdamMatchesItsUpdateRuleWrittenOut) {
+  const std::int64_t n = 40000;  // several chunks, so the update runs in parallel
+  std::vector<float> p0 = pattern(n), grads[3] = {pattern(n, 0.5f), pattern(n, -0.25f), pattern(n, 0.1f)};
+  Tensor p = from_vector<float>(p0, {200, 200}).requires_grad_();
+  optim::AdamOptions o;
+  o.lr = 0.01;
+  optim::Adam adam({{"w", p}}, o);
+  std::vector<double> pr(p0.begin(), p0.end()), m(static_cast<std::size_t>(n)), v(static_cast<std::size_t>(n));
+  for (int t = 1; t <= 3; ++t) {
+    adam.zero_grad();
+    sum(mul(p, from_vector<float>(grads[t - 1], {200, 200}))).backward();  // grad = grads[t-1]
+    adam.step();
+    const double bc1 = 1 - std::pow(o.beta1, t), bc2 = 1 - std::pow(o.beta2, t);
+    for (std::size_t i = 0; i < pr.size(); ++i) {
+      const double g = grads[t - 1][i];
+      m[i] = o.beta1 * m[i] + (1 - o.beta1) * g;
+      v[i] = o.beta2 * v[i] + (1 - o.beta2) * g * g;
+      pr[i] -= o.lr / bc1 * m[i] / (std::sqrt(v[i]) / std::sqrt(bc2) + o.eps);
+    }
+  }
+  std::vector<float> want(pr.begin(), pr.end()), want_v(v.begin(), v.end());
+  EXPECT_TRUE(test::all_close(p.detach(), from_vector<float>(want, {200, 200}), 1e-5));
+  EXPECT_TRUE(test::all_close(adam.state_dict().at("w.exp_avg_sq"), from_vector<float>(want_v, {200, 200}), 1e-6));
+  EXPECT_EQ(adam.state_dict().at("step").item(), 3.0);
+}
+
+// Convolutions run per image on several threads (weights reordered once and
+// shared, per-image weight gradients summed) and whole-batch on one thread;
+// both must give the same numbers, for conv2d with bias and conv_transpose2d.
+TEST(CpuFastPaths, ConvolutionGradientsAgreeAcrossThreadCounts) {
+  struct Result {
+    Tensor y, dx, dw, db, ty, tdw;
+  };
+  auto run = [](int threads) {
+    set_num_threads(threads);
+    Generator gen(7);
+    Tensor x = randn({3, 5, 9, 11}, gen).requires_grad_();
+    Tensor w = randn({6, 5, 3, 3}, gen).requires_grad_();
+    Tensor b = randn({6}, gen).requires_grad_();
+    Tensor tw = randn({6, 4, 2, 2}, gen).requires_grad_();
+    Tensor y = conv2d(x, w, b, Conv2dOptions{1, 1, 1});
+    Tensor ty = conv_transpose2d(y, tw, Tensor(), Conv2dOptions{2, 0, 1});
+    Tensor up = randn(ty.shape(), gen);
+    sum(mul(ty, up)).backward();
+    return Result{y.detach(), x.grad(), w.grad(), b.grad(), ty.detach(), tw.grad()};
+  };
+  const Result one = run(1), two = run(2);
+  set_num_threads(2);
+  EXPECT_TRUE(test::all_close(two.y, one.y, 1e-4, 1e-5));
+  EXPECT_TRUE(test::all_close(two.ty, one.ty, 1e-4, 1e-5));
+  EXPECT_TRUE(test::all_close(two.dx, one.dx, 1e-4, 1e-4));
+  EXPECT_TRUE(test::all_close(two.dw, one.dw, 1e-3, 1e-4));
+  EXPECT_TRUE(test::all_close(two.db, one.db, 1e-3, 1e-4));
+  EXPECT_TRUE(test::all_close(two.tdw, one.tdw, 1e-3, 1e-4));
+}
+
 }  // namespace
 }  // namespace gdrt

@@ -53,6 +53,13 @@ struct PoolGeometry {
 
 // Op kernels. Pointers are device pointers of the owning backend; float
 // kernels take contiguous f32 NCHW data.
+// One Adam/AdamW update's scalars; the bias corrections are precomputed.
+struct AdamUpdate {
+  double beta1, beta2, eps;
+  double step_size;           // lr / (1 - beta1^t)
+  double bias_correction2_sqrt;  // sqrt(1 - beta2^t)
+};
+
 class Kernels {
  public:
   virtual ~Kernels() = default;
@@ -76,6 +83,11 @@ class Kernels {
   // db may be null.
   virtual void conv2d_backward_weight(const ConvGeometry& g, const float* x, const float* dy, float* dw,
                                       float* db) = 0;
+  // Both gradients of one conv2d in one call, so a backend can share work
+  // between them (the output gradient in its preferred layout). Any of
+  // dx, dw, db may be null; x is read only for dw/db, w only for dx.
+  virtual void conv2d_backward(const ConvGeometry& g, const float* x, const float* dy, const float* w, float* dx,
+                               float* dw, float* db) = 0;
   virtual void max_pool2d_forward(const PoolGeometry& g, const float* x, float* y, std::int32_t* argmax) = 0;
   virtual void max_pool2d_backward(const PoolGeometry& g, const float* dy, const std::int32_t* argmax, float* dx) = 0;
   // Training: batch statistics into save_mean/save_invstd, running stats
@@ -86,6 +98,13 @@ class Kernels {
   virtual void batch_norm_eval(std::int64_t n, std::int64_t c, std::int64_t hw, const float* x, const float* w,
                                const float* b, const float* running_mean, const float* running_var, double eps,
                                float* y) = 0;
+  // dx = y > 0 ? dy : 0 over n contiguous floats (y is relu's output), the
+  // gradient of relu in one pass, as PyTorch's threshold_backward.
+  virtual void relu_backward(std::int64_t n, const float* y, const float* dy, float* dx) = 0;
+  // One Adam step over n contiguous floats, in place, in PyTorch's order:
+  // m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2; p -= step_size m / (sqrt(v)/bc2_sqrt + eps).
+  virtual void adam_update(std::int64_t n, float* param, const float* grad, float* exp_avg, float* exp_avg_sq,
+                           const AdamUpdate& u) = 0;
   // dw/db may be null. `training` selects batch-statistics backward.
   virtual void batch_norm_backward(std::int64_t n, std::int64_t c, std::int64_t hw, const float* x, const float* dy,
                                    const float* w, const float* mean, const float* invstd, bool training, float* dx,

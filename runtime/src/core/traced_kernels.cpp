@@ -40,6 +40,10 @@ class TracedKernels final : public Kernels {
   void conv2d_backward_weight(const ConvGeometry& g, const float* x, const float* dy, float* dw, float* db) override {
     run("gdrt::conv2d_backward_weight", [&] { k_.conv2d_backward_weight(g, x, dy, dw, db); });
   }
+  void conv2d_backward(const ConvGeometry& g, const float* x, const float* dy, const float* w, float* dx, float* dw,
+                       float* db) override {
+    run("gdrt::conv2d_backward", [&] { k_.conv2d_backward(g, x, dy, w, dx, dw, db); });
+  }
   void max_pool2d_forward(const PoolGeometry& g, const float* x, float* y, std::int32_t* argmax) override {
     run("gdrt::max_pool2d_forward", [&] { k_.max_pool2d_forward(g, x, y, argmax); });
   }
@@ -60,6 +64,14 @@ class TracedKernels final : public Kernels {
                            float* db) override {
     run("gdrt::batch_norm_backward",
         [&] { k_.batch_norm_backward(n, c, hw, x, dy, w, mean, invstd, training, dx, dw, db); });
+  }
+
+  void relu_backward(std::int64_t n, const float* y, const float* dy, float* dx) override {
+    run("gdrt::relu_backward", [&] { k_.relu_backward(n, y, dy, dx); });
+  }
+  void adam_update(std::int64_t n, float* param, const float* grad, float* exp_avg, float* exp_avg_sq,
+                   const AdamUpdate& u) override {
+    run("gdrt::adam_update", [&] { k_.adam_update(n, param, grad, exp_avg, exp_avg_sq, u); });
   }
 
  private:

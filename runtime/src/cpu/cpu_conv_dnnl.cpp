@@ -36,15 +36,17 @@ Key key_of(const ConvGeometry& g, bool bias) {
 }
 
 // A buffer in oneDNN's chosen layout, or the user's NCHW memory when the
-// layouts agree (then no reorder happens).
+// layouts agree (then no reorder happens). The reorder primitives are made
+// once per plan, not per call.
 struct Staged {
   memory::desc want;
   memory scratch;  // allocated once when want differs from the plain layout
   bool needs_reorder = false;
+  dnnl::reorder to_want, to_plain;
 };
 
 Staged stage(const memory::desc& want, const memory::desc& plain) {
-  Staged s{want, {}, want != plain};
+  Staged s{want, {}, want != plain, {}, {}};
   if (s.needs_reorder) s.scratch = memory(want, engine());
   return s;
 }
@@ -139,7 +141,8 @@ dnnl::stream& stream() {
 memory input(Staged& s, const memory::desc& plain, const float* data) {
   memory user(plain, engine(), const_cast<float*>(data));
   if (!s.needs_reorder) return user;
-  dnnl::reorder(user, s.scratch).execute(stream(), user, s.scratch);
+  if (!s.to_want) s.to_want = dnnl::reorder(dnnl::reorder::primitive_desc(engine(), plain, engine(), s.want));
+  s.to_want.execute(stream(), user, s.scratch);
   return s.scratch;
 }
 
@@ -150,7 +153,59 @@ memory output(Staged& s, const memory::desc& plain, float* data) {
 void finish_output(Staged& s, const memory::desc& plain, float* data) {
   if (!s.needs_reorder) return;
   memory user(plain, engine(), data);
-  dnnl::reorder(s.scratch, user).execute(stream(), s.scratch, user);
+  if (!s.to_plain) s.to_plain = dnnl::reorder(dnnl::reorder::primitive_desc(engine(), s.want, engine(), plain));
+  s.to_plain.execute(stream(), s.scratch, user);
+}
+
+
+// The batch is cut into one slice per image when the pool has several
+// threads (more slices than threads, so a thread that loses its core does
+// not hold up a fixed half of the work), else kept whole. Every slice has
+// the same geometry, hence the same plan and layouts in every thread.
+struct Split {
+  std::int64_t parts;
+  ConvGeometry part;
+};
+
+Split split_of(const ConvGeometry& g) {
+  Split s{pool_threads() > 1 ? g.batch : 1, g};
+  s.part.batch = g.batch / s.parts;
+  return s;
+}
+
+// oneDNN (built on OpenMP here) runs single-threaded inside each of gdrt's
+// pool threads, each on its own slice of the batch: OpenMP never starts a
+// team, so no worker spins between calls, and the pool's threads sleep.
+template <class Body>
+void for_each_slice(const Split& s, Body&& body) {
+  parallel_for(s.parts, s.parts > 1, [&](std::int64_t p0, std::int64_t p1) {
+    omp_set_num_threads(1);
+    for (std::int64_t p = p0; p < p1; ++p) body(p);
+  });
+}
+
+// Grow-only per-thread float buffers (weights reordered once per call and
+// shared by the slices; per-slice weight gradients).
+float* thread_buffer(int which, std::size_t floats) {
+  thread_local std::vector<float> buffers[2];
+  auto& b = buffers[which];
+  if (b.size() < floats) b.resize(floats);
+  return b.data();
+}
+
+// The weights in the layout `s` wants, reordered once by the calling thread
+// into its own buffer; slices whose plan wants the same layout read it.
+memory shared_weights(const Staged& s, const memory::desc& plain, const float* w) {
+  memory user(plain, engine(), const_cast<float*>(w));
+  if (!s.needs_reorder) return user;
+  memory shared(s.want, engine(), thread_buffer(0, s.want.get_size() / sizeof(float)));
+  dnnl::reorder(dnnl::reorder::primitive_desc(engine(), plain, engine(), s.want)).execute(stream(), user, shared);
+  stream().wait();
+  return shared;
+}
+
+memory weights_for(Staged& s, const memory::desc& plain, const float* w, const memory& shared) {
+  return s.want == shared.get_desc() ? shared : input(s, plain, w);
 }
 
 }  // namespace
@@ -165,106 +220,115 @@ ConvImpl conv_impl() {
 
 bool dnnl_conv2d_forward(const ConvGeometry& g, const float* x, const float* w, const float* bias, float* y) {
   if (!supported(g)) return false;
-  ConvPlan& p = plan(g, bias != nullptr);
-  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, input(p.f_src, p.src_plain, x)},
-                                       {DNNL_ARG_WEIGHTS, input(p.f_wei, p.wei_plain, w)},
-                                       {DNNL_ARG_DST, output(p.f_dst, p.dst_plain, y)}};
-  if (bias) args.emplace(DNNL_ARG_BIAS, memory(p.bias_plain, engine(), const_cast<float*>(bias)));
-  p.fwd.execute(stream(), args);
-  finish_output(p.f_dst, p.dst_plain, y);
+  const Split sp = split_of(g);
+  const std::int64_t x_step = sp.part.batch * g.in_channels * g.in_h * g.in_w;
+  const std::int64_t y_step = sp.part.batch * g.out_channels * g.out_h * g.out_w;
+  ConvPlan& p0 = plan(sp.part, bias != nullptr);
+  const memory wei = shared_weights(p0.f_wei, p0.wei_plain, w);
+  for_each_slice(sp, [&](std::int64_t i) {
+    ConvPlan& p = plan(sp.part, bias != nullptr);
+    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, input(p.f_src, p.src_plain, x + i * x_step)},
+                                         {DNNL_ARG_WEIGHTS, weights_for(p.f_wei, p.wei_plain, w, wei)},
+                                         {DNNL_ARG_DST, output(p.f_dst, p.dst_plain, y + i * y_step)}};
+    if (bias) args.emplace(DNNL_ARG_BIAS, memory(p.bias_plain, engine(), const_cast<float*>(bias)));
+    p.fwd.execute(stream(), args);
+    finish_output(p.f_dst, p.dst_plain, y + i * y_step);
+    stream().wait();
+  });
+  return true;
+}
+
+// Both gradients of one convolution; any of x/dx, w/dw, db may be null when
+// not wanted. The output gradient dy is reordered once per slice and read by
+// both primitives when they want the same layout (they do on AVX-512).
+bool dnnl_conv2d_backward(const ConvGeometry& g, const float* x, const float* dy, const float* w, float* dx, float* dw,
+                          float* db) {
+  if (!supported(g)) return false;
+  const Split sp = split_of(g);
+  const std::int64_t x_step = sp.part.batch * g.in_channels * g.in_h * g.in_w;
+  const std::int64_t y_step = sp.part.batch * g.out_channels * g.out_h * g.out_w;
+  ConvPlan& p0 = plan(sp.part, db != nullptr);
+  ensure_backward(p0, sp.part);
+  const memory wei = dx ? shared_weights(p0.d_wei, p0.wei_plain, w) : memory();
+  // Each slice's weight (and bias) gradient lands in its own buffer, in the
+  // primitive's layout; they are summed, then reordered to OIHW once.
+  const memory::desc dw_desc = p0.w_diff_wei.want;
+  const std::size_t dw_n = dw_desc.get_size() / sizeof(float), db_n = db ? static_cast<std::size_t>(g.out_channels) : 0;
+  float* partial = dw ? thread_buffer(1, static_cast<std::size_t>(sp.parts) * (dw_n + db_n)) : nullptr;
+  for_each_slice(sp, [&](std::int64_t i) {
+    ConvPlan& p = plan(sp.part, db != nullptr);
+    ensure_backward(p, sp.part);
+    const memory grad_out = input(p.d_diff_dst, p.dst_plain, dy + i * y_step);
+    if (dx) {
+      p.bwd_data.execute(stream(), {{DNNL_ARG_DIFF_DST, grad_out},
+                                    {DNNL_ARG_WEIGHTS, weights_for(p.d_wei, p.wei_plain, w, wei)},
+                                    {DNNL_ARG_DIFF_SRC, output(p.d_diff_src, p.src_plain, dx + i * x_step)}});
+      finish_output(p.d_diff_src, p.src_plain, dx + i * x_step);
+    }
+    if (dw) {
+      float* mine = partial + static_cast<std::size_t>(i) * (dw_n + db_n);
+      const bool same = p.w_diff_dst.want == p.d_diff_dst.want;
+      // A slice whose plan chose another layout (not expected: same geometry,
+      // same library) computes in its own and converts into the shared one.
+      const bool own_layout = p.w_diff_wei.want != dw_desc;
+      memory sum_slot(dw_desc, engine(), mine);
+      memory target = own_layout ? memory(p.w_diff_wei.want, engine()) : sum_slot;
+      std::unordered_map<int, memory> args{
+          {DNNL_ARG_SRC, input(p.w_src, p.src_plain, x + i * x_step)},
+          {DNNL_ARG_DIFF_DST, same ? grad_out : input(p.w_diff_dst, p.dst_plain, dy + i * y_step)},
+          {DNNL_ARG_DIFF_WEIGHTS, target}};
+      if (db) args.emplace(DNNL_ARG_DIFF_BIAS, memory(p.bias_plain, engine(), mine + dw_n));
+      p.bwd_weights.execute(stream(), args);
+      if (own_layout) dnnl::reorder(target, sum_slot).execute(stream(), target, sum_slot);
+    }
+    stream().wait();
+  });
+  if (!dw) return true;
+  const std::size_t stride = dw_n + db_n;
+  parallel_for(static_cast<std::int64_t>(stride), stride > (1 << 15), [&](std::int64_t j0, std::int64_t j1) {
+    for (std::int64_t part = 1; part < sp.parts; ++part) {
+      const float* src = partial + static_cast<std::size_t>(part) * stride;
+      for (std::int64_t j = j0; j < j1; ++j) partial[j] += src[j];
+    }
+  });
+  memory summed(dw_desc, engine(), partial), user(p0.wei_plain, engine(), dw);
+  if (p0.w_diff_wei.needs_reorder)
+    dnnl::reorder(dnnl::reorder::primitive_desc(engine(), dw_desc, engine(), p0.wei_plain)).execute(stream(), summed, user);
+  else
+    std::memcpy(dw, partial, dw_n * sizeof(float));
   stream().wait();
+  if (db) std::memcpy(db, partial + dw_n, db_n * sizeof(float));
   return true;
 }
 
 bool dnnl_conv2d_backward_data(const ConvGeometry& g, const float* dy, const float* w, float* dx) {
-  if (!supported(g)) return false;
-  ConvPlan& p = plan(g, false);
-  ensure_backward(p, g);
-  p.bwd_data.execute(stream(), {{DNNL_ARG_DIFF_DST, input(p.d_diff_dst, p.dst_plain, dy)},
-                                {DNNL_ARG_WEIGHTS, input(p.d_wei, p.wei_plain, w)},
-                                {DNNL_ARG_DIFF_SRC, output(p.d_diff_src, p.src_plain, dx)}});
-  finish_output(p.d_diff_src, p.src_plain, dx);
-  stream().wait();
-  return true;
+  return dnnl_conv2d_backward(g, nullptr, dy, w, dx, nullptr, nullptr);
 }
 
 bool dnnl_conv2d_backward_weight(const ConvGeometry& g, const float* x, const float* dy, float* dw, float* db) {
-  if (!supported(g)) return false;
-  ConvPlan& p = plan(g, db != nullptr);
-  ensure_backward(p, g);
-  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, input(p.w_src, p.src_plain, x)},
-                                       {DNNL_ARG_DIFF_DST, input(p.w_diff_dst, p.dst_plain, dy)},
-                                       {DNNL_ARG_DIFF_WEIGHTS, output(p.w_diff_wei, p.wei_plain, dw)}};
-  if (db) args.emplace(DNNL_ARG_DIFF_BIAS, memory(p.bias_plain, engine(), db));
-  p.bwd_weights.execute(stream(), args);
-  finish_output(p.w_diff_wei, p.wei_plain, dw);
-  stream().wait();
-  return true;
+  return dnnl_conv2d_backward(g, x, dy, nullptr, nullptr, dw, db);
 }
-
-namespace {
-
-// oneDNN (built on OpenMP here) runs single-threaded inside each of gdrt's
-// pool threads, each on its own slice of the batch: OpenMP never starts a
-// team, so no worker spins between calls, and the pool's threads sleep.
-template <class Body>
-void split_batch(const ConvGeometry& g, Body&& body) {
-  const std::int64_t parts = std::min<std::int64_t>(pool_threads(), g.batch);
-  parallel_for(parts, parts > 1, [&](std::int64_t p0, std::int64_t p1) {
-    omp_set_num_threads(1);
-    for (std::int64_t p = p0; p < p1; ++p) {
-      ConvGeometry part = g;
-      const std::int64_t n0 = g.batch * p / parts, n1 = g.batch * (p + 1) / parts;
-      part.batch = n1 - n0;
-      body(part, n0, p);
-    }
-  });
-}
-
-}  // namespace
 
 void CpuKernels::conv2d_forward(const ConvGeometry& g, const float* x, const float* w, const float* bias, float* y) {
-  if (conv_impl() == ConvImpl::onednn && supported(g)) {
-    split_batch(g, [&](const ConvGeometry& part, std::int64_t n0, std::int64_t) {
-      dnnl_conv2d_forward(part, x + n0 * g.in_channels * g.in_h * g.in_w, w, bias,
-                          y + n0 * g.out_channels * g.out_h * g.out_w);
-    });
-    return;
-  }
+  if (conv_impl() == ConvImpl::onednn && dnnl_conv2d_forward(g, x, w, bias, y)) return;
   im2col_conv2d_forward(g, x, w, bias, y);
 }
 
 void CpuKernels::conv2d_backward_data(const ConvGeometry& g, const float* dy, const float* w, float* dx) {
-  if (conv_impl() == ConvImpl::onednn && supported(g)) {
-    split_batch(g, [&](const ConvGeometry& part, std::int64_t n0, std::int64_t) {
-      dnnl_conv2d_backward_data(part, dy + n0 * g.out_channels * g.out_h * g.out_w, w,
-                                dx + n0 * g.in_channels * g.in_h * g.in_w);
-    });
-    return;
-  }
+  if (conv_impl() == ConvImpl::onednn && dnnl_conv2d_backward_data(g, dy, w, dx)) return;
   im2col_conv2d_backward_data(g, dy, w, dx);
 }
 
 void CpuKernels::conv2d_backward_weight(const ConvGeometry& g, const float* x, const float* dy, float* dw, float* db) {
-  if (conv_impl() == ConvImpl::onednn && supported(g)) {
-    // Each slice of the batch gets its own weight-gradient buffer; they are summed after.
-    const std::int64_t parts = std::min<std::int64_t>(pool_threads(), g.batch);
-    const std::int64_t wn = g.out_channels * g.in_channels * g.kernel_h * g.kernel_w, bn = db ? g.out_channels : 0;
-    std::vector<float> extra(static_cast<std::size_t>((parts - 1) * (wn + bn)));
-    split_batch(g, [&](const ConvGeometry& part, std::int64_t n0, std::int64_t p) {
-      float* pdw = p == 0 ? dw : extra.data() + (p - 1) * (wn + bn);
-      float* pdb = db ? (p == 0 ? db : extra.data() + (p - 1) * (wn + bn) + wn) : nullptr;
-      dnnl_conv2d_backward_weight(part, x + n0 * g.in_channels * g.in_h * g.in_w,
-                                  dy + n0 * g.out_channels * g.out_h * g.out_w, pdw, pdb);
-    });
-    for (std::int64_t p = 1; p < parts; ++p) {
-      const float* src = extra.data() + (p - 1) * (wn + bn);
-      for (std::int64_t i = 0; i < wn; ++i) dw[i] += src[i];
-      for (std::int64_t i = 0; i < bn; ++i) db[i] += src[wn + i];
-    }
-    return;
-  }
+  if (conv_impl() == ConvImpl::onednn && dnnl_conv2d_backward_weight(g, x, dy, dw, db)) return;
   im2col_conv2d_backward_weight(g, x, dy, dw, db);
+}
+
+void CpuKernels::conv2d_backward(const ConvGeometry& g, const float* x, const float* dy, const float* w, float* dx,
+                                 float* dw, float* db) {
+  if (conv_impl() == ConvImpl::onednn && dnnl_conv2d_backward(g, x, dy, w, dx, dw, db)) return;
+  if (dx) im2col_conv2d_backward_data(g, dy, w, dx);
+  if (dw) im2col_conv2d_backward_weight(g, x, dy, dw, db);
 }
 
 }  // namespace gdrt::cpu

@@ -25,6 +25,8 @@ class CpuKernels final : public Kernels {
   void conv2d_forward(const ConvGeometry& g, const float* x, const float* w, const float* bias, float* y) override;
   void conv2d_backward_data(const ConvGeometry& g, const float* dy, const float* w, float* dx) override;
   void conv2d_backward_weight(const ConvGeometry& g, const float* x, const float* dy, float* dw, float* db) override;
+  void conv2d_backward(const ConvGeometry& g, const float* x, const float* dy, const float* w, float* dx, float* dw,
+                       float* db) override;
   void max_pool2d_forward(const PoolGeometry& g, const float* x, float* y, std::int32_t* argmax) override;
   void max_pool2d_backward(const PoolGeometry& g, const float* dy, const std::int32_t* argmax, float* dx) override;
   void batch_norm_train(std::int64_t n, std::int64_t c, std::int64_t hw, const float* x, const float* w,
@@ -35,6 +37,9 @@ class CpuKernels final : public Kernels {
   void batch_norm_backward(std::int64_t n, std::int64_t c, std::int64_t hw, const float* x, const float* dy,
                            const float* w, const float* mean, const float* invstd, bool training, float* dx, float* dw,
                            float* db) override;
+  void relu_backward(std::int64_t n, const float* y, const float* dy, float* dx) override;
+  void adam_update(std::int64_t n, float* param, const float* grad, float* exp_avg, float* exp_avg_sq,
+                   const AdamUpdate& u) override;
 };
 
 // Calls row(offsets, count, inner_strides) for every innermost row of the

@@ -19,20 +19,30 @@ void max_pool_2x2(const PoolGeometry& g, const float* x, float* y, std::int32_t*
       float* yp = y + pl * g.out_h * g.out_w;
       std::int32_t* ap = argmax + pl * g.out_h * g.out_w;
       for (std::int64_t oy = 0; oy < g.out_h; ++oy) {
-        const float* r0 = xp + 2 * oy * g.in_w;
-        const float* r1 = r0 + g.in_w;
+        const float* __restrict r0 = xp + 2 * oy * g.in_w;
+        const float* __restrict r1 = r0 + g.in_w;
+        float* __restrict yr = yp + oy * g.out_w;
+        std::int32_t* __restrict ar = ap + oy * g.out_w;
         const auto base = static_cast<std::int32_t>(2 * oy * g.in_w);
         const auto w = static_cast<std::int32_t>(g.in_w);
+        // Selects, not branches: the comparisons are data-dependent coin flips.
+#pragma omp simd
         for (std::int64_t ox = 0; ox < g.out_w; ++ox) {
           const auto c = static_cast<std::int32_t>(2 * ox);
-          float best = r0[c];
+          const float v0 = r0[c], v1 = r0[c + 1], v2 = r1[c], v3 = r1[c + 1];
+          float best = v0;
           std::int32_t where = base + c;
-          const float v1 = r0[c + 1], v2 = r1[c], v3 = r1[c + 1];
-          if (v1 > best || std::isnan(v1)) best = v1, where = base + c + 1;
-          if (v2 > best || std::isnan(v2)) best = v2, where = base + w + c;
-          if (v3 > best || std::isnan(v3)) best = v3, where = base + w + c + 1;
-          yp[oy * g.out_w + ox] = best;
-          ap[oy * g.out_w + ox] = where;
+          bool take = v1 > best || v1 != v1;
+          best = take ? v1 : best;
+          where = take ? base + c + 1 : where;
+          take = v2 > best || v2 != v2;
+          best = take ? v2 : best;
+          where = take ? base + w + c : where;
+          take = v3 > best || v3 != v3;
+          best = take ? v3 : best;
+          where = take ? base + w + c + 1 : where;
+          yr[ox] = best;
+          ar[ox] = where;
         }
       }
     }

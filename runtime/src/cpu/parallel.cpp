@@ -10,6 +10,8 @@
 namespace gdrt::cpu {
 namespace {
 
+constexpr std::int64_t kPartsPerThread = 4;
+
 class Pool {
  public:
   explicit Pool(int threads) { resize(threads); }
@@ -30,7 +32,10 @@ class Pool {
       body(0, n);
       return;
     }
-    const std::int64_t parts = std::min<std::int64_t>(n, size_);
+    // More parts than threads, claimed one at a time: when a worker is slow to
+    // wake or loses its core to another process, the caller takes its share
+    // instead of waiting for a fixed half of the work.
+    const std::int64_t parts = std::min<std::int64_t>(n, kPartsPerThread * size_);
     {
       std::lock_guard lock(mutex_);
       body_ = &body;

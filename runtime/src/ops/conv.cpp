@@ -56,15 +56,11 @@ Tensor conv2d(const Tensor& x_in, const Tensor& w_in, const Tensor& bias_in, Con
                  [x = x.detach(), w = w.detach(), g, gx, gw, gb](const Tensor& dy_in) {
                    Tensor dy = dy_in.contiguous();
                    Tensor dx, dw, db;
-                   if (gx) {
-                     dx = make_tensor(x.shape(), DType::f32, x.device());
-                     kernels_for(x).conv2d_backward_data(g, fptr(dy), fptr(w), fptr_mut(dx));
-                   }
-                   if (gw || gb) {
-                     dw = make_tensor(w.shape(), DType::f32, x.device());
-                     if (gb) db = make_tensor({g.out_channels}, DType::f32, x.device());
-                     kernels_for(x).conv2d_backward_weight(g, fptr(x), fptr(dy), fptr_mut(dw), fptr_mut(db));
-                   }
+                   if (gx) dx = make_tensor(x.shape(), DType::f32, x.device());
+                   if (gw || gb) dw = make_tensor(w.shape(), DType::f32, x.device());
+                   if (gb) db = make_tensor({g.out_channels}, DType::f32, x.device());
+                   kernels_for(x).conv2d_backward(g, fptr(x), fptr(dy), fptr(w), fptr_mut(dx), fptr_mut(dw),
+                                                  fptr_mut(db));
                    return std::vector<Tensor>{dx, gw ? dw : Tensor(), db};
                  });
   return y;

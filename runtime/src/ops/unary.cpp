@@ -83,7 +83,14 @@ Tensor floor(const Tensor& x) {
 Tensor relu(const Tensor& x) {
   Tensor y = unary_op(UnaryOp::relu, "relu", x);
   attach_grad_fn(y, "relu", {&x}, [y = y.detach()](const Tensor& g) {
-    return std::vector<Tensor>{mul(g, unary_raw(UnaryOp::positive, y))};
+    if (y.dtype() != DType::f32 || g.dtype() != DType::f32 || g.shape() != y.shape())
+      return std::vector<Tensor>{mul(g, unary_raw(UnaryOp::positive, y))};
+    check_same_device("relu backward", g, y);
+    Tensor gc = g.contiguous(), yc = y.contiguous();
+    Tensor dx = make_tensor(y.shape(), DType::f32, y.device());
+    kernels_for(yc).relu_backward(yc.numel(), static_cast<const float*>(yc.data_ptr()),
+                                  static_cast<const float*>(gc.data_ptr()), static_cast<float*>(dx.data_ptr()));
+    return std::vector<Tensor>{dx};
   });
   return y;
 }
