@@ -131,6 +131,37 @@ TEST(Recorder, StacksAreInternedAndSymbolized) {
   EXPECT_TRUE(found) << "innermost function: " << t.str(named.frames[0].function);
 }
 
+__attribute__((noinline)) rec::StackId stack_from_site_b() {
+  rec::StackId s = rec::capture_stack();
+  asm volatile("");  // keep the call from becoming a tail call
+  return s;
+}
+
+// capture_stack() remembers recent stacks per thread: another call site must
+// still get another id, and a later recording ids its own file defines.
+TEST(Recorder, StackIdsDifferByCallSiteAndRecording) {
+  const std::string first = test::temp_path("stacks1.gdtrace"), second = test::temp_path("stacks2.gdtrace");
+  ASSERT_TRUE(rec::start(first.c_str()));
+  const rec::StackId a = allocate_with_stack();
+  const rec::StackId b = stack_from_site_b();
+  EXPECT_NE(a, 0u);
+  EXPECT_NE(b, 0u);
+  EXPECT_NE(a, b);
+  rec::stop();
+  ASSERT_TRUE(rec::start(second.c_str()));
+  (void)stack_from_site_b();  // takes id 1 in this recording
+  const rec::StackId again = allocate_with_stack();
+  rec::stop();
+  Trace t = read_gdtrace(second);
+  ASSERT_EQ(t.allocs.size(), 1u);
+  EXPECT_NE(again, 0u);
+  EXPECT_NE(t.allocs[0].stack, 0u) << "the id resolves in this recording's file";
+  symbolize(t);
+  bool found = false;
+  for (const auto& f : t.stack(t.allocs[0].stack).frames) found |= t.str(f.function).find("allocate_with_stack") != std::string_view::npos;
+  EXPECT_TRUE(found) << "the stack of the second recording is allocate_with_stack's";
+}
+
 TEST(Recorder, StacksOffGiveNoStack) {
   const std::string path = test::temp_path("nostacks.gdtrace");
   rec::Options o;

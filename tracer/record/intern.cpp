@@ -32,6 +32,7 @@ struct Interning {
   std::unordered_map<std::string, StringId> strings;
   std::vector<std::unordered_map<std::string, StringId>*> retired_strings;
   std::map<std::vector<std::uint64_t>, StackId> stacks;
+  std::vector<std::map<std::vector<std::uint64_t>, StackId>*> retired_stacks;
   std::vector<ModuleRange> modules;
   std::uint64_t generation = 0;
 };
@@ -89,7 +90,8 @@ Interning& current(Recorder& r) {
   if (in.generation != r.generation) {
     if (!in.strings.empty()) in.retired_strings.push_back(new std::unordered_map<std::string, StringId>(std::move(in.strings)));
     in.strings = {};
-    in.stacks.clear();
+    if (!in.stacks.empty()) in.retired_stacks.push_back(new std::map<std::vector<std::uint64_t>, StackId>(std::move(in.stacks)));
+    in.stacks = {};
     in.modules.clear();
     in.generation = r.generation;
   }
@@ -114,6 +116,33 @@ CachedString& cache_slot(std::string_view text) {
   auto h = reinterpret_cast<std::uintptr_t>(text.data()) ^ (text.size() * 0x9E3779B97F4A7C15ull);
   h ^= h >> 17;
   return t_strings[(h * 0x9E3779B97F4A7C15ull) >> 58];  // top 6 bits: 64 slots
+}
+
+// The same for stacks, by a hash of their return addresses: a training loop
+// allocates from the same few call sites over and over.
+struct CachedStack {
+  std::uint64_t hash = 0;
+  std::uint64_t generation = 0;
+  const std::vector<std::uint64_t>* frames = nullptr;
+  StackId id = 0;
+};
+thread_local CachedStack t_stacks[kStringCache];
+
+std::uint64_t hash_frames(void* const* ips, int n) {
+  std::uint64_t h = 0x9E3779B97F4A7C15ull ^ static_cast<std::uint64_t>(n);
+  for (int i = 0; i < n; ++i) {
+    h ^= reinterpret_cast<std::uintptr_t>(ips[i]);
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 32;
+  }
+  return h;
+}
+
+bool same_frames(const std::vector<std::uint64_t>& frames, void* const* ips, int n) {
+  if (frames.size() != static_cast<std::size_t>(n)) return false;
+  for (int i = 0; i < n; ++i)
+    if (frames[static_cast<std::size_t>(i)] != reinterpret_cast<std::uintptr_t>(ips[i])) return false;
+  return true;
 }
 
 }  // namespace
@@ -182,6 +211,10 @@ StackId capture_stack(int skip) noexcept {
   int n = unw_backtrace(ips, kMaxFrames);
   const int first = 1 + (skip > 0 ? skip : 0);  // drop capture_stack itself
   if (n <= first) return 0;
+  const std::uint64_t hash = hash_frames(ips + first, n - first);
+  CachedStack& slot = t_stacks[hash >> 58];
+  if (slot.hash == hash && slot.generation == r->generation && same_frames(*slot.frames, ips + first, n - first))
+    return slot.id;
   try {
     std::vector<std::uint64_t> frames;
     frames.reserve(static_cast<std::size_t>(n - first));
@@ -190,7 +223,10 @@ StackId capture_stack(int skip) noexcept {
     std::lock_guard<std::mutex> lock(in.mutex);
     Interning& cur = current(*r);
     auto it = cur.stacks.find(frames);
-    if (it != cur.stacks.end()) return it->second;
+    if (it != cur.stacks.end()) {
+      slot = {hash, cur.generation, &it->first, it->second};
+      return it->second;
+    }
     for (std::uint64_t ip : frames) {
       if (!in_known_module(cur, ip)) {
         record_modules(*r, cur);
@@ -203,7 +239,8 @@ StackId capture_stack(int skip) noexcept {
     std::memcpy(payload.data(), head, sizeof head);
     std::memcpy(payload.data() + 8, frames.data(), frames.size() * 8);
     write_small_chunk(r->fd, gdtrace::ChunkType::Stack, payload.data(), static_cast<std::uint32_t>(payload.size()));
-    cur.stacks.emplace(std::move(frames), id);
+    it = cur.stacks.emplace(std::move(frames), id).first;
+    slot = {hash, cur.generation, &it->first, id};
     return id;
   } catch (...) {
     return 0;
