@@ -178,5 +178,54 @@ TEST(CpuFastPaths, ConvolutionGradientsAgreeAcrossThreadCounts) {
   EXPECT_TRUE(test::all_close(two.tdw, one.tdw, 1e-3, 1e-4));
 }
 
+// batch_norm_relu (one forward pass, the relu mask applied inside the batch
+// norm backward) against relu(batch_norm(...)), in training and eval mode.
+TEST(CpuFastPaths, FusedBatchNormReluEqualsTheComposition) {
+  for (bool training : {true, false}) {
+    auto run = [&](bool fused) {
+      Generator gen(3);
+      Tensor x = add(randn({2, 4, 6, 5}, gen), 0.3).requires_grad_();
+      Tensor w = randn({4}, gen).requires_grad_();
+      Tensor b = randn({4}, gen).requires_grad_();
+      Tensor rm = randn({4}, gen), rv = add(rand({4}, gen), 0.5);
+      Tensor up = randn({2, 4, 6, 5}, gen);
+      Tensor y = fused ? batch_norm_relu(x, w, b, rm, rv, training, 0.1, 1e-5)
+                       : relu(batch_norm(x, w, b, rm, rv, training, 0.1, 1e-5));
+      sum(mul(y, up)).backward();
+      return std::vector<Tensor>{y.detach(), x.grad(), w.grad(), b.grad(), rm, rv};
+    };
+    const auto fused = run(true), plain = run(false);
+    const char* names[] = {"output", "dx", "dw", "db", "running_mean", "running_var"};
+    for (std::size_t i = 0; i < fused.size(); ++i)
+      EXPECT_TRUE(test::all_close(fused[i], plain[i], 1e-5, 1e-5)) << names[i] << (training ? " (train)" : " (eval)");
+    // The relu really happened: some outputs are zero and none negative.
+    EXPECT_EQ(amin(fused[0]).item(), 0.0);
+  }
+}
+
+// nn::Sequential runs BatchNorm2d + ReLU fused; the module keeps its
+// parameter names, and the result equals running the layers one by one.
+TEST(CpuFastPaths, SequentialFusesBatchNormAndRelu) {
+  auto seq = std::make_shared<nn::Sequential>();
+  auto bn = std::make_shared<nn::BatchNorm2d>(3);
+  seq->add(bn);
+  seq->add(std::make_shared<nn::ReLU>());
+  Generator gen(11);
+  Tensor x = randn({2, 3, 4, 4}, gen);
+  NoGrad ng;
+  Tensor fused = seq->forward(x);
+  EXPECT_EQ(bn->num_batches_tracked.item(), 1.0);
+  Tensor rm = bn->running_mean.clone(), rv = bn->running_var.clone();
+  bn->running_mean.copy_(zeros({3}));
+  bn->running_var.copy_(ones({3}));
+  Tensor plain = relu(bn->forward(x));
+  EXPECT_TRUE(test::all_close(fused, plain, 1e-6));
+  EXPECT_TRUE(test::all_close(rm, bn->running_mean, 1e-7));
+  EXPECT_TRUE(test::all_close(rv, bn->running_var, 1e-7));
+  std::vector<std::string> names;
+  for (const auto& [name, t] : seq->named_parameters()) names.push_back(name);
+  EXPECT_EQ(names, (std::vector<std::string>{"0.weight", "0.bias"}));
+}
+
 }  // namespace
 }  // namespace gdrt

@@ -91,13 +91,20 @@ class Kernels {
   virtual void max_pool2d_forward(const PoolGeometry& g, const float* x, float* y, std::int32_t* argmax) = 0;
   virtual void max_pool2d_backward(const PoolGeometry& g, const float* dy, const std::int32_t* argmax, float* dx) = 0;
   // Training: batch statistics into save_mean/save_invstd, running stats
-  // updated in place (unbiased variance), y = (x - mean) * invstd * w + b.
+  // updated in place (unbiased variance), y = (x - mean) * invstd * w + b,
+  // then max(y, 0) when `relu` (batch norm and relu as one pass).
   virtual void batch_norm_train(std::int64_t n, std::int64_t c, std::int64_t hw, const float* x, const float* w,
                                 const float* b, float* running_mean, float* running_var, double momentum, double eps,
-                                float* y, float* save_mean, float* save_invstd) = 0;
+                                float* y, float* save_mean, float* save_invstd, bool relu) = 0;
   virtual void batch_norm_eval(std::int64_t n, std::int64_t c, std::int64_t hw, const float* x, const float* w,
                                const float* b, const float* running_mean, const float* running_var, double eps,
-                               float* y) = 0;
+                               float* y, bool relu) = 0;
+  // dw/db may be null. `training` selects batch-statistics backward. With
+  // relu_out (the fused op's output), dy is the gradient after the relu and
+  // is taken as 0 where relu_out <= 0.
+  virtual void batch_norm_backward(std::int64_t n, std::int64_t c, std::int64_t hw, const float* x, const float* dy,
+                                   const float* w, const float* mean, const float* invstd, bool training,
+                                   const float* relu_out, float* dx, float* dw, float* db) = 0;
   // dx = y > 0 ? dy : 0 over n contiguous floats (y is relu's output), the
   // gradient of relu in one pass, as PyTorch's threshold_backward.
   virtual void relu_backward(std::int64_t n, const float* y, const float* dy, float* dx) = 0;
@@ -105,10 +112,6 @@ class Kernels {
   // m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2; p -= step_size m / (sqrt(v)/bc2_sqrt + eps).
   virtual void adam_update(std::int64_t n, float* param, const float* grad, float* exp_avg, float* exp_avg_sq,
                            const AdamUpdate& u) = 0;
-  // dw/db may be null. `training` selects batch-statistics backward.
-  virtual void batch_norm_backward(std::int64_t n, std::int64_t c, std::int64_t hw, const float* x, const float* dy,
-                                   const float* w, const float* mean, const float* invstd, bool training, float* dx,
-                                   float* dw, float* db) = 0;
 };
 
 class Backend {

@@ -85,9 +85,12 @@ class BatchNorm2d : public Module {
  public:
   explicit BatchNorm2d(std::int64_t channels, double eps = 1e-5, double momentum = 0.1);
   Tensor forward(const Tensor& x) override;
+  // relu(forward(x)) as one fused op.
+  Tensor forward_relu(const Tensor& x);
   Tensor weight, bias, running_mean, running_var, num_batches_tracked;
 
  private:
+  Tensor run(const Tensor& x, bool relu);
   double eps_, momentum_;
 };
 
@@ -105,7 +108,8 @@ class MaxPool2d : public Module {
   std::int64_t kernel_;
 };
 
-// Children are named "0", "1", ... as in torch.nn.Sequential.
+// Children are named "0", "1", ... as in torch.nn.Sequential. A BatchNorm2d
+// directly followed by a ReLU runs as one fused batch_norm_relu.
 class Sequential : public Module {
  public:
   Sequential& add(std::shared_ptr<Module> m);

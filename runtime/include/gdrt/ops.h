@@ -96,6 +96,10 @@ Tensor max_pool2d(const Tensor& x, std::int64_t kernel, std::int64_t stride = 0,
 // and running_var (if defined) are updated in place with `momentum`.
 Tensor batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
                   const Tensor& running_var, bool training, double momentum = 0.1, double eps = 1e-5);
+// relu(batch_norm(...)) in one pass forward and one backward node, with the
+// same numbers as the two ops (nn::Sequential fuses BatchNorm2d + ReLU this way).
+Tensor batch_norm_relu(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
+                       const Tensor& running_var, bool training, double momentum = 0.1, double eps = 1e-5);
 
 // Losses (mean reduction).
 Tensor binary_cross_entropy_with_logits(const Tensor& logits, const Tensor& target);

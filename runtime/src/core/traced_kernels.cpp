@@ -51,21 +51,21 @@ class TracedKernels final : public Kernels {
     run("gdrt::max_pool2d_backward", [&] { k_.max_pool2d_backward(g, dy, argmax, dx); });
   }
   void batch_norm_train(std::int64_t n, std::int64_t c, std::int64_t hw, const float* x, const float* w, const float* b,
-                        float* rm, float* rv, double momentum, double eps, float* y, float* mean,
-                        float* invstd) override {
-    run("gdrt::batch_norm_train", [&] { k_.batch_norm_train(n, c, hw, x, w, b, rm, rv, momentum, eps, y, mean, invstd); });
+                        float* rm, float* rv, double momentum, double eps, float* y, float* mean, float* invstd,
+                        bool relu) override {
+    run("gdrt::batch_norm_train",
+        [&] { k_.batch_norm_train(n, c, hw, x, w, b, rm, rv, momentum, eps, y, mean, invstd, relu); });
   }
   void batch_norm_eval(std::int64_t n, std::int64_t c, std::int64_t hw, const float* x, const float* w, const float* b,
-                       const float* rm, const float* rv, double eps, float* y) override {
-    run("gdrt::batch_norm_eval", [&] { k_.batch_norm_eval(n, c, hw, x, w, b, rm, rv, eps, y); });
+                       const float* rm, const float* rv, double eps, float* y, bool relu) override {
+    run("gdrt::batch_norm_eval", [&] { k_.batch_norm_eval(n, c, hw, x, w, b, rm, rv, eps, y, relu); });
   }
   void batch_norm_backward(std::int64_t n, std::int64_t c, std::int64_t hw, const float* x, const float* dy,
-                           const float* w, const float* mean, const float* invstd, bool training, float* dx, float* dw,
-                           float* db) override {
+                           const float* w, const float* mean, const float* invstd, bool training, const float* relu_out,
+                           float* dx, float* dw, float* db) override {
     run("gdrt::batch_norm_backward",
-        [&] { k_.batch_norm_backward(n, c, hw, x, dy, w, mean, invstd, training, dx, dw, db); });
+        [&] { k_.batch_norm_backward(n, c, hw, x, dy, w, mean, invstd, training, relu_out, dx, dw, db); });
   }
-
   void relu_backward(std::int64_t n, const float* y, const float* dy, float* dx) override {
     run("gdrt::relu_backward", [&] { k_.relu_backward(n, y, dy, dx); });
   }

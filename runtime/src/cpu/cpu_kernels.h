@@ -31,12 +31,12 @@ class CpuKernels final : public Kernels {
   void max_pool2d_backward(const PoolGeometry& g, const float* dy, const std::int32_t* argmax, float* dx) override;
   void batch_norm_train(std::int64_t n, std::int64_t c, std::int64_t hw, const float* x, const float* w,
                         const float* b, float* running_mean, float* running_var, double momentum, double eps, float* y,
-                        float* save_mean, float* save_invstd) override;
+                        float* save_mean, float* save_invstd, bool relu) override;
   void batch_norm_eval(std::int64_t n, std::int64_t c, std::int64_t hw, const float* x, const float* w, const float* b,
-                       const float* running_mean, const float* running_var, double eps, float* y) override;
+                       const float* running_mean, const float* running_var, double eps, float* y, bool relu) override;
   void batch_norm_backward(std::int64_t n, std::int64_t c, std::int64_t hw, const float* x, const float* dy,
-                           const float* w, const float* mean, const float* invstd, bool training, float* dx, float* dw,
-                           float* db) override;
+                           const float* w, const float* mean, const float* invstd, bool training, const float* relu_out,
+                           float* dx, float* dw, float* db) override;
   void relu_backward(std::int64_t n, const float* y, const float* dy, float* dx) override;
   void adam_update(std::int64_t n, float* param, const float* grad, float* exp_avg, float* exp_avg_sq,
                    const AdamUpdate& u) override;

@@ -100,98 +100,160 @@ parallel_for(planes, true, [&](std::int64_t pl0, std::int64_t pl1) {
   });
 }
 
-void CpuKernels::batch_norm_train(std::int64_t n, std::int64_t c, std::int64_t hw, const float* x, const float* w,
-                                  const float* b, float* running_mean, float* running_var, double momentum, double eps,
-                                  float* y, float* save_mean, float* save_invstd) {
-  const std::int64_t count = n * hw;
-parallel_for(c, true, [&](std::int64_t ch0, std::int64_t ch1) {
-  for (std::int64_t ch = ch0; ch < ch1; ++ch) {
-    // One pass for sum and sum of squares, in double vector lanes; the
-    // cancellation in E[x^2] - E[x]^2 stays far below float resolution.
-    double s = 0, ss = 0;
-    for (std::int64_t i = 0; i < n; ++i) {
-      const float* p = x + (i * c + ch) * hw;
-#pragma omp simd reduction(+ : s, ss)
+namespace {
+
+// y = x * scale + shift over one channel's planes, then max(y, 0) if `relu`.
+void affine_planes(std::int64_t n, std::int64_t c, std::int64_t hw, std::int64_t ch, const float* x, float scale,
+                   float shift, bool relu, float* y) {
+  for (std::int64_t i = 0; i < n; ++i) {
+    const float* __restrict p = x + (i * c + ch) * hw;
+    float* __restrict q = y + (i * c + ch) * hw;
+    if (relu) {
+#pragma omp simd
       for (std::int64_t k = 0; k < hw; ++k) {
-        const double v = p[k];
-        s += v;
-        ss += v * v;
+        const float v = p[k] * scale + shift;
+        q[k] = v > 0.0f ? v : 0.0f;  // as the relu kernel: NaN gives 0
       }
-    }
-    const double mean = s / static_cast<double>(count);
-    const double var = std::max(0.0, ss / static_cast<double>(count) - mean * mean);
-    const double invstd = 1.0 / std::sqrt(var + eps);
-    save_mean[ch] = static_cast<float>(mean);
-    save_invstd[ch] = static_cast<float>(invstd);
-    if (running_mean) running_mean[ch] = static_cast<float>((1 - momentum) * running_mean[ch] + momentum * mean);
-    if (running_var) {
-      const double unbiased = count > 1 ? var * static_cast<double>(count) / static_cast<double>(count - 1) : var;
-      running_var[ch] = static_cast<float>((1 - momentum) * running_var[ch] + momentum * unbiased);
-    }
-    const float scale = static_cast<float>(invstd * (w ? w[ch] : 1.0f));
-    const float shift = static_cast<float>((b ? b[ch] : 0.0f) - mean * invstd * (w ? w[ch] : 1.0f));
-    for (std::int64_t i = 0; i < n; ++i) {
-      const float* p = x + (i * c + ch) * hw;
-      float* q = y + (i * c + ch) * hw;
+    } else {
+#pragma omp simd
       for (std::int64_t k = 0; k < hw; ++k) q[k] = p[k] * scale + shift;
     }
   }
+}
+
+// The upstream gradient at k: dy, or 0 where the fused relu's output is not positive.
+template <bool Masked>
+inline float grad_at(const float* __restrict g, const float* __restrict r, std::int64_t k) {
+  if constexpr (Masked) {
+    const float v = g[k];  // loaded unconditionally, so the select vectorises
+    return r[k] > 0.0f ? v : 0.0f;
+  } else {
+    (void)r;
+    return g[k];
+  }
+}
+
+template <bool Masked>
+void batch_norm_backward_channels(std::int64_t n, std::int64_t c, std::int64_t hw, const float* x, const float* dy,
+                                  const float* w, const float* mean, const float* invstd, bool training,
+                                  const float* relu_out, float* dx, float* dw, float* db) {
+  const double count = static_cast<double>(n * hw);
+  parallel_for(c, true, [&](std::int64_t ch0, std::int64_t ch1) {
+    for (std::int64_t ch = ch0; ch < ch1; ++ch) {
+      const float m = mean[ch], is = invstd[ch];
+      double sum_dy = 0, sum_dy_xhat = 0;
+      for (std::int64_t i = 0; i < n; ++i) {
+        const std::int64_t at = (i * c + ch) * hw;
+        const float* __restrict p = x + at;
+        const float* __restrict g = dy + at;
+        const float* __restrict r = Masked ? relu_out + at : nullptr;
+        double a = 0, bsum = 0;
+        if constexpr (Masked) {
+          // The mask as a select on floats first, then the double sums: in
+          // one expression GCC turned it into a (mispredicted) branch.
+          constexpr std::int64_t kBlock = 256;
+          float masked[kBlock];
+          for (std::int64_t k0 = 0; k0 < hw; k0 += kBlock) {
+            const std::int64_t len = std::min(kBlock, hw - k0);
+#pragma omp simd
+            for (std::int64_t k = 0; k < len; ++k) {
+              const float v = g[k0 + k];
+              masked[k] = r[k0 + k] > 0.0f ? v : 0.0f;
+            }
+#pragma omp simd reduction(+ : a, bsum)
+            for (std::int64_t k = 0; k < len; ++k) {
+              a += static_cast<double>(masked[k]);
+              bsum += static_cast<double>(masked[k]) * static_cast<double>(p[k0 + k] - m);
+            }
+          }
+        } else {
+#pragma omp simd reduction(+ : a, bsum)
+          for (std::int64_t k = 0; k < hw; ++k) {
+            a += static_cast<double>(g[k]);
+            bsum += static_cast<double>(g[k]) * static_cast<double>(p[k] - m);
+          }
+        }
+        sum_dy += a;
+        sum_dy_xhat += bsum * is;
+      }
+      if (dw) dw[ch] = static_cast<float>(sum_dy_xhat);
+      if (db) db[ch] = static_cast<float>(sum_dy);
+      if (!dx) continue;
+      const float wc = w ? w[ch] : 1.0f;
+      // train: dx = w*invstd/M * (M*dy - sum(dy) - xhat*sum(dy*xhat)); eval: dx = w*invstd*dy.
+      const float k1 = wc * is;
+      const float mean_dy = training ? static_cast<float>(sum_dy / count) : 0.0f;
+      const float mean_dyx = training ? static_cast<float>(sum_dy_xhat / count) : 0.0f;
+      for (std::int64_t i = 0; i < n; ++i) {
+        const std::int64_t at = (i * c + ch) * hw;
+        const float* __restrict p = x + at;
+        const float* __restrict g = dy + at;
+        const float* __restrict r = Masked ? relu_out + at : nullptr;
+        float* __restrict q = dx + at;
+#pragma omp simd
+        for (std::int64_t k = 0; k < hw; ++k) q[k] = k1 * (grad_at<Masked>(g, r, k) - mean_dy - (p[k] - m) * is * mean_dyx);
+      }
+    }
+  });
+}
+
+}  // namespace
+
+void CpuKernels::batch_norm_train(std::int64_t n, std::int64_t c, std::int64_t hw, const float* x, const float* w,
+                                  const float* b, float* running_mean, float* running_var, double momentum, double eps,
+                                  float* y, float* save_mean, float* save_invstd, bool relu) {
+  const std::int64_t count = n * hw;
+  parallel_for(c, true, [&](std::int64_t ch0, std::int64_t ch1) {
+    for (std::int64_t ch = ch0; ch < ch1; ++ch) {
+      // One pass for sum and sum of squares, in double vector lanes; the
+      // cancellation in E[x^2] - E[x]^2 stays far below float resolution.
+      double s = 0, ss = 0;
+      for (std::int64_t i = 0; i < n; ++i) {
+        const float* p = x + (i * c + ch) * hw;
+#pragma omp simd reduction(+ : s, ss)
+        for (std::int64_t k = 0; k < hw; ++k) {
+          const double v = p[k];
+          s += v;
+          ss += v * v;
+        }
+      }
+      const double mean = s / static_cast<double>(count);
+      const double var = std::max(0.0, ss / static_cast<double>(count) - mean * mean);
+      const double invstd = 1.0 / std::sqrt(var + eps);
+      save_mean[ch] = static_cast<float>(mean);
+      save_invstd[ch] = static_cast<float>(invstd);
+      if (running_mean) running_mean[ch] = static_cast<float>((1 - momentum) * running_mean[ch] + momentum * mean);
+      if (running_var) {
+        const double unbiased = count > 1 ? var * static_cast<double>(count) / static_cast<double>(count - 1) : var;
+        running_var[ch] = static_cast<float>((1 - momentum) * running_var[ch] + momentum * unbiased);
+      }
+      const float scale = static_cast<float>(invstd * (w ? w[ch] : 1.0f));
+      const float shift = static_cast<float>((b ? b[ch] : 0.0f) - mean * invstd * (w ? w[ch] : 1.0f));
+      affine_planes(n, c, hw, ch, x, scale, shift, relu, y);
+    }
   });
 }
 
 void CpuKernels::batch_norm_eval(std::int64_t n, std::int64_t c, std::int64_t hw, const float* x, const float* w,
                                  const float* b, const float* running_mean, const float* running_var, double eps,
-                                 float* y) {
-parallel_for(c, true, [&](std::int64_t ch0, std::int64_t ch1) {
-  for (std::int64_t ch = ch0; ch < ch1; ++ch) {
-    const double invstd = 1.0 / std::sqrt(static_cast<double>(running_var[ch]) + eps);
-    const float scale = static_cast<float>(invstd * (w ? w[ch] : 1.0f));
-    const float shift = static_cast<float>((b ? b[ch] : 0.0f) - running_mean[ch] * invstd * (w ? w[ch] : 1.0f));
-    for (std::int64_t i = 0; i < n; ++i) {
-      const float* p = x + (i * c + ch) * hw;
-      float* q = y + (i * c + ch) * hw;
-      for (std::int64_t k = 0; k < hw; ++k) q[k] = p[k] * scale + shift;
+                                 float* y, bool relu) {
+  parallel_for(c, true, [&](std::int64_t ch0, std::int64_t ch1) {
+    for (std::int64_t ch = ch0; ch < ch1; ++ch) {
+      const double invstd = 1.0 / std::sqrt(static_cast<double>(running_var[ch]) + eps);
+      const float scale = static_cast<float>(invstd * (w ? w[ch] : 1.0f));
+      const float shift = static_cast<float>((b ? b[ch] : 0.0f) - running_mean[ch] * invstd * (w ? w[ch] : 1.0f));
+      affine_planes(n, c, hw, ch, x, scale, shift, relu, y);
     }
-  }
   });
 }
 
 void CpuKernels::batch_norm_backward(std::int64_t n, std::int64_t c, std::int64_t hw, const float* x, const float* dy,
-                                     const float* w, const float* mean, const float* invstd, bool training, float* dx,
-                                     float* dw, float* db) {
-  const double count = static_cast<double>(n * hw);
-parallel_for(c, true, [&](std::int64_t ch0, std::int64_t ch1) {
-  for (std::int64_t ch = ch0; ch < ch1; ++ch) {
-    const float m = mean[ch], is = invstd[ch];
-    double sum_dy = 0, sum_dy_xhat = 0;
-    for (std::int64_t i = 0; i < n; ++i) {
-      const float* p = x + (i * c + ch) * hw;
-      const float* g = dy + (i * c + ch) * hw;
-      double a = 0, bsum = 0;
-#pragma omp simd reduction(+ : a, bsum)
-      for (std::int64_t k = 0; k < hw; ++k) {
-        a += static_cast<double>(g[k]);
-        bsum += static_cast<double>(g[k]) * static_cast<double>(p[k] - m);
-      }
-      sum_dy += a;
-      sum_dy_xhat += bsum * is;
-    }
-    if (dw) dw[ch] = static_cast<float>(sum_dy_xhat);
-    if (db) db[ch] = static_cast<float>(sum_dy);
-    if (!dx) continue;
-    const float wc = w ? w[ch] : 1.0f;
-    // train: dx = w*invstd/M * (M*dy - sum(dy) - xhat*sum(dy*xhat)); eval: dx = w*invstd*dy.
-    const float k1 = wc * is;
-    const float mean_dy = training ? static_cast<float>(sum_dy / count) : 0.0f;
-    const float mean_dyx = training ? static_cast<float>(sum_dy_xhat / count) : 0.0f;
-    for (std::int64_t i = 0; i < n; ++i) {
-      const float* p = x + (i * c + ch) * hw;
-      const float* g = dy + (i * c + ch) * hw;
-      float* q = dx + (i * c + ch) * hw;
-      for (std::int64_t k = 0; k < hw; ++k) q[k] = k1 * (g[k] - mean_dy - (p[k] - m) * is * mean_dyx);
-    }
-  }
-  });
+                                     const float* w, const float* mean, const float* invstd, bool training,
+                                     const float* relu_out, float* dx, float* dw, float* db) {
+  if (relu_out)
+    batch_norm_backward_channels<true>(n, c, hw, x, dy, w, mean, invstd, training, relu_out, dx, dw, db);
+  else
+    batch_norm_backward_channels<false>(n, c, hw, x, dy, w, mean, invstd, training, nullptr, dx, dw, db);
 }
 
 }  // namespace gdrt::cpu

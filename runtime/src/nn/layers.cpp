@@ -48,7 +48,10 @@ BatchNorm2d::BatchNorm2d(std::int64_t c, double eps, double momentum) : eps_(eps
   register_buffer("num_batches_tracked", num_batches_tracked);
 }
 
-Tensor BatchNorm2d::forward(const Tensor& x) {
+Tensor BatchNorm2d::forward(const Tensor& x) { return run(x, false); }
+Tensor BatchNorm2d::forward_relu(const Tensor& x) { return run(x, true); }
+
+Tensor BatchNorm2d::run(const Tensor& x, bool relu) {
   if (x.dim() != 4 || x.size(1) != weight.size(0))
     throw Error("BatchNorm2d(" + std::to_string(weight.size(0)) + "): expected input [N, " +
                 std::to_string(weight.size(0)) + ", H, W], got " + shape_str(x.shape()));
@@ -56,7 +59,8 @@ Tensor BatchNorm2d::forward(const Tensor& x) {
     NoGrad ng;
     num_batches_tracked.add_(ones({}, TensorOptions{DType::i64, num_batches_tracked.device()}));
   }
-  return batch_norm(x, weight, bias, running_mean, running_var, is_training(), momentum_, eps_);
+  return (relu ? batch_norm_relu : batch_norm)(x, weight, bias, running_mean, running_var, is_training(), momentum_,
+                                               eps_);
 }
 
 }  // namespace gdrt::nn

@@ -47,8 +47,10 @@ static void check_channel_param(const Tensor& x, const Tensor& p, const char* wh
 static const float* cptr(const Tensor& t) { return t.defined() ? static_cast<const float*>(t.data_ptr()) : nullptr; }
 static float* mptr(const Tensor& t) { return t.defined() ? static_cast<float*>(t.data_ptr()) : nullptr; }
 
-Tensor batch_norm(const Tensor& x_in, const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
-                  const Tensor& running_var, bool training, double momentum, double eps) {
+namespace {
+
+Tensor batch_norm_impl(const Tensor& x_in, const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
+                       const Tensor& running_var, bool training, double momentum, double eps, bool relu) {
   if (x_in.dim() < 2) throw Error("batch_norm: input must be [N, C, ...], got " + shape_str(x_in.shape()));
   if (x_in.dtype() != DType::f32) throw Error("batch_norm computes in float32, got " + x_in.describe());
   check_channel_param(x_in, weight, "weight");
@@ -71,27 +73,40 @@ Tensor batch_norm(const Tensor& x_in, const Tensor& weight, const Tensor& bias, 
     mean_t = make_tensor({c}, DType::f32, x.device());
     invstd_t = make_tensor({c}, DType::f32, x.device());
     k.batch_norm_train(n, c, hw, cptr(x), cptr(w), cptr(b), mptr(running_mean), mptr(running_var), momentum, eps,
-                       mptr(y), mptr(mean_t), mptr(invstd_t));
+                       mptr(y), mptr(mean_t), mptr(invstd_t), relu);
   } else {
-    k.batch_norm_eval(n, c, hw, cptr(x), cptr(w), cptr(b), cptr(running_mean), cptr(running_var), eps, mptr(y));
+    k.batch_norm_eval(n, c, hw, cptr(x), cptr(w), cptr(b), cptr(running_mean), cptr(running_var), eps, mptr(y), relu);
     NoGrad ng;
     mean_t = running_mean.detach().clone();
     invstd_t = unary_raw(UnaryOp::rsqrt, add(running_var.detach(), eps));
   }
   const bool gw = weight.defined() && weight.requires_grad(), gb = bias.defined() && bias.requires_grad();
   const bool gx = x_in.requires_grad();
-  attach_grad_fn(y, "batch_norm", {&x_in, &weight, &bias},
+  attach_grad_fn(y, relu ? "batch_norm_relu" : "batch_norm", {&x_in, &weight, &bias},
                  [x = x.detach(), w = w.defined() ? w.detach() : Tensor(), mean_t, invstd_t, training, n, c, hw, gx, gw,
-                  gb](const Tensor& dy_in) {
+                  gb, y_out = relu ? y.detach() : Tensor()](const Tensor& dy_in) {
                    Tensor dy = dy_in.contiguous();
                    Tensor dx = gx ? make_tensor(x.shape(), DType::f32, x.device()) : Tensor();
                    Tensor dw = gw ? make_tensor({c}, DType::f32, x.device()) : Tensor();
                    Tensor db = gb ? make_tensor({c}, DType::f32, x.device()) : Tensor();
                    kernels_for(x).batch_norm_backward(n, c, hw, cptr(x), cptr(dy), cptr(w), cptr(mean_t),
-                                                      cptr(invstd_t), training, mptr(dx), mptr(dw), mptr(db));
+                                                      cptr(invstd_t), training, cptr(y_out), mptr(dx), mptr(dw),
+                                                      mptr(db));
                    return std::vector<Tensor>{dx, dw, db};
                  });
   return y;
+}
+
+}  // namespace
+
+Tensor batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
+                  const Tensor& running_var, bool training, double momentum, double eps) {
+  return batch_norm_impl(x, weight, bias, running_mean, running_var, training, momentum, eps, false);
+}
+
+Tensor batch_norm_relu(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
+                       const Tensor& running_var, bool training, double momentum, double eps) {
+  return batch_norm_impl(x, weight, bias, running_mean, running_var, training, momentum, eps, true);
 }
 
 }  // namespace gdrt
