@@ -9,6 +9,15 @@
 #include "cpu/parallel.h"
 #include "gdrt/error.h"
 
+// Hot row loops are also compiled for AVX-512 and AVX2; the loader picks
+// the widest the CPU has (function multiversioning), while the library
+// itself stays built for the baseline x86-64 every machine runs.
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define GDRT_WIDE_SIMD __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define GDRT_WIDE_SIMD
+#endif
+
 namespace gdrt::cpu {
 
 class CpuKernels final : public Kernels {

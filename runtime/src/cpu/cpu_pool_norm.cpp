@@ -102,80 +102,86 @@ parallel_for(planes, true, [&](std::int64_t pl0, std::int64_t pl1) {
 
 namespace {
 
-// y = x * scale + shift over one channel's planes, then max(y, 0) if `relu`.
-void affine_planes(std::int64_t n, std::int64_t c, std::int64_t hw, std::int64_t ch, const float* x, float scale,
-                   float shift, bool relu, float* y) {
-  for (std::int64_t i = 0; i < n; ++i) {
-    const float* __restrict p = x + (i * c + ch) * hw;
-    float* __restrict q = y + (i * c + ch) * hw;
-    if (relu) {
+// Sum and sum of squares of one row, in double vector lanes.
+GDRT_WIDE_SIMD void row_sums(const float* __restrict p, std::int64_t n, double* sum, double* sum_sq) {
+  double s = 0, ss = 0;
+#pragma omp simd reduction(+ : s, ss)
+  for (std::int64_t k = 0; k < n; ++k) {
+    const double v = p[k];
+    s += v;
+    ss += v * v;
+  }
+  *sum += s;
+  *sum_sq += ss;
+}
+
+// q = p * scale + shift, then max(q, 0) if `relu` (NaN gives 0, as the relu kernel).
+GDRT_WIDE_SIMD void row_affine(const float* __restrict p, float* __restrict q, std::int64_t n, float scale, float shift,
+                               bool relu) {
+  if (relu) {
 #pragma omp simd
-      for (std::int64_t k = 0; k < hw; ++k) {
-        const float v = p[k] * scale + shift;
-        q[k] = v > 0.0f ? v : 0.0f;  // as the relu kernel: NaN gives 0
-      }
-    } else {
-#pragma omp simd
-      for (std::int64_t k = 0; k < hw; ++k) q[k] = p[k] * scale + shift;
+    for (std::int64_t k = 0; k < n; ++k) {
+      const float v = p[k] * scale + shift;
+      q[k] = v > 0.0f ? v : 0.0f;
     }
-  }
-}
-
-// The upstream gradient at k: dy, or 0 where the fused relu's output is not positive.
-template <bool Masked>
-inline float grad_at(const float* __restrict g, const float* __restrict r, std::int64_t k) {
-  if constexpr (Masked) {
-    const float v = g[k];  // loaded unconditionally, so the select vectorises
-    return r[k] > 0.0f ? v : 0.0f;
   } else {
-    (void)r;
-    return g[k];
+#pragma omp simd
+    for (std::int64_t k = 0; k < n; ++k) q[k] = p[k] * scale + shift;
   }
 }
 
-template <bool Masked>
+// The upstream gradient of a row: dy, or 0 where the fused relu's output
+// r is not positive (a select on floats: written inside the double sums
+// GCC turned it into a mispredicted branch).
+GDRT_WIDE_SIMD void row_grad(const float* __restrict g, const float* __restrict r, std::int64_t n, float* __restrict out) {
+#pragma omp simd
+  for (std::int64_t k = 0; k < n; ++k) {
+    const float v = g[k];
+    out[k] = r[k] > 0.0f ? v : 0.0f;
+  }
+}
+
+// sum(g) and sum(g * (p - m)) of a row, in double lanes.
+GDRT_WIDE_SIMD void row_grad_sums(const float* __restrict g, const float* __restrict p, std::int64_t n, float m,
+                                  double* sum_g, double* sum_gx) {
+  double a = 0, b = 0;
+#pragma omp simd reduction(+ : a, b)
+  for (std::int64_t k = 0; k < n; ++k) {
+    a += static_cast<double>(g[k]);
+    b += static_cast<double>(g[k]) * static_cast<double>(p[k] - m);
+  }
+  *sum_g += a;
+  *sum_gx += b;
+}
+
+// dx = k1 * (g - mean_dy - (p - m) * is * mean_dyx) over a row.
+GDRT_WIDE_SIMD void row_grad_input(const float* __restrict g, const float* __restrict p, float* __restrict q,
+                                   std::int64_t n, float k1, float mean_dy, float m, float is, float mean_dyx) {
+#pragma omp simd
+  for (std::int64_t k = 0; k < n; ++k) q[k] = k1 * (g[k] - mean_dy - (p[k] - m) * is * mean_dyx);
+}
+
+constexpr std::int64_t kBlock = 1024;  // rows are masked block by block into a stack buffer
+
 void batch_norm_backward_channels(std::int64_t n, std::int64_t c, std::int64_t hw, const float* x, const float* dy,
                                   const float* w, const float* mean, const float* invstd, bool training,
                                   const float* relu_out, float* dx, float* dw, float* db) {
   const double count = static_cast<double>(n * hw);
   parallel_for(c, true, [&](std::int64_t ch0, std::int64_t ch1) {
+    float masked[kBlock];
     for (std::int64_t ch = ch0; ch < ch1; ++ch) {
       const float m = mean[ch], is = invstd[ch];
       double sum_dy = 0, sum_dy_xhat = 0;
       for (std::int64_t i = 0; i < n; ++i) {
         const std::int64_t at = (i * c + ch) * hw;
-        const float* __restrict p = x + at;
-        const float* __restrict g = dy + at;
-        const float* __restrict r = Masked ? relu_out + at : nullptr;
-        double a = 0, bsum = 0;
-        if constexpr (Masked) {
-          // The mask as a select on floats first, then the double sums: in
-          // one expression GCC turned it into a (mispredicted) branch.
-          constexpr std::int64_t kBlock = 256;
-          float masked[kBlock];
-          for (std::int64_t k0 = 0; k0 < hw; k0 += kBlock) {
-            const std::int64_t len = std::min(kBlock, hw - k0);
-#pragma omp simd
-            for (std::int64_t k = 0; k < len; ++k) {
-              const float v = g[k0 + k];
-              masked[k] = r[k0 + k] > 0.0f ? v : 0.0f;
-            }
-#pragma omp simd reduction(+ : a, bsum)
-            for (std::int64_t k = 0; k < len; ++k) {
-              a += static_cast<double>(masked[k]);
-              bsum += static_cast<double>(masked[k]) * static_cast<double>(p[k0 + k] - m);
-            }
-          }
-        } else {
-#pragma omp simd reduction(+ : a, bsum)
-          for (std::int64_t k = 0; k < hw; ++k) {
-            a += static_cast<double>(g[k]);
-            bsum += static_cast<double>(g[k]) * static_cast<double>(p[k] - m);
-          }
+        for (std::int64_t k0 = 0; k0 < hw; k0 += kBlock) {
+          const std::int64_t len = std::min(kBlock, hw - k0);
+          const float* g = dy + at + k0;
+          if (relu_out) row_grad(g, relu_out + at + k0, len, masked), g = masked;
+          row_grad_sums(g, x + at + k0, len, m, &sum_dy, &sum_dy_xhat);
         }
-        sum_dy += a;
-        sum_dy_xhat += bsum * is;
       }
+      sum_dy_xhat *= is;
       if (dw) dw[ch] = static_cast<float>(sum_dy_xhat);
       if (db) db[ch] = static_cast<float>(sum_dy);
       if (!dx) continue;
@@ -186,12 +192,12 @@ void batch_norm_backward_channels(std::int64_t n, std::int64_t c, std::int64_t h
       const float mean_dyx = training ? static_cast<float>(sum_dy_xhat / count) : 0.0f;
       for (std::int64_t i = 0; i < n; ++i) {
         const std::int64_t at = (i * c + ch) * hw;
-        const float* __restrict p = x + at;
-        const float* __restrict g = dy + at;
-        const float* __restrict r = Masked ? relu_out + at : nullptr;
-        float* __restrict q = dx + at;
-#pragma omp simd
-        for (std::int64_t k = 0; k < hw; ++k) q[k] = k1 * (grad_at<Masked>(g, r, k) - mean_dy - (p[k] - m) * is * mean_dyx);
+        for (std::int64_t k0 = 0; k0 < hw; k0 += kBlock) {
+          const std::int64_t len = std::min(kBlock, hw - k0);
+          const float* g = dy + at + k0;
+          if (relu_out) row_grad(g, relu_out + at + k0, len, masked), g = masked;
+          row_grad_input(g, x + at + k0, dx + at + k0, len, k1, mean_dy, m, is, mean_dyx);
+        }
       }
     }
   });
@@ -208,15 +214,7 @@ void CpuKernels::batch_norm_train(std::int64_t n, std::int64_t c, std::int64_t h
       // One pass for sum and sum of squares, in double vector lanes; the
       // cancellation in E[x^2] - E[x]^2 stays far below float resolution.
       double s = 0, ss = 0;
-      for (std::int64_t i = 0; i < n; ++i) {
-        const float* p = x + (i * c + ch) * hw;
-#pragma omp simd reduction(+ : s, ss)
-        for (std::int64_t k = 0; k < hw; ++k) {
-          const double v = p[k];
-          s += v;
-          ss += v * v;
-        }
-      }
+      for (std::int64_t i = 0; i < n; ++i) row_sums(x + (i * c + ch) * hw, hw, &s, &ss);
       const double mean = s / static_cast<double>(count);
       const double var = std::max(0.0, ss / static_cast<double>(count) - mean * mean);
       const double invstd = 1.0 / std::sqrt(var + eps);
@@ -229,7 +227,7 @@ void CpuKernels::batch_norm_train(std::int64_t n, std::int64_t c, std::int64_t h
       }
       const float scale = static_cast<float>(invstd * (w ? w[ch] : 1.0f));
       const float shift = static_cast<float>((b ? b[ch] : 0.0f) - mean * invstd * (w ? w[ch] : 1.0f));
-      affine_planes(n, c, hw, ch, x, scale, shift, relu, y);
+      for (std::int64_t i = 0; i < n; ++i) row_affine(x + (i * c + ch) * hw, y + (i * c + ch) * hw, hw, scale, shift, relu);
     }
   });
 }
@@ -242,7 +240,7 @@ void CpuKernels::batch_norm_eval(std::int64_t n, std::int64_t c, std::int64_t hw
       const double invstd = 1.0 / std::sqrt(static_cast<double>(running_var[ch]) + eps);
       const float scale = static_cast<float>(invstd * (w ? w[ch] : 1.0f));
       const float shift = static_cast<float>((b ? b[ch] : 0.0f) - running_mean[ch] * invstd * (w ? w[ch] : 1.0f));
-      affine_planes(n, c, hw, ch, x, scale, shift, relu, y);
+      for (std::int64_t i = 0; i < n; ++i) row_affine(x + (i * c + ch) * hw, y + (i * c + ch) * hw, hw, scale, shift, relu);
     }
   });
 }
@@ -250,10 +248,7 @@ void CpuKernels::batch_norm_eval(std::int64_t n, std::int64_t c, std::int64_t hw
 void CpuKernels::batch_norm_backward(std::int64_t n, std::int64_t c, std::int64_t hw, const float* x, const float* dy,
                                      const float* w, const float* mean, const float* invstd, bool training,
                                      const float* relu_out, float* dx, float* dw, float* db) {
-  if (relu_out)
-    batch_norm_backward_channels<true>(n, c, hw, x, dy, w, mean, invstd, training, relu_out, dx, dw, db);
-  else
-    batch_norm_backward_channels<false>(n, c, hw, x, dy, w, mean, invstd, training, nullptr, dx, dw, db);
+  batch_norm_backward_channels(n, c, hw, x, dy, w, mean, invstd, training, relu_out, dx, dw, db);
 }
 
 }  // namespace gdrt::cpu
