@@ -10,6 +10,7 @@
 #include <cstring>
 #include <map>
 #include <unordered_map>
+#include <utility>
 
 #include "file_bytes.h"
 #include "gpudiag/trace_io.h"
@@ -18,7 +19,7 @@
 namespace gpudiag {
 namespace {
 
-namespace dom = simdjson::dom;
+namespace od = simdjson::ondemand;
 using import::parse_memcpy_name;
 
 // Some writers quote numbers ("12.5"); others put words where numbers go
@@ -44,58 +45,111 @@ std::optional<double> quoted_number(std::string_view s) {
   return v;
 }
 
-std::optional<double> number(dom::element e) {
-  switch (e.type()) {
-    case dom::element_type::INT64: return static_cast<double>(std::int64_t(e));
-    case dom::element_type::UINT64: return static_cast<double>(std::uint64_t(e));
-    case dom::element_type::DOUBLE: return double(e);
-    case dom::element_type::STRING: return quoted_number(std::string_view(e));
-    default: return std::nullopt;
+// On-demand parsing validates the document as it is walked; after an error
+// other than "wrong type" or "no such field" the walk cannot go on, and the
+// input is not valid JSON. run() turns this into a TraceError.
+struct InvalidJson {
+  simdjson::error_code code;
+};
+
+// True on success, false when the value is absent or of another type.
+bool found(simdjson::error_code e) {
+  if (e == simdjson::SUCCESS) return true;
+  if (e == simdjson::INCORRECT_TYPE || e == simdjson::NO_SUCH_FIELD) return false;
+  throw InvalidJson{e};
+}
+
+// A JSON number as read: integers stay exact (timestamps in microseconds
+// times 1000 must not round through a double).
+struct Number {
+  enum class Kind { None, Int, Uint, Double } kind = Kind::None;
+  std::int64_t i = 0;
+  std::uint64_t u = 0;
+  double d = 0;
+
+  std::optional<double> as_double() const {
+    switch (kind) {
+      case Kind::Int: return static_cast<double>(i);
+      case Kind::Uint: return static_cast<double>(u);
+      case Kind::Double: return d;
+      default: return std::nullopt;
+    }
   }
+};
+
+// Reads a value (consuming it) as a number; quoted numbers are accepted.
+Number read_number(od::value v) {
+  Number n;
+  od::json_type type;
+  if (!found(v.type().get(type))) return n;
+  if (type == od::json_type::string) {
+    std::string_view s;
+    if (!found(v.get_string().get(s))) return n;
+    if (auto d = quoted_number(s)) n.kind = Number::Kind::Double, n.d = *d;
+    return n;
+  }
+  if (type != od::json_type::number) return n;
+  od::number num;
+  if (!found(v.get_number().get(num))) return n;
+  switch (num.get_number_type()) {
+    case od::number_type::signed_integer: n.kind = Number::Kind::Int, n.i = num.get_int64(); break;
+    case od::number_type::unsigned_integer: n.kind = Number::Kind::Uint, n.u = num.get_uint64(); break;
+    default: n.kind = Number::Kind::Double, n.d = num.get_double(); break;
+  }
+  return n;
 }
 
-std::optional<double> field(dom::object o, std::string_view key) {
-  dom::element e;
-  if (o.at_key(key).get(e)) return std::nullopt;
-  return number(e);
+// Finds `key` in o (in any order: Kineto's usual order makes each lookup
+// continue where the previous one stopped).
+Number number_field(od::object& o, std::string_view key) {
+  od::value v;
+  if (!found(o.find_field_unordered(key).get(v))) return {};
+  return read_number(v);
 }
 
-std::int64_t int_field(dom::object o, std::string_view key, std::int64_t fallback) {
+std::optional<double> field(od::object& o, std::string_view key) { return number_field(o, key).as_double(); }
+
+std::int64_t int_field(od::object& o, std::string_view key, std::int64_t fallback) {
   auto v = field(o, key);
   return v && std::isfinite(*v) ? static_cast<std::int64_t>(*v) : fallback;
 }
 
-std::string_view str_field(dom::object o, std::string_view key) {
+std::string_view str_field(od::object& o, std::string_view key) {
+  od::value v;
   std::string_view s;
-  if (o.at_key(key).get(s)) return {};
+  if (!found(o.find_field_unordered(key).get(v)) || !found(v.get_string().get(s))) return {};
   return s;
 }
 
 // Chrome-trace timestamps are microseconds (fractions carry nanoseconds).
 // Integers are converted exactly; negative or absurd values become 0.
-std::uint64_t micros_to_ns(dom::object o, std::string_view key) {
-  dom::element e;
-  if (o.at_key(key).get(e)) return 0;
-  if (e.type() == dom::element_type::UINT64) return std::uint64_t(e) * 1000u;
-  if (e.type() == dom::element_type::INT64) {
-    const std::int64_t v = e;
-    return v > 0 ? static_cast<std::uint64_t>(v) * 1000u : 0;
-  }
-  auto v = number(e);
+std::uint64_t micros_to_ns(const Number& n) {
+  if (n.kind == Number::Kind::Uint) return n.u * 1000u;
+  if (n.kind == Number::Kind::Int) return n.i > 0 ? static_cast<std::uint64_t>(n.i) * 1000u : 0;
+  auto v = n.as_double();
   if (!v || !std::isfinite(*v) || *v <= 0 || *v > 1.8e16) return 0;
   return static_cast<std::uint64_t>(std::llround(*v * 1000.0));
 }
 
 std::uint32_t u32(std::int64_t v) { return v < 0 ? 0 : static_cast<std::uint32_t>(std::min<std::int64_t>(v, UINT32_MAX)); }
 
-void dims(dom::object args, std::string_view key, std::uint32_t out[3]) {
-  dom::array a;
-  if (args.at_key(key).get(a)) return;
+std::uint32_t tid_of(const Number& n) {
+  if (auto v = n.as_double(); v && std::isfinite(*v) && *v >= 0) return u32(static_cast<std::int64_t>(*v));
+  return 0;
+}
+
+void dims(od::object& args, std::string_view key, std::uint32_t out[3]) {
+  od::value value;
+  od::array a;
+  if (!found(args.find_field_unordered(key).get(value)) || !found(value.get_array().get(a))) return;
+  // Walked to its end even past three elements: leaving an on-demand array
+  // early lets a malformed rest go unnoticed.
   std::size_t i = 0;
-  for (dom::element v : a) {
-    if (i == 3) break;
-    auto n = number(v);
-    out[i++] = n && std::isfinite(*n) ? u32(static_cast<std::int64_t>(*n)) : 0;
+  for (auto item : a) {
+    od::value v;
+    if (auto err = std::move(item).get(v)) throw InvalidJson{err};
+    auto n = read_number(v).as_double();
+    if (i < 3) out[i++] = n && std::isfinite(*n) ? u32(static_cast<std::int64_t>(*n)) : 0;
   }
 }
 
@@ -105,6 +159,9 @@ bool imported_category(std::string_view cat) {
          cat == "Memset" || cat == "cuda_sync" || cat == "cuda_runtime" || cat == "Runtime" || cat == "cuda_driver";
 }
 
+// simdjson's on-demand API: the document is validated as it is walked, and
+// only the fields an event needs are parsed; CPU-op events (most of a
+// PyTorch trace) are skipped after three string fields.
 class KinetoImporter {
  public:
   explicit KinetoImporter(const std::string& name) { trace_.source = TraceSource::Kineto, trace_.path = name; }
@@ -112,64 +169,120 @@ class KinetoImporter {
   // `json` must have kReadPadding bytes of spare capacity (file_bytes.h):
   // simdjson then parses it in place, with no padded copy.
   Trace run(const std::string& json) {
-    static_assert(import::kReadPadding >= simdjson::SIMDJSON_PADDING);
-    const bool padded = json.capacity() - json.size() >= simdjson::SIMDJSON_PADDING;
-    dom::parser parser;
-    dom::element root;
-    if (auto err = parser.parse(json.data(), json.size(), !padded).get(root))
-      throw TraceError(trace_.path + ": not valid JSON (" + simdjson::error_message(err) + ")");
-    dom::array events;
-    dom::object obj;
-    if (root.get(obj) == simdjson::SUCCESS) {
-      if (obj.at_key("traceEvents").get(events))
-        throw TraceError(trace_.path + ": JSON but not a Chrome/Kineto trace (no \"traceEvents\" array)");
-      read_devices(obj);
-    } else if (root.get(events) != simdjson::SUCCESS) {
-      throw TraceError(trace_.path + ": JSON but not a Chrome/Kineto trace (neither an object with \"traceEvents\" nor an array)");
+    try {
+      return walk(json);
+    } catch (const InvalidJson& e) {
+      check(e.code);
+      throw;  // not reached: check() throws for every error
     }
-    for (dom::element e : events) {
-      dom::object ev;
-      if (e.get(ev)) continue;  // tolerate stray non-objects, as chrome://tracing does
-      event(ev);
+  }
+
+ private:
+  Trace walk(const std::string& json) {
+    static_assert(import::kReadPadding >= simdjson::SIMDJSON_PADDING);
+    simdjson::padded_string copy;
+    simdjson::padded_string_view view(json.data(), json.size(), json.capacity());
+    if (json.capacity() - json.size() < simdjson::SIMDJSON_PADDING) {
+      copy = simdjson::padded_string(json);
+      view = simdjson::padded_string_view(copy);
+    }
+    od::parser parser;
+    od::document doc;
+    check(parser.iterate(view).get(doc));
+    od::json_type type;
+    check(doc.type().get(type));
+    if (type == od::json_type::object) {
+      od::object root;
+      check(doc.get_object().get(root));
+      bool found = false;
+      for (auto f : root) {
+        od::field field;
+        check(std::move(f).get(field));
+        // Raw (escaped) key: the names looked for have nothing to escape.
+        if (field.key() == "traceEvents") {
+          od::array events;
+          const auto err = field.value().get_array().get(events);
+          if (err == simdjson::INCORRECT_TYPE) not_a_trace("no \"traceEvents\" array");
+          check(err);
+          read_events(events);
+          found = true;
+        } else if (field.key() == "deviceProperties") {
+          read_devices(field.value());
+        }
+      }
+      if (!found) not_a_trace("no \"traceEvents\" array");
+    } else if (type == od::json_type::array) {
+      od::array events;
+      check(doc.get_array().get(events));
+      read_events(events);
+    } else if (type == od::json_type::string) {
+      std::string_view s;  // a malformed string is invalid JSON, a valid one is not a trace
+      check(doc.get_string().get(s));
+      not_a_trace("neither an object with \"traceEvents\" nor an array");
+    } else {
+      not_a_trace("neither an object with \"traceEvents\" nor an array");
     }
     finish();
     return std::move(trace_);
   }
 
- private:
-  void read_devices(dom::object root) {
-    dom::array props;
-    if (root.at_key("deviceProperties").get(props)) return;
-    for (dom::element p : props) {
-      dom::object o;
-      if (p.get(o)) continue;
-      trace_.devices.push_back({static_cast<std::int32_t>(int_field(o, "id", 0)), trace_.intern(str_field(o, "name")),
-                                static_cast<std::uint64_t>(std::max<std::int64_t>(0, int_field(o, "totalGlobalMem", 0)))});
+  // Errors met while walking the document mean it is not valid JSON.
+  void check(simdjson::error_code err) {
+    if (err) throw TraceError(trace_.path + ": not valid JSON (" + simdjson::error_message(err) + ")");
+  }
+  [[noreturn]] void not_a_trace(const char* why) {
+    throw TraceError(trace_.path + ": JSON but not a Chrome/Kineto trace (" + why + ")");
+  }
+  void read_events(od::array events) {
+    for (auto item : events) {
+      od::value v;
+      check(std::move(item).get(v));
+      od::object ev;
+      if (!found(v.get_object().get(ev))) continue;  // tolerate stray non-objects, as chrome://tracing does
+      event(ev);
     }
   }
 
-  void event(dom::object ev) {
+  void read_devices(od::value value) {
+    od::array props;
+    if (!found(value.get_array().get(props))) return;
+    for (auto item : props) {
+      od::value v;
+      check(std::move(item).get(v));
+      od::object o;
+      if (!found(v.get_object().get(o))) continue;
+      const auto id = static_cast<std::int32_t>(int_field(o, "id", 0));
+      const StringId name = trace_.intern(str_field(o, "name"));
+      const auto memory = static_cast<std::uint64_t>(std::max<std::int64_t>(0, int_field(o, "totalGlobalMem", 0)));
+      trace_.devices.push_back({id, name, memory});
+    }
+  }
+
+  // Fields are looked up in Kineto's order (ph, cat, name, pid, tid, ts,
+  // dur, args), each value read at once: an on-demand value can be read once.
+  void event(od::object& ev) {
     const std::string_view ph = str_field(ev, "ph");
+    const bool instant = ph == "i" || ph == "I";
+    if (!instant && ph != "X") return;
+    std::string_view cat = instant ? std::string_view() : str_field(ev, "cat");
+    // Most complete events are CPU ops (cat "Operator", "cpu_op", ...) with
+    // long args: leave them before looking up any field they would not use.
+    if (!instant && !imported_category(cat)) return;
     const std::string_view name = str_field(ev, "name");
-    if (ph == "i" || ph == "I") {
+    if (instant) {
       if (name == "[memory]") memory(ev);
       return;
     }
-    if (ph != "X") return;
-    std::string_view cat = str_field(ev, "cat");
-    // Most complete events are CPU ops (cat "Operator", "cpu_op", ...) with
-    // long args: leave them before looking up any field they would not use.
-    if (!imported_category(cat)) return;
-    dom::object args;
-    const bool has_args = ev.at_key("args").get(args) == simdjson::SUCCESS;
-    if (!has_args) args = dom::object();
-    const std::uint64_t start = micros_to_ns(ev, "ts");
-    const std::uint64_t end = start + micros_to_ns(ev, "dur");
+    const std::uint32_t tid = tid_of(number_field(ev, "tid"));
+    const std::uint64_t start = micros_to_ns(number_field(ev, "ts"));
+    const std::uint64_t end = start + micros_to_ns(number_field(ev, "dur"));
+    od::value args_value;
+    od::object args;
+    const bool has_args = found(ev.find_field_unordered("args").get(args_value)) && found(args_value.get_object().get(args));
     auto iarg = [&](std::string_view k, std::int64_t d) { return has_args ? int_field(args, k, d) : d; };
     const auto device = static_cast<std::int32_t>(iarg("device", kHostDevice));
     const auto stream = static_cast<std::uint64_t>(std::max<std::int64_t>(0, iarg("stream", 0)));
     const auto corr = static_cast<std::uint64_t>(std::max<std::int64_t>(0, iarg("correlation", 0)));
-    const auto tid = host_tid(ev);
 
     if (cat == "kernel" || cat == "Kernel") {
       Kernel k{.start_ns = start, .end_ns = end, .name = trace_.intern(name), .device = device, .stream = stream, .correlation = corr};
@@ -182,10 +295,10 @@ class KinetoImporter {
       note_stream(device, stream);
     } else if (cat == "gpu_memcpy" || cat == "Memcpy") {
       const auto d = parse_memcpy_name(name);
-      trace_.memcpys.push_back({.start_ns = start, .end_ns = end, .bytes = static_cast<std::uint64_t>(std::max<std::int64_t>(0, iarg("bytes", 0))),
-                                .copy = d.copy, .src_kind = d.src, .dst_kind = d.dst, .device = device,
-                                .peer_device = static_cast<std::int32_t>(iarg("dst device", kHostDevice)), .stream = stream,
-                                .correlation = corr});
+      const auto bytes = static_cast<std::uint64_t>(std::max<std::int64_t>(0, iarg("bytes", 0)));
+      trace_.memcpys.push_back({.start_ns = start, .end_ns = end, .bytes = bytes, .copy = d.copy, .src_kind = d.src, .dst_kind = d.dst,
+                                .device = device, .peer_device = static_cast<std::int32_t>(iarg("dst device", kHostDevice)),
+                                .stream = stream, .correlation = corr});
       note_stream(device, stream);
     } else if (cat == "gpu_memset" || cat == "Memset") {
       trace_.memsets.push_back({.start_ns = start, .end_ns = end, .bytes = static_cast<std::uint64_t>(std::max<std::int64_t>(0, iarg("bytes", 0))),
@@ -204,16 +317,18 @@ class KinetoImporter {
     }
   }
 
-  void memory(dom::object ev) {
-    dom::object args;
-    if (ev.at_key("args").get(args)) return;
-    const std::uint64_t t = micros_to_ns(ev, "ts");
+  void memory(od::object& ev) {
+    const std::uint32_t tid = tid_of(number_field(ev, "tid"));
+    const std::uint64_t t = micros_to_ns(number_field(ev, "ts"));
+    od::value args_value;
+    od::object args;
+    if (!found(ev.find_field_unordered("args").get(args_value)) || !found(args_value.get_object().get(args))) return;
     const std::int64_t bytes = int_field(args, "Bytes", 0);
     const std::int64_t type = int_field(args, "Device Type", 0);
-    const auto device = static_cast<std::int32_t>(type == 0 ? kHostDevice : int_field(args, "Device Id", 0));
+    const std::int64_t device_id = int_field(args, "Device Id", 0);
+    const auto device = static_cast<std::int32_t>(type == 0 ? kHostDevice : device_id);
     const MemKind kind = type == 0 ? MemKind::Pageable : MemKind::Device;
     const auto addr = static_cast<std::uint64_t>(int_field(args, "Addr", 0));
-    const std::uint32_t tid = host_tid(ev);
     if (bytes > 0)
       trace_.allocs.push_back({.time_ns = t, .addr = addr, .bytes = static_cast<std::uint64_t>(bytes), .kind = kind, .device = device, .tid = tid});
     else if (bytes < 0)
@@ -222,13 +337,6 @@ class KinetoImporter {
     if (allocated || reserved)
       trace_.memory_counters.push_back({t, device, allocated ? static_cast<std::uint64_t>(std::max(0.0, *allocated)) : 0,
                                         reserved ? static_cast<std::uint64_t>(std::max(0.0, *reserved)) : 0});
-  }
-
-  std::uint32_t host_tid(dom::object ev) {
-    dom::element e;
-    if (ev.at_key("tid").get(e)) return 0;
-    if (auto n = number(e); n && std::isfinite(*n) && *n >= 0) return u32(static_cast<std::int64_t>(*n));
-    return 0;
   }
 
   void note_stream(std::int32_t device, std::uint64_t stream) {
