@@ -10,7 +10,7 @@ packages=(
   build-essential cmake ninja-build pkg-config git
   clang-19 libclang-19-dev llvm-19-dev clang-tidy-19 libclang-rt-19-dev
   libfmt-dev libcli11-dev libsimdjson-dev nlohmann-json3-dev
-  libsqlite3-dev zlib1g-dev libunwind-dev libdw-dev
+  libsqlite3-dev zlib1g-dev libunwind-dev libdw-dev libdeflate-dev
   libopenblas-dev libdnnl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-numpy python3-torch python3-jsonschema python3-pip

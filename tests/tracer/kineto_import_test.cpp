@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <zlib.h>
 
 #include "gpudiag/trace_io.h"
 #include "test_support.h"
@@ -185,6 +186,36 @@ TEST(KinetoImport, BadInputIsAClearError) {
   const Trace t = import_kineto_bytes(R"({"traceEvents": [1, "x", {"ph": "X", "cat": "kernel", "ts": "soon", "dur": -4, "args": {"grid": "big"}}]})", "odd.json");
   ASSERT_EQ(t.kernels.size(), 1u);
   EXPECT_EQ(t.kernels[0].start_ns, 0u);
+}
+
+std::string gzip(const std::string& text) {
+  z_stream zs{};
+  deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);  // +16: gzip wrapper
+  std::string out(deflateBound(&zs, text.size()) + 64, '\0');
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
+  zs.avail_in = static_cast<uInt>(text.size());
+  zs.next_out = reinterpret_cast<Bytef*>(out.data());
+  zs.avail_out = static_cast<uInt>(out.size());
+  deflate(&zs, Z_FINISH);
+  out.resize(zs.total_out);
+  deflateEnd(&zs);
+  return out;
+}
+
+TEST(KinetoImport, GzipInOneOrSeveralMembersAndCutShort) {
+  const std::string head = R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k1", "ts": 1, "dur": 1},)";
+  const std::string tail = R"( {"ph": "X", "cat": "kernel", "name": "k2", "ts": 2, "dur": 1}]})";
+  EXPECT_EQ(import_kineto_bytes(gzip(head + tail), "one.json.gz").kernels.size(), 2u);
+  // Concatenated members (as `cat a.gz b.gz` makes) are one gzip stream.
+  const std::string two = gzip(head) + gzip(tail);
+  EXPECT_EQ(import_kineto_bytes(two, "two.json.gz").kernels.size(), 2u);
+  const std::string whole = gzip(head + tail);
+  try {
+    import_kineto_bytes(whole.substr(0, whole.size() - 9), "cut.json.gz");
+    FAIL() << "no error";
+  } catch (const TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find("gzip data is corrupt or cut short"), std::string::npos) << e.what();
+  }
 }
 
 TEST(KinetoImport, QuotedNumbersAreReadAndWordsAreZero) {

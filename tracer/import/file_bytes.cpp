@@ -1,12 +1,13 @@
 #include "file_bytes.h"
 
-#include <zlib.h>
+#include <libdeflate.h>
 
 #include <cerrno>
 #include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <memory>
 
 #include "gpudiag/trace.h"
 
@@ -21,6 +22,9 @@ bool is_gzip(std::string_view b) {
   return b.size() >= 2 && static_cast<unsigned char>(b[0]) == 0x1f && static_cast<unsigned char>(b[1]) == 0x8b;
 }
 
+// libdeflate inflates whole buffers 2-3x faster than zlib's streaming
+// inflate and checks the gzip CRC-32 with carry-less multiplication; zlib's
+// table CRC alone was an eighth of importing a PyTorch trace.
 std::string maybe_gunzip(std::string_view bytes, const std::string& name) {
   if (!is_gzip(bytes)) {
     std::string copy;
@@ -28,56 +32,37 @@ std::string maybe_gunzip(std::string_view bytes, const std::string& name) {
     copy.assign(bytes);
     return copy;
   }
-  z_stream zs{};
-  if (inflateInit2(&zs, 15 + 32) != Z_OK) throw TraceError(name + ": cannot initialise gzip decompression");
-  std::string out;
-  // The gzip trailer holds the size mod 2^32: a good first guess, saving the
-  // copies of repeated doubling on large traces.
+  std::unique_ptr<libdeflate_decompressor, void (*)(libdeflate_decompressor*)> d(libdeflate_alloc_decompressor(),
+                                                                                 libdeflate_free_decompressor);
+  if (!d) throw TraceError(name + ": cannot initialise gzip decompression");
+  // The gzip trailer holds the size mod 2^32: the exact size for a single
+  // member under 4 GiB. Trusted only within a plausible ratio: a corrupt
+  // trailer must not make us allocate gigabytes up front.
   std::size_t guess = bytes.size() * 4 + 4096;
   if (bytes.size() >= 18) {
     std::uint32_t isize = 0;
     std::memcpy(&isize, bytes.data() + bytes.size() - 4, 4);
-    // Trusted only within a plausible ratio: a corrupt trailer must not make
-    // us allocate gigabytes up front.
-    if (isize > guess && isize <= bytes.size() * 64) guess = std::size_t{isize} + kReadPadding;
+    if (isize <= bytes.size() * 64) guess = std::max<std::size_t>(guess, isize);
   }
+  std::string out;
+  out.reserve(guess + kReadPadding);
   out.resize(guess);
-  std::size_t produced = 0;  // total_out restarts at each gzip member
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data()));
-  zs.avail_in = static_cast<uInt>(bytes.size());
-  while (true) {
-    if (produced == out.size()) {
-      if (out.size() >= kMaxInflated) {
-        inflateEnd(&zs);
-        throw TraceError(name + ": decompresses to more than 8 GiB; refusing");
-      }
-      out.resize(out.size() * 2);
+  std::size_t produced = 0, consumed = 0;
+  // Members one by one (concatenated gzip files are valid gzip).
+  while (consumed < bytes.size() && is_gzip(bytes.substr(consumed))) {
+    std::size_t in_used = 0, out_used = 0;
+    const auto rc = libdeflate_gzip_decompress_ex(d.get(), bytes.data() + consumed, bytes.size() - consumed,
+                                                  out.data() + produced, out.size() - produced, &in_used, &out_used);
+    if (rc == LIBDEFLATE_INSUFFICIENT_SPACE) {
+      if (out.size() >= kMaxInflated) throw TraceError(name + ": decompresses to more than 8 GiB; refusing");
+      out.resize(std::min(out.size() * 2, kMaxInflated));  // then this member again
+      continue;
     }
-    const std::size_t room = std::min<std::size_t>(out.size() - produced, 1u << 30);
-    zs.next_out = reinterpret_cast<Bytef*>(out.data() + produced);
-    zs.avail_out = static_cast<uInt>(room);
-    const int rc = inflate(&zs, Z_NO_FLUSH);
-    produced += room - zs.avail_out;
-    if (rc == Z_STREAM_END) {
-      // Concatenated gzip members: continue with the next one.
-      if (zs.avail_in > 0 && is_gzip(std::string_view(reinterpret_cast<const char*>(zs.next_in), zs.avail_in))) {
-        inflateReset(&zs);
-        continue;
-      }
-      break;
-    }
-    if (rc != Z_OK && rc != Z_BUF_ERROR) {
-      const std::string why = zs.msg ? zs.msg : "corrupt data";
-      inflateEnd(&zs);
-      throw TraceError(name + ": gzip data is corrupt (" + why + ")");
-    }
-    if (zs.avail_in == 0 && zs.avail_out != 0) {
-      inflateEnd(&zs);
-      throw TraceError(name + ": gzip data is cut short");
-    }
+    if (rc != LIBDEFLATE_SUCCESS) throw TraceError(name + ": gzip data is corrupt or cut short");
+    consumed += in_used;
+    produced += out_used;
   }
-  inflateEnd(&zs);
-  if (out.size() - produced < kReadPadding) out.resize(produced + kReadPadding);  // keeps the padding in capacity
+  if (out.capacity() - produced < kReadPadding) out.reserve(produced + kReadPadding);
   out.resize(produced);
   return out;
 }
