@@ -4,6 +4,7 @@
 #include <omp.h>
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -185,12 +186,15 @@ void for_each_slice(const Split& s, Body&& body) {
 }
 
 // Grow-only per-thread float buffers (weights reordered once per call and
-// shared by the slices; per-slice weight gradients).
+// shared by the slices; per-slice weight gradients), 64-byte aligned as
+// tensor storage is, so the kernels' vector loads never split cache lines.
 float* thread_buffer(int which, std::size_t floats) {
+  constexpr std::size_t kAlignFloats = 16;
   thread_local std::vector<float> buffers[2];
   auto& b = buffers[which];
-  if (b.size() < floats) b.resize(floats);
-  return b.data();
+  if (b.size() < floats + kAlignFloats) b.resize(floats + kAlignFloats);
+  const auto addr = reinterpret_cast<std::uintptr_t>(b.data());
+  return b.data() + ((64 - addr % 64) % 64) / sizeof(float);
 }
 
 // The weights in the layout `s` wants, reordered once by the calling thread
