@@ -4,8 +4,7 @@
 // Cost model: when tracing is off, `emit(...)` is one relaxed atomic load and a
 // not-taken branch (~1 ns). When on, an event is copied into a per-thread
 // buffer (no lock, ~20 ns of the caller's CPU in bench/trace); a writer thread
-// streams each completed half of a
-// buffer to the .gdtrace file.
+// streams each completed half of a buffer to the .gdtrace file.
 //
 // Activation: libgpudiag_record activates itself when the process starts with
 // GPUDIAG_TRACE=<file pattern> in its environment (`%p` becomes the pid; set
