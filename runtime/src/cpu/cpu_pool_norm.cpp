@@ -169,18 +169,24 @@ void batch_norm_backward_channels(std::int64_t n, std::int64_t c, std::int64_t h
   const double count = static_cast<double>(n * hw);
   parallel_for(c, true, [&](std::int64_t ch0, std::int64_t ch1) {
     float masked[kBlock];
-    for (std::int64_t ch = ch0; ch < ch1; ++ch) {
-      const float m = mean[ch], is = invstd[ch];
-      double sum_dy = 0, sum_dy_xhat = 0;
+    // Visits the channel's rows in blocks with the relu mask already applied to dy.
+    auto for_each_block = [&](std::int64_t ch, auto&& body) {
       for (std::int64_t i = 0; i < n; ++i) {
         const std::int64_t at = (i * c + ch) * hw;
         for (std::int64_t k0 = 0; k0 < hw; k0 += kBlock) {
           const std::int64_t len = std::min(kBlock, hw - k0);
           const float* g = dy + at + k0;
           if (relu_out) row_grad(g, relu_out + at + k0, len, masked), g = masked;
-          row_grad_sums(g, x + at + k0, len, m, &sum_dy, &sum_dy_xhat);
+          body(g, at + k0, len);
         }
       }
+    };
+    for (std::int64_t ch = ch0; ch < ch1; ++ch) {
+      const float m = mean[ch], is = invstd[ch];
+      double sum_dy = 0, sum_dy_xhat = 0;
+      for_each_block(ch, [&](const float* g, std::int64_t at, std::int64_t len) {
+        row_grad_sums(g, x + at, len, m, &sum_dy, &sum_dy_xhat);
+      });
       sum_dy_xhat *= is;
       if (dw) dw[ch] = static_cast<float>(sum_dy_xhat);
       if (db) db[ch] = static_cast<float>(sum_dy);
@@ -190,15 +196,9 @@ void batch_norm_backward_channels(std::int64_t n, std::int64_t c, std::int64_t h
       const float k1 = wc * is;
       const float mean_dy = training ? static_cast<float>(sum_dy / count) : 0.0f;
       const float mean_dyx = training ? static_cast<float>(sum_dy_xhat / count) : 0.0f;
-      for (std::int64_t i = 0; i < n; ++i) {
-        const std::int64_t at = (i * c + ch) * hw;
-        for (std::int64_t k0 = 0; k0 < hw; k0 += kBlock) {
-          const std::int64_t len = std::min(kBlock, hw - k0);
-          const float* g = dy + at + k0;
-          if (relu_out) row_grad(g, relu_out + at + k0, len, masked), g = masked;
-          row_grad_input(g, x + at + k0, dx + at + k0, len, k1, mean_dy, m, is, mean_dyx);
-        }
-      }
+      for_each_block(ch, [&](const float* g, std::int64_t at, std::int64_t len) {
+        row_grad_input(g, x + at, dx + at, len, k1, mean_dy, m, is, mean_dyx);
+      });
     }
   });
 }
