@@ -2,37 +2,33 @@
 // std::ostream::write) instead of a host copy of it.
 #include <clang/AST/ExprCXX.h>
 
-#include "check.h"
 #include "cuda_model.h"
+#include "function_facts.h"
 
 namespace gpudiag::lint {
 namespace {
 using namespace clang;
-using namespace clang::ast_matchers;
 
-class DeviceCheckpoint : public Check {
+class DeviceCheckpoint : public FunctionCheck {
  public:
-  DeviceCheckpoint() : Check("GD012", "device-checkpoint") {}
-  void register_matchers(MatchFinder& finder) override { finder.addMatcher(user_functions(), this); }
+  DeviceCheckpoint() : FunctionCheck("GD012", "device-checkpoint") {}
 
-  void run(const MatchFinder::MatchResult& result) override {
-    const auto* function = result.Nodes.getNodeAs<FunctionDecl>("function");
-    const SourceManager& sm = result.Context->getSourceManager();
-    std::optional<std::map<const ValueDecl*, Origin>> origins;
-    for_each_stmt(function->getBody(), [&](const Stmt* stmt) {
+ protected:
+  void check(const FunctionFacts& facts) override {
+    const SourceManager& sm = facts.source_manager();
+    for_each_stmt(facts.function().getBody(), [&](const Stmt* stmt) {
       const auto* call = dyn_cast<CallExpr>(stmt);
       if (call == nullptr) return;
       const Expr* data = written_buffer(call);
       if (data == nullptr) return;
-      if (!origins) origins = pointer_origins(*function);
-      const ValueDecl* decl = pointer_base(data);
-      auto it = decl ? origins->find(decl) : origins->end();
-      if (it == origins->end() || it->second.kind != MemKind::Device) return;
+      const ValueDecl* decl = nullptr;
+      const Origin* origin = facts.origin_of(data, &decl);
+      if (origin == nullptr || origin->kind != MemKind::Device) return;
       Finding finding = make(sm, call->getBeginLoc(),
                              "device memory '" + decl->getNameAsString() + "' is written to a file; the host cannot "
                              "read device pointers, so the checkpoint holds garbage (or the program faults). Copy "
                              "it to a host buffer with cudaMemcpy(..., cudaMemcpyDeviceToHost) and write that");
-      note(finding, sm, it->second.where, "allocated as device memory (" + it->second.how + ") here");
+      note(finding, sm, origin->where, "allocated as device memory (" + origin->how + ") here");
       report(std::move(finding), call->getBeginLoc(), sm);
     });
   }

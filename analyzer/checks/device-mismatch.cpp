@@ -5,36 +5,31 @@
 
 #include <clang/AST/ExprCXX.h>
 
-#include "check.h"
 #include "cuda_model.h"
+#include "function_facts.h"
 
 namespace gpudiag::lint {
 namespace {
 using namespace clang;
-using namespace clang::ast_matchers;
 
 bool is_host(MemKind kind) { return kind == MemKind::HostPageable || kind == MemKind::HostPinned; }
 
-class DeviceMismatch : public Check {
+class DeviceMismatch : public FunctionCheck {
  public:
-  DeviceMismatch() : Check("GD001", "device-mismatch") {}
-  void register_matchers(MatchFinder& finder) override { finder.addMatcher(user_functions(), this); }
+  DeviceMismatch() : FunctionCheck("GD001", "device-mismatch") {}
 
-  void run(const MatchFinder::MatchResult& result) override {
-    const auto* function = result.Nodes.getNodeAs<FunctionDecl>("function");
-    context_ = result.Context;
-    origins_ = pointer_origins(*function);
-    for_each_stmt(function->getBody(), [this](const Stmt* stmt) { visit(stmt); });
+ protected:
+  void check(const FunctionFacts& facts) override {
+    facts_ = &facts;
+    context_ = &facts.context();
+    for_each_stmt(facts.function().getBody(), [this](const Stmt* stmt) { visit(stmt); });
   }
 
  private:
   const SourceManager& sm() const { return context_->getSourceManager(); }
 
   const Origin* origin_of(const Expr* pointer, const ValueDecl** decl_out = nullptr) const {
-    const ValueDecl* decl = pointer_base(pointer);
-    if (decl_out) *decl_out = decl;
-    auto it = decl ? origins_.find(decl) : origins_.end();
-    return it == origins_.end() ? nullptr : &it->second;
+    return facts_->origin_of(pointer, decl_out);
   }
 
   void emit(const Stmt* where, const std::string& message, const Origin& origin) {
@@ -119,8 +114,8 @@ class DeviceMismatch : public Check {
         if (arg->IgnoreParenImpCasts()->getType()->isPointerType()) host_access(call, arg);
   }
 
+  const FunctionFacts* facts_ = nullptr;
   ASTContext* context_ = nullptr;
-  std::map<const ValueDecl*, Origin> origins_;
   std::set<const Stmt*> reported_;
 };
 

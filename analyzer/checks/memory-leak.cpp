@@ -10,14 +10,13 @@
 #include <clang/AST/ExprCXX.h>
 #include <clang/AST/ParentMapContext.h>
 
-#include "check.h"
 #include "cuda_model.h"
 #include "flow.h"
+#include "function_facts.h"
 
 namespace gpudiag::lint {
 namespace {
 using namespace clang;
-using namespace clang::ast_matchers;
 
 // A leak is only claimed where the pointer is live on EVERY path to the exit:
 // frees under conditions that correlate (if (a) free; ... if (!a) free;) are
@@ -43,14 +42,15 @@ struct State {
   }
 };
 
-class MemoryLeak : public Check {
+class MemoryLeak : public FunctionCheck {
  public:
-  MemoryLeak() : Check("GD007", "memory-leak") {}
-  void register_matchers(MatchFinder& finder) override { finder.addMatcher(user_functions(), this); }
+  MemoryLeak() : FunctionCheck("GD007", "memory-leak") {}
 
-  void run(const MatchFinder::MatchResult& result) override {
-    const auto* function = result.Nodes.getNodeAs<FunctionDecl>("function");
-    context_ = result.Context;
+ protected:
+  void check(const FunctionFacts& facts) override {
+    const FunctionDecl* function = &facts.function();
+    if (!facts.uses_cuda()) return;  // every allocation it tracks is a CUDA call
+    context_ = &facts.context();
     function_ = function;
     bool allocates = false;
     captured_.clear();
@@ -72,9 +72,8 @@ class MemoryLeak : public Check {
       for (const Stmt* child : stmt->children()) collect(child);
     };
     collect(function->getBody());
-    auto cfg = build_cfg(*function, *context_);
-    if (!cfg) return;
-    auto exit = run_forward(*cfg, State{}, [this](const Stmt* stmt, State& state, bool report) {
+    if (facts.cfg() == nullptr) return;
+    auto exit = run_forward(*facts.cfg(), State{}, [this](const Stmt* stmt, State& state, bool report) {
       step(stmt, state, report);
     });
     if (!exit) return;

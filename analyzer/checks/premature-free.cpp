@@ -5,14 +5,13 @@
 
 #include <clang/AST/ExprCXX.h>
 
-#include "check.h"
 #include "cuda_model.h"
 #include "flow.h"
+#include "function_facts.h"
 
 namespace gpudiag::lint {
 namespace {
 using namespace clang;
-using namespace clang::ast_matchers;
 
 struct State {
   // pointer -> stream -> the launch or async copy that may still use it
@@ -41,20 +40,17 @@ struct State {
   }
 };
 
-class PrematureFree : public Check {
+class PrematureFree : public FunctionCheck {
  public:
-  PrematureFree() : Check("GD004", "premature-free") {}
-  void register_matchers(MatchFinder& finder) override { finder.addMatcher(user_functions(), this); }
+  PrematureFree() : FunctionCheck("GD004", "premature-free") {}
 
-  void run(const MatchFinder::MatchResult& result) override {
-    const auto* function = result.Nodes.getNodeAs<FunctionDecl>("function");
-    context_ = result.Context;
-    if (!uses_cuda(function->getBody())) return;
-    auto cfg = build_cfg(*function, *context_);
-    if (!cfg) return;
+ protected:
+  void check(const FunctionFacts& facts) override {
+    if (!facts.uses_cuda() || facts.cfg() == nullptr) return;
+    facts_ = &facts;
+    context_ = &facts.context();
     reported_.clear();
-    origins_ = pointer_origins(*function);
-    run_forward(*cfg, State{}, [this](const Stmt* stmt, State& state, bool report) { step(stmt, state, report); });
+    run_forward(*facts.cfg(), State{}, [this](const Stmt* stmt, State& state, bool report) { step(stmt, state, report); });
   }
 
  private:
@@ -112,8 +108,8 @@ class PrematureFree : public Check {
     if (decl == nullptr) return;
     auto it = state.pending.find(decl);
     // An async copy with pageable memory completes before it returns: nothing is pending.
-    auto origin = origins_.find(decl);
-    const bool pageable = origin != origins_.end() && origin->second.kind == MemKind::HostPageable;
+    const Origin* origin = facts_->origin_of(pointer);
+    const bool pageable = origin != nullptr && origin->kind == MemKind::HostPageable;
     const Stmt* copy = nullptr;
     std::string stream;
     if (it != state.pending.end() && !pageable)
@@ -196,7 +192,8 @@ class PrematureFree : public Check {
       covered.clear();
       for (const auto& [decl, streams] : state.pending)
         for (const auto& [key, work] : streams)
-          if (key == stream || stream == "<default>") covered.emplace(decl, key);  // legacy stream: all
+          if (key == stream || (stream == "<default>" && sync_covers(SyncKind::Legacy, key, facts_->nonblocking_streams())))
+            covered.emplace(decl, key);
       return;
     }
     if (name == "cudaStreamWaitEvent") {
@@ -217,6 +214,11 @@ class PrematureFree : public Check {
     }
     SyncCall sync = as_sync(call, *context_);
     if (sync.kind == SyncKind::Device) clear_all(state);
+    if (sync.kind == SyncKind::Legacy)
+      for (auto& [decl, streams] : state.pending)
+        std::erase_if(streams, [&](const auto& entry) {
+          return sync_covers(SyncKind::Legacy, entry.first, facts_->nonblocking_streams());
+        });
     if (sync.kind == SyncKind::Stream)
       for (auto& [decl, streams] : state.pending) streams.erase(sync.key);
     if (sync.kind == SyncKind::Event)
@@ -236,8 +238,8 @@ class PrematureFree : public Check {
     }
   }
 
+  const FunctionFacts* facts_ = nullptr;
   ASTContext* context_ = nullptr;
-  std::map<const ValueDecl*, Origin> origins_;
   std::set<const Stmt*> reported_;
 };
 

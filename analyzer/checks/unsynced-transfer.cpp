@@ -7,14 +7,13 @@
 
 #include <clang/AST/ExprCXX.h>
 
-#include "check.h"
 #include "cuda_model.h"
 #include "flow.h"
+#include "function_facts.h"
 
 namespace gpudiag::lint {
 namespace {
 using namespace clang;
-using namespace clang::ast_matchers;
 
 struct Pending {
   std::string stream;
@@ -40,20 +39,17 @@ struct State {
   }
 };
 
-class UnsyncedTransfer : public Check {
+class UnsyncedTransfer : public FunctionCheck {
  public:
-  UnsyncedTransfer() : Check("GD003", "unsynced-transfer") {}
-  void register_matchers(MatchFinder& finder) override { finder.addMatcher(user_functions(), this); }
+  UnsyncedTransfer() : FunctionCheck("GD003", "unsynced-transfer") {}
 
-  void run(const MatchFinder::MatchResult& result) override {
-    const auto* function = result.Nodes.getNodeAs<FunctionDecl>("function");
-    context_ = result.Context;
-    if (!uses_cuda(function->getBody())) return;
-    auto cfg = build_cfg(*function, *context_);
-    if (!cfg) return;
-    origins_ = pointer_origins(*function);
+ protected:
+  void check(const FunctionFacts& facts) override {
+    if (!facts.uses_cuda() || facts.cfg() == nullptr) return;
+    facts_ = &facts;
+    context_ = &facts.context();
     reported_.clear();
-    run_forward(*cfg, State{}, [this](const Stmt* stmt, State& state, bool report) { step(stmt, state, report); });
+    run_forward(*facts.cfg(), State{}, [this](const Stmt* stmt, State& state, bool report) { step(stmt, state, report); });
   }
 
  private:
@@ -93,13 +89,12 @@ class UnsyncedTransfer : public Check {
     if (call == nullptr || isa<CUDAKernelCallExpr>(call)) return;
     const std::string name = callee_name(call);
     if (auto copy = as_copy(call); copy && copy->async) {
-      const ValueDecl* dst = pointer_base(copy->dst);
-      auto origin = dst ? origins_.find(dst) : origins_.end();
+      const ValueDecl* dst = nullptr;
+      const Origin* origin = facts_->origin_of(copy->dst, &dst);
       // A copy into pageable memory returns only when it is done (GD009 flags it instead).
-      const bool pageable = origin != origins_.end() && origin->second.kind == MemKind::HostPageable;
+      const bool pageable = origin != nullptr && origin->kind == MemKind::HostPageable;
       const bool into_host = copy->kind == CopyKind::DeviceToHost ||
-                             (copy->kind == CopyKind::Default && origin != origins_.end() &&
-                              origin->second.kind == MemKind::HostPinned);
+                             (copy->kind == CopyKind::Default && origin != nullptr && origin->kind == MemKind::HostPinned);
       if (dst != nullptr && into_host && !pageable)
         state.pending[dst] = {Pending{stream_key(copy->stream, *context_), call}};
       return;
@@ -110,11 +105,13 @@ class UnsyncedTransfer : public Check {
       covered.clear();
       for (const auto& [decl, copies] : state.pending)
         for (const auto& copy : copies)
-          if (copy.stream == stream || stream == "<default>") covered.insert(copy.copy);  // legacy stream: all
+          if (copy.stream == stream || (stream == "<default>" && sync_covers(SyncKind::Legacy, copy.stream, facts_->nonblocking_streams())))
+            covered.insert(copy.copy);
       return;
     }
     SyncCall sync = as_sync(call, *context_);
-    if (sync.kind == SyncKind::Device) state.forget([](const Pending&) { return true; });
+    if (sync.kind == SyncKind::Device || sync.kind == SyncKind::Legacy)
+      state.forget([&](const Pending& p) { return sync_covers(sync.kind, p.stream, facts_->nonblocking_streams()); });
     if (sync.kind == SyncKind::Stream) state.forget([&](const Pending& p) { return p.stream == sync.key; });
     if (sync.kind == SyncKind::Event) {
       const auto& covered = state.events[sync.key];
@@ -127,8 +124,8 @@ class UnsyncedTransfer : public Check {
     for (const Expr* arg : call->arguments()) read(call, arg, state, report);
   }
 
+  const FunctionFacts* facts_ = nullptr;
   ASTContext* context_ = nullptr;
-  std::map<const ValueDecl*, Origin> origins_;
   std::set<const CallExpr*> reported_;
 };
 

@@ -14,6 +14,7 @@
 namespace gpudiag::lint {
 
 struct LintConfig;
+class FunctionFactsCache;
 
 // Where a check sends what it found; the sink applies suppressions, header
 // filtering, severity overrides and de-duplication.
@@ -29,7 +30,12 @@ class Check : public clang::ast_matchers::MatchFinder::MatchCallback {
   std::string_view id() const { return id_; }
   std::string_view name() const { return name_; }
 
-  void attach(FindingSink* sink, const LintConfig* config) { sink_ = sink; config_ = config; }
+  // `functions` is shared by every check of a translation unit (see function_facts.h).
+  void attach(FindingSink* sink, const LintConfig* config, FunctionFactsCache* functions) {
+    sink_ = sink;
+    config_ = config;
+    functions_ = functions;
+  }
   virtual void register_matchers(clang::ast_matchers::MatchFinder& finder) = 0;
 
  protected:
@@ -39,12 +45,14 @@ class Check : public clang::ast_matchers::MatchFinder::MatchCallback {
                    std::string message);
   void report(Finding finding, clang::SourceLocation where, const clang::SourceManager& sm);
   const LintConfig& config() const { return *config_; }
+  FunctionFactsCache& function_facts() const { return *functions_; }
 
  private:
   std::string id_;
   std::string name_;
   FindingSink* sink_ = nullptr;
   const LintConfig* config_ = nullptr;
+  FunctionFactsCache* functions_ = nullptr;
 };
 
 // Function definitions outside system headers, bound to "function"; device-only

@@ -72,15 +72,20 @@ const ValueDecl* pointer_base(const Expr* expr) {
   return nullptr;
 }
 
+namespace {
+std::string variable_stream_key(const ValueDecl* decl) {
+  return decl->getNameAsString() + "@" + std::to_string(reinterpret_cast<std::uintptr_t>(decl));
+}
+}  // namespace
+
 std::string stream_key(const Expr* stream, const ASTContext& context) {
   if (stream == nullptr) return "<default>";
   const Expr* bare = stream->IgnoreParenCasts();
   if (bare->isNullPointerConstant(const_cast<ASTContext&>(context), Expr::NPC_ValueDependentIsNotNull))
     return "<default>";
   if (const auto* ref = dyn_cast<DeclRefExpr>(bare)) {
-    std::string name = ref->getDecl()->getNameAsString();
-    if (name == "cudaStreamLegacy") return "<default>";
-    return name + "@" + std::to_string(reinterpret_cast<std::uintptr_t>(ref->getDecl()));
+    if (ref->getDecl()->getName() == "cudaStreamLegacy") return "<default>";
+    return variable_stream_key(ref->getDecl());
   }
   // cudaStreamPerThread etc. are macros over casts of integers: use the spelling.
   const SourceManager& sm = context.getSourceManager();
@@ -375,14 +380,15 @@ bool body_synchronises(const Stmt* stmt, int depth) {
 SyncCall as_sync(const CallExpr* call, const ASTContext& context) {
   const std::string name = callee_name(call);
   if (name == "cudaDeviceSynchronize" || name == "cudaThreadSynchronize" || name == "cudaDeviceReset" ||
-      name == "cudaMemcpy" || name == "cudaMemcpy2D" || name == "cudaFree" || name == "cudaFreeHost" ||
-      name == "cuCtxSynchronize")
+      name == "cudaFree" || name == "cudaFreeHost" || name == "cuCtxSynchronize")
     return {SyncKind::Device, {}};
+  // A blocking copy runs on the legacy default stream.
+  if (name == "cudaMemcpy" || name == "cudaMemcpy2D") return {SyncKind::Legacy, {}};
   if (name == "cudaStreamSynchronize" || name == "cudaStreamQuery" || name == "cuStreamSynchronize") {
     // The legacy default stream waits for all blocking streams: syncing it
     // covers them (streams made with cudaStreamNonBlocking are the exception).
     const std::string key = stream_key(call_arg(call, 0), context);
-    if (key == "<default>") return {SyncKind::Device, {}};
+    if (key == "<default>") return {SyncKind::Legacy, {}};
     return {SyncKind::Stream, key};
   }
   if (name == "cudaEventSynchronize" || name == "cudaEventQuery" || name == "cuEventSynchronize")
@@ -392,6 +398,46 @@ SyncCall as_sync(const CallExpr* call, const ASTContext& context) {
       body_synchronises(callee->getBody(), 2))
     return {SyncKind::Device, {}};
   return {};
+}
+
+}  // namespace gpudiag::lint
+
+namespace gpudiag::lint {
+
+std::set<std::string> nonblocking_streams(const Stmt* body) {
+  std::set<std::string> keys;
+  for_each_stmt(body, [&](const Stmt* stmt) {
+    const auto* call = dyn_cast<CallExpr>(stmt);
+    if (call == nullptr) return;
+    const std::string name = callee_name(call);
+    if (name != "cudaStreamCreateWithFlags" && name != "cudaStreamCreateWithPriority" && name != "cuStreamCreate" &&
+        name != "cuStreamCreateWithPriority")
+      return;
+    const Expr* flags = call_arg(call, 1);
+    if (flags == nullptr) return;
+    bool nonblocking = false;
+    for_each_stmt(flags, [&](const Stmt* part) {
+      if (const auto* ref = dyn_cast<DeclRefExpr>(part)) {
+        const auto name = ref->getDecl()->getName();
+        if (name == "cudaStreamNonBlocking" || name == "CU_STREAM_NON_BLOCKING") nonblocking = true;
+      }
+    });
+    // The macro cudaStreamNonBlocking expands to 0x01.
+    Expr::EvalResult value;
+    if (!nonblocking && !flags->isValueDependent() && flags->EvaluateAsInt(value, call->getCalleeDecl()->getASTContext()))
+      nonblocking = (value.Val.getInt().getZExtValue() & 1u) != 0;
+    if (!nonblocking) return;
+    if (const ValueDecl* stream = pointer_base(call_arg(call, 0))) keys.insert(variable_stream_key(stream));
+  });
+  return keys;
+}
+
+bool sync_covers(SyncKind kind, const std::string& stream, const std::set<std::string>& nonblocking) {
+  switch (kind) {
+    case SyncKind::Device: return true;
+    case SyncKind::Legacy: return nonblocking.count(stream) == 0;
+    default: return false;
+  }
 }
 
 }  // namespace gpudiag::lint

@@ -5,6 +5,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -76,7 +77,10 @@ bool uses_cuda(const clang::Stmt* body);
 // Does expr mention the variable?
 bool mentions(const clang::Stmt* stmt, const clang::ValueDecl* decl);
 
-enum class SyncKind { None, Device, Stream, Event };
+// Legacy: the legacy default stream (cudaStreamSynchronize(0), a blocking
+// cudaMemcpy): it waits for every blocking stream, not for streams created
+// with cudaStreamNonBlocking.
+enum class SyncKind { None, Device, Legacy, Stream, Event };
 struct SyncCall {
   SyncKind kind = SyncKind::None;
   std::string key;  // stream or event key
@@ -85,5 +89,11 @@ struct SyncCall {
 // blocking cudaMemcpy (device-wide, conservatively), cudaStream/EventQuery,
 // and calls of functions defined in the TU whose body synchronises.
 SyncCall as_sync(const clang::CallExpr* call, const clang::ASTContext& context);
+
+// Keys (as stream_key gives them) of the streams the body creates with
+// cudaStreamNonBlocking (cudaStreamCreateWithFlags / WithPriority).
+std::set<std::string> nonblocking_streams(const clang::Stmt* body);
+// Does a sync of `kind` wait for work queued on `stream`?
+bool sync_covers(SyncKind kind, const std::string& stream, const std::set<std::string>& nonblocking);
 
 }  // namespace gpudiag::lint

@@ -17,6 +17,7 @@
 #include <llvm/Support/VirtualFileSystem.h>
 
 #include "check.h"
+#include "function_facts.h"
 #include "gpudiag/catalogue.h"
 #include "suppress.h"
 
@@ -79,14 +80,27 @@ class LintConsumer : public clang::ASTConsumer {
       const std::string name = rule ? std::string(rule->name) : info.name;
       if (!check_enabled(config.checks, info.id, name) || !check_enabled(cli_checks, info.id, name)) continue;
       checks_.push_back(info.make());
-      checks_.back()->attach(&sink_, &config);
+      checks_.back()->attach(&sink_, &config, &functions_);
       checks_.back()->register_matchers(finder_);
     }
   }
-  void HandleTranslationUnit(clang::ASTContext& context) override { finder_.matchAST(context); }
+  void HandleTranslationUnit(clang::ASTContext& context) override {
+    // Nothing is reported inside system headers, so the matchers (and the
+    // parent map some checks ask for) only walk the user's own declarations:
+    // the CUDA and standard headers are most of every translation unit.
+    const clang::SourceManager& sm = context.getSourceManager();
+    std::vector<clang::Decl*> user_decls;
+    for (clang::Decl* decl : context.getTranslationUnitDecl()->decls()) {
+      const clang::SourceLocation where = decl->getLocation();
+      if (where.isValid() && !sm.isInSystemHeader(sm.getExpansionLoc(where))) user_decls.push_back(decl);
+    }
+    context.setTraversalScope(user_decls);
+    finder_.matchAST(context);
+  }
 
  private:
   Sink sink_;
+  FunctionFactsCache functions_;
   std::vector<std::unique_ptr<Check>> checks_;
   clang::ast_matchers::MatchFinder finder_;
 };

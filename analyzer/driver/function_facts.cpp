@@ -1,0 +1,52 @@
+#include "function_facts.h"
+
+#include "flow.h"
+
+namespace gpudiag::lint {
+
+bool FunctionFacts::uses_cuda() const {
+  if (!uses_cuda_) uses_cuda_ = lint::uses_cuda(function_.getBody());
+  return *uses_cuda_;
+}
+
+const clang::CFG* FunctionFacts::cfg() const {
+  if (!cfg_) cfg_ = build_cfg(function_, context_);
+  return cfg_->get();
+}
+
+const std::map<const clang::ValueDecl*, Origin>& FunctionFacts::origins() const {
+  if (!origins_) origins_ = pointer_origins(function_);
+  return *origins_;
+}
+
+const Origin* FunctionFacts::origin_of(const clang::Expr* pointer, const clang::ValueDecl** decl_out) const {
+  const clang::ValueDecl* decl = pointer_base(pointer);
+  if (decl_out != nullptr) *decl_out = decl;
+  if (decl == nullptr) return nullptr;
+  const auto& known = origins();
+  auto it = known.find(decl);
+  return it == known.end() ? nullptr : &it->second;
+}
+
+const std::set<std::string>& FunctionFacts::nonblocking_streams() const {
+  if (!nonblocking_) nonblocking_ = lint::nonblocking_streams(function_.getBody());
+  return *nonblocking_;
+}
+
+const FunctionFacts& FunctionFactsCache::get(const clang::FunctionDecl& function, clang::ASTContext& context) {
+  if (!current_ || &current_->function() != &function || &current_->context() != &context)
+    current_ = std::make_unique<FunctionFacts>(function, context);
+  return *current_;
+}
+
+void FunctionCheck::register_matchers(clang::ast_matchers::MatchFinder& finder) {
+  finder.addMatcher(user_functions(with_device_code_), this);
+}
+
+void FunctionCheck::run(const clang::ast_matchers::MatchFinder::MatchResult& result) {
+  const auto* function = result.Nodes.getNodeAs<clang::FunctionDecl>("function");
+  if (function == nullptr || function->getBody() == nullptr) return;
+  check(function_facts().get(*function, *result.Context));
+}
+
+}  // namespace gpudiag::lint

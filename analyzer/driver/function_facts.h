@@ -1,0 +1,79 @@
+// What several checks need to know about one function, computed once per
+// function and shared by all of them: whether it calls CUDA at all, its CFG
+// (GD003, GD004, GD007 run their dataflow on the same graph), and where its
+// pointers' memory came from (GD001, GD003, GD004, GD009, GD012).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+
+#include <clang/AST/ASTContext.h>
+#include <clang/Analysis/CFG.h>
+
+#include "check.h"
+#include "cuda_model.h"
+
+namespace gpudiag::lint {
+
+class FunctionFacts {
+ public:
+  FunctionFacts(const clang::FunctionDecl& function, clang::ASTContext& context)
+      : function_(function), context_(context) {}
+  FunctionFacts(const FunctionFacts&) = delete;
+  FunctionFacts& operator=(const FunctionFacts&) = delete;
+
+  const clang::FunctionDecl& function() const { return function_; }
+  clang::ASTContext& context() const { return context_; }
+  const clang::SourceManager& source_manager() const { return context_.getSourceManager(); }
+
+  // Calls the CUDA runtime/driver API or launches a kernel.
+  bool uses_cuda() const;
+  // Built on first use; nullptr when the body cannot be built (e.g. dependent).
+  const clang::CFG* cfg() const;
+  const std::map<const clang::ValueDecl*, Origin>& origins() const;
+  // The origin of the memory `pointer` points into, or nullptr; `decl_out`
+  // receives the variable/field it is based on.
+  const Origin* origin_of(const clang::Expr* pointer, const clang::ValueDecl** decl_out = nullptr) const;
+  // Streams the function creates with cudaStreamNonBlocking (stream keys).
+  const std::set<std::string>& nonblocking_streams() const;
+
+ private:
+  const clang::FunctionDecl& function_;
+  clang::ASTContext& context_;
+  mutable std::optional<bool> uses_cuda_;
+  mutable std::optional<std::unique_ptr<clang::CFG>> cfg_;
+  mutable std::optional<std::map<const clang::ValueDecl*, Origin>> origins_;
+  mutable std::optional<std::set<std::string>> nonblocking_;
+};
+
+// The facts of the function the checks are looking at. Every check's
+// function matcher fires for one function before the traversal moves on, so
+// keeping only the latest function is enough (and keeps memory flat).
+class FunctionFactsCache {
+ public:
+  const FunctionFacts& get(const clang::FunctionDecl& function, clang::ASTContext& context);
+
+ private:
+  std::unique_ptr<FunctionFacts> current_;
+};
+
+// A check that looks at each user function (host code, or device code too
+// when `with_device_code`) through the shared facts.
+class FunctionCheck : public Check {
+ public:
+  FunctionCheck(std::string_view id, std::string_view name, bool with_device_code = false)
+      : Check(id, name), with_device_code_(with_device_code) {}
+  void register_matchers(clang::ast_matchers::MatchFinder& finder) final;
+  void run(const clang::ast_matchers::MatchFinder::MatchResult& result) final;
+
+ protected:
+  virtual void check(const FunctionFacts& facts) = 0;
+
+ private:
+  bool with_device_code_;
+};
+
+}  // namespace gpudiag::lint
