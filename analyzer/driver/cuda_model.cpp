@@ -161,10 +161,20 @@ std::optional<MemKind> allocation_kind(std::string_view callee) {
 
 namespace {
 
+// std::vector with the default allocator (a vector with a pinned-memory
+// allocator is not pageable).
 bool is_std_vector(QualType type) {
   const auto* record = type.getNonReferenceType()->getAsCXXRecordDecl();
-  return record != nullptr && record->getDeclName().isIdentifier() && record->getName() == "vector" &&
-         record->isInStdNamespace();
+  if (record == nullptr || !record->getDeclName().isIdentifier() || record->getName() != "vector" ||
+      !record->isInStdNamespace())
+    return false;
+  const auto* specialization = dyn_cast<ClassTemplateSpecializationDecl>(record);
+  if (specialization == nullptr || specialization->getTemplateArgs().size() < 2) return true;
+  const TemplateArgument& allocator = specialization->getTemplateArgs()[1];
+  if (allocator.getKind() != TemplateArgument::Type) return false;
+  const auto* allocator_record = allocator.getAsType()->getAsCXXRecordDecl();
+  return allocator_record != nullptr && allocator_record->getDeclName().isIdentifier() &&
+         allocator_record->getName() == "allocator" && allocator_record->isInStdNamespace();
 }
 
 // What an initialiser or assigned value makes of a pointer: a kind, "other"
@@ -207,6 +217,15 @@ class OriginCollector {
         merge(ref->getDecl(), classify_value(binary->getRHS()));
     } else if (const auto* call = dyn_cast<CallExpr>(stmt)) {
       on_call(call);
+    } else if (const auto* ref = dyn_cast<DeclRefExpr>(stmt)) {
+      if (isa<ParmVarDecl>(ref->getDecl())) on_vector_use(ref->getDecl(), "a std::vector parameter");
+      else if (const auto* var = dyn_cast<VarDecl>(ref->getDecl()); var && !var->isLocalVarDecl())
+        on_vector_use(var, "a global std::vector");
+      else if (var && var->getType()->isReferenceType())
+        on_vector_use(var, "a reference to a std::vector");
+    } else if (const auto* member = dyn_cast<MemberExpr>(stmt);
+               member && isa<CXXThisExpr>(member->getBase()->IgnoreParenImpCasts())) {
+      on_vector_use(member->getMemberDecl(), "a std::vector member");
     } else if (isa<LambdaExpr>(stmt)) {
       return;  // a lambda body is another function
     }
@@ -244,6 +263,12 @@ class OriginCollector {
     } else if (var->getType()->isPointerType() && var->hasInit()) {
       merge(var, classify_value(var->getInit()));
     }
+  }
+  // A std::vector the function did not declare (parameter, member, global,
+  // reference) still holds pageable memory.
+  void on_vector_use(const ValueDecl* decl, const char* how) {
+    if (entries_.count(decl) || !is_std_vector(decl->getType())) return;
+    merge(decl, Source{false, Origin{MemKind::HostPageable, decl->getLocation(), how}});
   }
   void on_call(const CallExpr* call) {
     const std::string name = callee_name(call);
