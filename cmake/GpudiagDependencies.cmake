@@ -10,7 +10,7 @@ find_package(ZLIB REQUIRED)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(LIBUNWIND REQUIRED IMPORTED_TARGET libunwind)
 pkg_check_modules(LIBDW REQUIRED IMPORTED_TARGET libdw)
-pkg_check_modules(LIBDEFLATE REQUIRED IMPORTED_TARGET libdeflate)  # gunzip of imported traces
+pkg_check_modules(LIBDEFLATE REQUIRED IMPORTED_TARGET libdeflate)  # gunzip of imported traces, chunk CRC-32
 
 # CUDA: the toolkit at /usr/local/cuda (or CUDAToolkit_ROOT). No GPU is needed
 # to build; tests that need one skip at run time.

@@ -1,7 +1,6 @@
 // Reads a .gdtrace file into a Trace. A file cut short (the traced process was
 // killed mid-write) loads up to its last whole chunk and is marked truncated;
 // a file that is not a .gdtrace at all is a TraceError.
-#include <zlib.h>
 
 #include <algorithm>
 #include <cstring>
@@ -64,7 +63,6 @@ class Reader {
            std::to_string(gdtrace::kVersion) + ")");
     if (h.header_size < sizeof h || h.header_size > bytes_.size()) fail("the .gdtrace header size is invalid");
     header_size_ = h.header_size;
-    version_ = h.version;
     trace_.source = TraceSource::Gdtrace;
     trace_.path = name_;
     trace_.format_version = h.version;
@@ -93,7 +91,7 @@ class Reader {
       return false;
     }
     const char* payload = bytes_.data() + pos + sizeof h;
-    if (checksum(payload, h.length) != h.crc) {
+    if (gdtrace::checksum(payload, h.length) != h.crc) {
       stop_at(pos, "chunk checksum mismatch");
       return false;
     }
@@ -155,12 +153,6 @@ class Reader {
     return true;  // a chunk type from a newer minor revision: skip it
   }
 
-  std::uint32_t checksum(const char* p, std::uint32_t n) const {
-    if (version_ == gdtrace::kVersionZlibCrc)
-      return static_cast<std::uint32_t>(crc32(0L, reinterpret_cast<const Bytef*>(p), n));
-    return gdtrace::checksum(p, n);
-  }
-
   StringId str(std::uint32_t file_id) const {
     auto it = strings_.find(file_id);
     return it == strings_.end() ? 0 : it->second;
@@ -176,7 +168,6 @@ class Reader {
   std::string_view bytes_;
   std::string name_;
   std::size_t header_size_ = 0;
-  std::uint32_t version_ = 0;
   std::size_t chunks_ = 0;
   Trace trace_;
   std::vector<Pending> events_;
