@@ -50,6 +50,7 @@ class PrematureFree : public FunctionCheck {
     facts_ = &facts;
     context_ = &facts.context();
     reported_.clear();
+    collect_address_taken(facts.function().getBody());
     run_forward(*facts.cfg(), State{}, [this](const Stmt* stmt, State& state, bool report) { step(stmt, state, report); });
   }
 
@@ -224,20 +225,40 @@ class PrematureFree : public FunctionCheck {
     if (sync.kind == SyncKind::Event)
       for (const auto& [decl, stream] : state.events[sync.key])
         if (auto it = state.pending.find(decl); it != state.pending.end()) it->second.erase(stream);
+    if (name == "cudaGraphLaunch" || name == "cuGraphLaunch") {
+      // A graph's memory nodes allocate again at each launch, into the
+      // pointers whose address was handed to the code that built the graph.
+      for (const ValueDecl* decl : address_taken_) state.freed.erase(decl);
+      return;
+    }
     if (is_cuda_runtime_api(name)) {
       for (const Expr* arg : call->arguments())
         if (const ValueDecl* decl = pointer_base(arg); decl && decl->getType()->isPointerType() &&
                                                          !isa<UnaryOperator>(arg->IgnoreParenCasts()))
           use_after_free(call, decl, state, report);
-    } else {
-      // &p handed to other code may reallocate p.
-      for (const Expr* arg : call->arguments())
-        if (const auto* unary = dyn_cast<UnaryOperator>(arg->IgnoreParenCasts());
-            unary && unary->getOpcode() == UO_AddrOf)
-          if (const ValueDecl* decl = pointer_base(unary->getSubExpr())) state.freed.erase(decl);
     }
+    // &p handed to other code (or to an API that writes a pointer, such as
+    // cudaHostGetDevicePointer or cudaIpcOpenMemHandle) may assign p anew.
+    for (const Expr* arg : call->arguments())
+      if (const ValueDecl* decl = address_of_pointer(arg)) state.freed.erase(decl);
   }
 
+  static const ValueDecl* address_of_pointer(const Expr* arg) {
+    const auto* unary = dyn_cast<UnaryOperator>(arg->IgnoreParenCasts());
+    if (unary == nullptr || unary->getOpcode() != UO_AddrOf) return nullptr;
+    return pointer_base(unary->getSubExpr());
+  }
+
+  void collect_address_taken(const Stmt* body) {
+    address_taken_.clear();
+    for_each_stmt(body, [this](const Stmt* stmt) {
+      if (const auto* call = dyn_cast<CallExpr>(stmt))
+        for (const Expr* arg : call->arguments())
+          if (const ValueDecl* decl = address_of_pointer(arg)) address_taken_.insert(decl);
+    });
+  }
+
+  std::set<const ValueDecl*> address_taken_;
   const FunctionFacts* facts_ = nullptr;
   ASTContext* context_ = nullptr;
   std::set<const Stmt*> reported_;
