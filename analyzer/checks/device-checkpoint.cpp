@@ -1,6 +1,12 @@
 // GD012 device-checkpoint: device memory written to a file (fwrite, write,
-// std::ostream::write) instead of a host copy of it.
+// std::ostream::write) instead of a host copy of it: cudaMalloc'd buffers and
+// the data_ptr() of gdrt tensors moved to a GPU device. Saving a gdrt tensor
+// or model with save_safetensors/save_checkpoint is fine from any device:
+// gdrt copies to the host and the file records no device.
+#include <optional>
+
 #include <clang/AST/ExprCXX.h>
+#include <clang/Lex/Lexer.h>
 
 #include "cuda_model.h"
 #include "function_facts.h"
@@ -21,6 +27,7 @@ class DeviceCheckpoint : public FunctionCheck {
       if (call == nullptr) return;
       const Expr* data = written_buffer(call);
       if (data == nullptr) return;
+      if (const auto* placed = tensor_on_device(data, facts)) return report_tensor(call, *placed, sm);
       const ValueDecl* decl = nullptr;
       const Origin* origin = facts.origin_of(data, &decl);
       if (origin == nullptr || origin->kind != MemKind::Device) return;
@@ -34,6 +41,111 @@ class DeviceCheckpoint : public FunctionCheck {
   }
 
  private:
+  // A gdrt tensor's data_ptr() whose tensor was moved with .to(device) to a
+  // device that is not plainly the CPU: the pointer is device memory there.
+  struct PlacedTensor {
+    std::string name;       // the tensor variable, or the moved expression
+    const Expr* device;     // the .to() argument
+    const Expr* move;       // the .to() call
+  };
+  std::optional<PlacedTensor> placed_;
+
+  static bool is_tensor(QualType type) {
+    const auto* record = type.getNonReferenceType()->getAsCXXRecordDecl();
+    if (record == nullptr || !record->getDeclName().isIdentifier() || record->getName() != "Tensor") return false;
+    const auto* ns = dyn_cast<NamespaceDecl>(record->getDeclContext()->getRedeclContext());
+    return ns != nullptr && ns->getName() == "gdrt";
+  }
+
+  // x.to(device) with the Device overload: the device argument, else nullptr.
+  static const CXXMemberCallExpr* device_move(const Expr* expr) {
+    const auto* call = dyn_cast_or_null<CXXMemberCallExpr>(expr ? expr->IgnoreParenImpCasts() : nullptr);
+    if (call == nullptr || callee_name(call) != "to" || call->getNumArgs() != 1 || !is_tensor(call->getType()))
+      return nullptr;
+    const auto* device_type = call->getArg(0)->getType().getNonReferenceType()->getAsCXXRecordDecl();
+    if (device_type == nullptr || !device_type->getDeclName().isIdentifier() || device_type->getName() != "Device")
+      return nullptr;
+    return call;
+  }
+
+  // cpu_device(), Device{} / Device() or Device::parse("cpu"): certainly the host.
+  static bool plainly_cpu(const Expr* device) {
+    const Expr* bare = device;
+    for (;;) {
+      bare = bare->IgnoreParenCasts();
+      if (const auto* temporary = dyn_cast<MaterializeTemporaryExpr>(bare)) {
+        bare = temporary->getSubExpr();
+      } else if (const auto* bind = dyn_cast<CXXBindTemporaryExpr>(bare)) {
+        bare = bind->getSubExpr();
+      } else if (const auto* construct = dyn_cast<CXXConstructExpr>(bare)) {
+        if (construct->getNumArgs() == 0) return true;
+        bare = construct->getArg(0);
+      } else {
+        break;
+      }
+    }
+    if (const auto* list = dyn_cast<InitListExpr>(bare)) {
+      // Device{} (every member at its default, kind = cpu).
+      for (const Expr* init : list->inits())
+        if (!isa<CXXDefaultInitExpr, ImplicitValueInitExpr>(init)) return false;
+      return true;
+    }
+    if (isa<CXXScalarValueInitExpr>(bare)) return true;
+    if (const auto* call = dyn_cast<CallExpr>(bare)) {
+      const std::string name = callee_name(call);
+      if (name == "cpu_device") return true;
+      if (name == "parse" && call->getNumArgs() == 1)
+        if (const auto* text = dyn_cast<StringLiteral>(call->getArg(0)->IgnoreParenImpCasts()))
+          return text->getString() == "cpu";
+    }
+    return false;
+  }
+
+  // The tensor whose data_ptr() `data` is, when it is on a (possibly) GPU device.
+  const PlacedTensor* tensor_on_device(const Expr* data, const FunctionFacts& facts) {
+    const Expr* bare = data->IgnoreParenCasts();
+    while (const auto* cast = dyn_cast<ExplicitCastExpr>(bare)) bare = cast->getSubExpr()->IgnoreParenCasts();
+    const auto* call = dyn_cast<CXXMemberCallExpr>(bare);
+    if (call == nullptr || callee_name(call) != "data_ptr") return nullptr;
+    const Expr* object = call->getImplicitObjectArgument();
+    if (object == nullptr || !is_tensor(object->getType())) return nullptr;
+    placed_.reset();
+    if (const auto* move = device_move(object)) {
+      if (!plainly_cpu(move->getArg(0))) placed_ = PlacedTensor{"the moved tensor", move->getArg(0), move};
+    } else if (const auto* ref = dyn_cast<DeclRefExpr>(object->IgnoreParenImpCasts())) {
+      // Every value the variable is given in this function must be a move to a device.
+      const ValueDecl* var = ref->getDecl();
+      bool other = false;
+      auto consider = [&](const Expr* value) {
+        const auto* move = device_move(value);
+        if (move == nullptr || plainly_cpu(move->getArg(0))) other = true;
+        else if (!placed_) placed_ = PlacedTensor{var->getNameAsString(), move->getArg(0), move};
+      };
+      if (const auto* local = dyn_cast<VarDecl>(var); local && local->hasInit()) consider(local->getInit());
+      for_each_stmt(facts.function().getBody(), [&](const Stmt* stmt) {
+        if (const auto* assign = dyn_cast<CXXOperatorCallExpr>(stmt);
+            assign && assign->getOperator() == OO_Equal && assign->getNumArgs() == 2)
+          if (const auto* lhs = dyn_cast<DeclRefExpr>(assign->getArg(0)->IgnoreParenImpCasts()); lhs && lhs->getDecl() == var)
+            consider(assign->getArg(1));
+      });
+      if (other) placed_.reset();
+    }
+    return placed_ ? &*placed_ : nullptr;
+  }
+
+  void report_tensor(const CallExpr* write, const PlacedTensor& placed, const SourceManager& sm) {
+    const std::string device = Lexer::getSourceText(CharSourceRange::getTokenRange(placed.device->getSourceRange()), sm,
+                                                    LangOptions()).str();
+    const std::string what = placed.name == "the moved tensor" ? placed.name : "tensor '" + placed.name + "'";
+    Finding finding = make(sm, write->getBeginLoc(),
+                           "the data of " + what + " is written to a file, but the tensor was moved with .to(" + device +
+                               "), which may be a GPU; there data_ptr() is device memory, so the file gets garbage "
+                               "(or the write faults). Move it first with .to(gdrt::cpu_device()), or save it with "
+                               "gdrt::save_safetensors / gdrt::save_checkpoint, which copy to the host");
+    note(finding, sm, placed.move->getBeginLoc(), "moved to '" + device + "' here");
+    report(std::move(finding), write->getBeginLoc(), sm);
+  }
+
   // The buffer argument of fwrite/write/std::ostream::write, else nullptr.
   static const Expr* written_buffer(const CallExpr* call) {
     const std::string name = callee_name(call);
