@@ -274,7 +274,11 @@ class OriginCollector {
     const std::string name = callee_name(call);
     const ValueDecl* target = call->getNumArgs() > 0 ? pointer_base(call->getArg(0)) : nullptr;
     if (auto kind = allocation_kind(name); kind && target) {
-      merge(target, Source{false, Origin{*kind, call->getBeginLoc(), name}});
+      // cudaMalloc(&p) allocates p; cudaMalloc(pp) with pp an out-parameter
+      // (T** pp) allocates *pp, which is not tracked: pp itself stays host memory.
+      const auto* address = dyn_cast<UnaryOperator>(call->getArg(0)->IgnoreParenCasts());
+      if (address != nullptr && address->getOpcode() == UO_AddrOf)
+        merge(target, Source{false, Origin{*kind, call->getBeginLoc(), name}});
     } else if ((name == "cudaHostRegister" || name == "cuMemHostRegister") && target) {
       // Registration pins what was pageable: it replaces the earlier origin.
       entries_[target].origin = Origin{MemKind::HostPinned, call->getBeginLoc(), name};
