@@ -24,9 +24,16 @@ struct Pending {
 struct State {
   std::map<const ValueDecl*, std::set<Pending>> pending;  // host buffer -> copies still writing it
   std::map<std::string, std::set<const CallExpr*>> events;  // event -> copies it covers
+  // Streams being captured into a graph, and the copies captured so far: they
+  // run (on the launch stream) only when the graph is launched.
+  std::set<std::string> capturing;
+  std::map<const ValueDecl*, std::set<const CallExpr*>> captured;
 
   bool join(const State& other) {
     bool changed = false;
+    for (const auto& stream : other.capturing) changed |= capturing.insert(stream).second;
+    for (const auto& [decl, copies] : other.captured)
+      for (const auto* copy : copies) changed |= captured[decl].insert(copy).second;
     for (const auto& [decl, copies] : other.pending)
       for (const auto& copy : copies) changed |= pending[decl].insert(copy).second;
     for (const auto& [event, copies] : other.events)
@@ -95,8 +102,26 @@ class UnsyncedTransfer : public FunctionCheck {
       const bool pageable = origin != nullptr && origin->kind == MemKind::HostPageable;
       const bool into_host = copy->kind == CopyKind::DeviceToHost ||
                              (copy->kind == CopyKind::Default && origin != nullptr && origin->kind == MemKind::HostPinned);
-      if (dst != nullptr && into_host && !pageable)
-        state.pending[dst] = {Pending{stream_key(copy->stream, *context_), call}};
+      const std::string stream = stream_key(copy->stream, *context_);
+      if (dst != nullptr && into_host && !pageable) {
+        if (state.capturing.count(stream)) state.captured[dst].insert(call);
+        else state.pending[dst] = {Pending{stream, call}};
+      }
+      return;
+    }
+    if (name == "cudaStreamBeginCapture" || name == "cuStreamBeginCapture") {
+      state.capturing.insert(stream_key(call_arg(call, 0), *context_));
+      return;
+    }
+    if (name == "cudaStreamEndCapture" || name == "cuStreamEndCapture") {
+      state.capturing.erase(stream_key(call_arg(call, 0), *context_));
+      return;
+    }
+    if (name == "cudaGraphLaunch" || name == "cuGraphLaunch") {
+      // Any graph may hold the captured copies: they are pending on the launch stream now.
+      const std::string stream = stream_key(call_arg(call, 1), *context_);
+      for (const auto& [decl, copies] : state.captured)
+        for (const auto* copy : copies) state.pending[decl].insert(Pending{stream, copy});
       return;
     }
     if (name == "cudaEventRecord" || name == "cudaEventRecordWithFlags") {
