@@ -79,7 +79,11 @@ class UncheckedCudaError : public Check {
     const auto* call = result.Nodes.getNodeAs<CallExpr>("call");
     if (const auto* ref = dyn_cast<DeclRefExpr>(call->getCallee()->IgnoreParenImpCasts())) callee_refs_.insert(ref);
     if (const auto* launch = dyn_cast<CUDAKernelCallExpr>(call)) {
-      launches_.push_back(launch);
+      // A launch inside a template (or generic lambda) pattern is judged in
+      // its instantiations, where the kernel is known; the pattern would
+      // report the same line again under the name 'kernel'.
+      if (!launch->isTypeDependent() && !launch->isValueDependent() && !in_dependent_context(launch))
+        launches_.push_back(launch);
       return;
     }
     const FunctionDecl* callee = call->getDirectCallee();
@@ -95,6 +99,11 @@ class UncheckedCudaError : public Check {
                 "as an unrelated error. Check it (e.g. wrap the call in your CUDA_CHECK macro) or cast it to "
                 "void to ignore it on purpose"),
            call->getBeginLoc(), sm);
+  }
+
+  bool in_dependent_context(const Stmt* stmt) const {
+    const FunctionDecl* function = enclosing_function(stmt);
+    return function != nullptr && function->isDependentContext();
   }
 
   void onEndOfTranslationUnit() override {

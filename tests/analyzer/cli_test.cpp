@@ -66,6 +66,14 @@ TEST(Cli, TextJsonSarif) {
   EXPECT_EQ(log.at("runs")[0].at("results").size(), 1u);
 }
 
+// A launch in a generic lambda is one finding (the instantiation's), not a
+// second one for the uninstantiated pattern (seen on llm.c's dispatch helpers).
+TEST(Cli, TemplateLaunchReportedOnce) {
+  const LintRun run =
+      run_gpulint({"--format=json", std::string(GPULINT_SNIPPETS) + "/unchecked-cuda-error/generic-lambdas.cu"});
+  EXPECT_EQ(count_rule(run.out, "GD006"), 1u) << run.out;
+}
+
 TEST(Cli, ListRules) {
   const LintRun run = run_gpulint({"--list-rules"});
   EXPECT_EQ(run.exit_code, 0);
