@@ -21,12 +21,11 @@ class DeviceMismatch : public FunctionCheck {
  protected:
   void check(const FunctionFacts& facts) override {
     facts_ = &facts;
-    context_ = &facts.context();
     for_each_stmt(facts.function().getBody(), [this](const Stmt* stmt) { visit(stmt); });
   }
 
  private:
-  const SourceManager& sm() const { return context_->getSourceManager(); }
+  const SourceManager& sm() const { return facts_->source_manager(); }
 
   const Origin* origin_of(const Expr* pointer, const ValueDecl** decl_out = nullptr) const {
     return facts_->origin_of(pointer, decl_out);
@@ -115,7 +114,6 @@ class DeviceMismatch : public FunctionCheck {
   }
 
   const FunctionFacts* facts_ = nullptr;
-  ASTContext* context_ = nullptr;
   std::set<const Stmt*> reported_;
 };
 

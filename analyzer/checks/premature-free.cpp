@@ -48,14 +48,13 @@ class PrematureFree : public FunctionCheck {
   void check(const FunctionFacts& facts) override {
     if (!facts.uses_cuda() || facts.cfg() == nullptr) return;
     facts_ = &facts;
-    context_ = &facts.context();
     reported_.clear();
     collect_address_taken(facts.function().getBody());
     run_forward(*facts.cfg(), State{}, [this](const Stmt* stmt, State& state, bool report) { step(stmt, state, report); });
   }
 
  private:
-  const SourceManager& sm() const { return context_->getSourceManager(); }
+  const SourceManager& sm() const { return facts_->source_manager(); }
 
   void use_after_free(const Stmt* use, const ValueDecl* decl, const State& state, bool report) {
     auto it = state.freed.find(decl);
@@ -83,7 +82,7 @@ class PrematureFree : public FunctionCheck {
       return;
     }
     if (name == "cudaFreeAsync" || name == "cuMemFreeAsync") {
-      const std::string stream = stream_key(call_arg(call, 1), *context_);
+      const std::string stream = stream_key(call_arg(call, 1), facts_->context());
       for (const auto& [other, work] : state.pending[decl]) {
         if (other == stream || !report || !reported_.insert(call).second) continue;
         Finding finding = make(sm(), call->getBeginLoc(),
@@ -148,7 +147,7 @@ class PrematureFree : public FunctionCheck {
 
   void step(const Stmt* stmt, State& state, bool report) {
     if (const auto* launch = dyn_cast<CUDAKernelCallExpr>(stmt)) {
-      const std::string stream = stream_key(launch_stream(launch), *context_);
+      const std::string stream = stream_key(launch_stream(launch), facts_->context());
       for (const Expr* arg : launch->arguments()) add_pending(arg, stream, launch, state, report);
       return;
     }
@@ -187,8 +186,8 @@ class PrematureFree : public FunctionCheck {
       return;
     }
     if (name == "cudaEventRecord" || name == "cudaEventRecordWithFlags") {
-      const std::string event = stream_key(call_arg(call, 0), *context_);
-      const std::string stream = stream_key(call_arg(call, 1), *context_);
+      const std::string event = stream_key(call_arg(call, 0), facts_->context());
+      const std::string stream = stream_key(call_arg(call, 1), facts_->context());
       auto& covered = state.events[event];
       covered.clear();
       for (const auto& [decl, streams] : state.pending)
@@ -199,21 +198,21 @@ class PrematureFree : public FunctionCheck {
     }
     if (name == "cudaStreamWaitEvent") {
       // Work recorded in the event is now ordered before later work on the waiting stream.
-      for (const auto& [decl, stream] : state.events[stream_key(call_arg(call, 1), *context_)])
+      for (const auto& [decl, stream] : state.events[stream_key(call_arg(call, 1), facts_->context())])
         if (auto it = state.pending.find(decl); it != state.pending.end()) it->second.erase(stream);
       return;
     }
     if (auto copy = as_copy(call); copy && copy->async) {
-      const std::string stream = stream_key(copy->stream, *context_);
+      const std::string stream = stream_key(copy->stream, facts_->context());
       add_pending(copy->dst, stream, call, state, report);
       add_pending(copy->src, stream, call, state, report);
       return;
     }
     if (name == "cudaMemsetAsync") {
-      add_pending(call_arg(call, 0), stream_key(call_arg(call, 3), *context_), call, state, report);
+      add_pending(call_arg(call, 0), stream_key(call_arg(call, 3), facts_->context()), call, state, report);
       return;
     }
-    SyncCall sync = as_sync(call, *context_);
+    SyncCall sync = as_sync(call, facts_->context());
     if (sync.kind == SyncKind::Device) clear_all(state);
     if (sync.kind == SyncKind::Legacy)
       for (auto& [decl, streams] : state.pending)
@@ -260,7 +259,6 @@ class PrematureFree : public FunctionCheck {
 
   std::set<const ValueDecl*> address_taken_;
   const FunctionFacts* facts_ = nullptr;
-  ASTContext* context_ = nullptr;
   std::set<const Stmt*> reported_;
 };
 

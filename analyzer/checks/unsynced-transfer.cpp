@@ -54,7 +54,6 @@ class UnsyncedTransfer : public FunctionCheck {
   void check(const FunctionFacts& facts) override {
     if (!facts.uses_cuda() || facts.cfg() == nullptr) return;
     facts_ = &facts;
-    context_ = &facts.context();
     reported_.clear();
     run_forward(*facts.cfg(), State{}, [this](const Stmt* stmt, State& state, bool report) { step(stmt, state, report); });
   }
@@ -68,7 +67,7 @@ class UnsyncedTransfer : public FunctionCheck {
     const Pending pending = *it->second.begin();
     state.pending.erase(it);
     if (!report || !reported_.insert(pending.copy).second) return;
-    const SourceManager& sm = context_->getSourceManager();
+    const SourceManager& sm = facts_->source_manager();
     Finding finding = make(sm, where->getBeginLoc(),
                            "'" + decl->getNameAsString() + "' is read on the host while the asynchronous "
                            "device-to-host copy into it on " + stream_label(pending.stream) +
@@ -102,7 +101,7 @@ class UnsyncedTransfer : public FunctionCheck {
       const bool pageable = origin != nullptr && origin->kind == MemKind::HostPageable;
       const bool into_host = copy->kind == CopyKind::DeviceToHost ||
                              (copy->kind == CopyKind::Default && origin != nullptr && origin->kind == MemKind::HostPinned);
-      const std::string stream = stream_key(copy->stream, *context_);
+      const std::string stream = stream_key(copy->stream, facts_->context());
       if (dst != nullptr && into_host && !pageable) {
         if (state.capturing.count(stream)) state.captured[dst].insert(call);
         else state.pending[dst] = {Pending{stream, call}};
@@ -110,23 +109,23 @@ class UnsyncedTransfer : public FunctionCheck {
       return;
     }
     if (name == "cudaStreamBeginCapture" || name == "cuStreamBeginCapture") {
-      state.capturing.insert(stream_key(call_arg(call, 0), *context_));
+      state.capturing.insert(stream_key(call_arg(call, 0), facts_->context()));
       return;
     }
     if (name == "cudaStreamEndCapture" || name == "cuStreamEndCapture") {
-      state.capturing.erase(stream_key(call_arg(call, 0), *context_));
+      state.capturing.erase(stream_key(call_arg(call, 0), facts_->context()));
       return;
     }
     if (name == "cudaGraphLaunch" || name == "cuGraphLaunch") {
       // Any graph may hold the captured copies: they are pending on the launch stream now.
-      const std::string stream = stream_key(call_arg(call, 1), *context_);
+      const std::string stream = stream_key(call_arg(call, 1), facts_->context());
       for (const auto& [decl, copies] : state.captured)
         for (const auto* copy : copies) state.pending[decl].insert(Pending{stream, copy});
       return;
     }
     if (name == "cudaEventRecord" || name == "cudaEventRecordWithFlags") {
-      const std::string stream = stream_key(call_arg(call, 1), *context_);
-      auto& covered = state.events[stream_key(call_arg(call, 0), *context_)];
+      const std::string stream = stream_key(call_arg(call, 1), facts_->context());
+      auto& covered = state.events[stream_key(call_arg(call, 0), facts_->context())];
       covered.clear();
       for (const auto& [decl, copies] : state.pending)
         for (const auto& copy : copies)
@@ -134,7 +133,7 @@ class UnsyncedTransfer : public FunctionCheck {
             covered.insert(copy.copy);
       return;
     }
-    SyncCall sync = as_sync(call, *context_);
+    SyncCall sync = as_sync(call, facts_->context());
     if (sync.kind == SyncKind::Device || sync.kind == SyncKind::Legacy)
       state.forget([&](const Pending& p) { return sync_covers(sync.kind, p.stream, facts_->nonblocking_streams()); });
     if (sync.kind == SyncKind::Stream) state.forget([&](const Pending& p) { return p.stream == sync.key; });
@@ -150,7 +149,6 @@ class UnsyncedTransfer : public FunctionCheck {
   }
 
   const FunctionFacts* facts_ = nullptr;
-  ASTContext* context_ = nullptr;
   std::set<const CallExpr*> reported_;
 };
 
