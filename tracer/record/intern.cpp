@@ -109,13 +109,15 @@ struct CachedString {
   const std::string* text = nullptr;
   StringId id = 0;
 };
-constexpr std::size_t kStringCache = 64;
-thread_local CachedString t_strings[kStringCache];
+// Slots of each per-thread cache; a slot is picked by a hash's top bits.
+constexpr int kCacheBits = 6;
+constexpr std::size_t kCacheSlots = std::size_t{1} << kCacheBits;
+thread_local CachedString t_strings[kCacheSlots];
 
 CachedString& cache_slot(std::string_view text) {
   auto h = reinterpret_cast<std::uintptr_t>(text.data()) ^ (text.size() * 0x9E3779B97F4A7C15ull);
   h ^= h >> 17;
-  return t_strings[(h * 0x9E3779B97F4A7C15ull) >> 58];  // top 6 bits: 64 slots
+  return t_strings[(h * 0x9E3779B97F4A7C15ull) >> (64 - kCacheBits)];
 }
 
 // The same for stacks, by a hash of their return addresses: a training loop
@@ -126,7 +128,7 @@ struct CachedStack {
   const std::vector<std::uint64_t>* frames = nullptr;
   StackId id = 0;
 };
-thread_local CachedStack t_stacks[kStringCache];
+thread_local CachedStack t_stacks[kCacheSlots];
 
 std::uint64_t hash_frames(void* const* ips, int n) {
   std::uint64_t h = 0x9E3779B97F4A7C15ull ^ static_cast<std::uint64_t>(n);
@@ -212,7 +214,7 @@ StackId capture_stack(int skip) noexcept {
   const int first = 1 + (skip > 0 ? skip : 0);  // drop capture_stack itself
   if (n <= first) return 0;
   const std::uint64_t hash = hash_frames(ips + first, n - first);
-  CachedStack& slot = t_stacks[hash >> 58];
+  CachedStack& slot = t_stacks[hash >> (64 - kCacheBits)];
   if (slot.hash == hash && slot.generation == r->generation && same_frames(*slot.frames, ips + first, n - first))
     return slot.id;
   try {
