@@ -153,10 +153,18 @@ void dims(od::object& args, std::string_view key, std::uint32_t out[3]) {
   }
 }
 
-// The "X" categories event() turns into events; every other one is skipped.
-bool imported_category(std::string_view cat) {
-  return cat == "kernel" || cat == "Kernel" || cat == "gpu_memcpy" || cat == "Memcpy" || cat == "gpu_memset" ||
-         cat == "Memset" || cat == "cuda_sync" || cat == "cuda_runtime" || cat == "Runtime" || cat == "cuda_driver";
+// The "X" categories event() turns into events, under today's names and the
+// 2021 ones; every other category is Skipped.
+enum class Category { Kernel, Memcpy, Memset, Sync, Runtime, Driver, Skipped };
+
+Category category_of(std::string_view cat) {
+  if (cat == "kernel" || cat == "Kernel") return Category::Kernel;
+  if (cat == "gpu_memcpy" || cat == "Memcpy") return Category::Memcpy;
+  if (cat == "gpu_memset" || cat == "Memset") return Category::Memset;
+  if (cat == "cuda_sync") return Category::Sync;
+  if (cat == "cuda_runtime" || cat == "Runtime") return Category::Runtime;
+  if (cat == "cuda_driver") return Category::Driver;
+  return Category::Skipped;
 }
 
 // simdjson's on-demand API: the document is validated as it is walked, and
@@ -264,10 +272,10 @@ class KinetoImporter {
     const std::string_view ph = str_field(ev, "ph");
     const bool instant = ph == "i" || ph == "I";
     if (!instant && ph != "X") return;
-    std::string_view cat = instant ? std::string_view() : str_field(ev, "cat");
+    const Category category = instant ? Category::Skipped : category_of(str_field(ev, "cat"));
     // Most complete events are CPU ops (cat "Operator", "cpu_op", ...) with
     // long args: leave them before looking up any field they would not use.
-    if (!instant && !imported_category(cat)) return;
+    if (!instant && category == Category::Skipped) return;
     const std::string_view name = str_field(ev, "name");
     if (instant) {
       if (name == "[memory]") memory(ev);
@@ -284,7 +292,7 @@ class KinetoImporter {
     const auto stream = static_cast<std::uint64_t>(std::max<std::int64_t>(0, iarg("stream", 0)));
     const auto corr = static_cast<std::uint64_t>(std::max<std::int64_t>(0, iarg("correlation", 0)));
 
-    if (cat == "kernel" || cat == "Kernel") {
+    if (category == Category::Kernel) {
       Kernel k{.start_ns = start, .end_ns = end, .name = trace_.intern(name), .device = device, .stream = stream, .correlation = corr};
       if (has_args) {
         dims(args, "grid", k.grid);
@@ -293,25 +301,25 @@ class KinetoImporter {
       }
       trace_.kernels.push_back(k);
       note_stream(device, stream);
-    } else if (cat == "gpu_memcpy" || cat == "Memcpy") {
+    } else if (category == Category::Memcpy) {
       const auto d = parse_memcpy_name(name);
       const auto bytes = static_cast<std::uint64_t>(std::max<std::int64_t>(0, iarg("bytes", 0)));
       trace_.memcpys.push_back({.start_ns = start, .end_ns = end, .bytes = bytes, .copy = d.copy, .src_kind = d.src, .dst_kind = d.dst,
                                 .device = device, .peer_device = static_cast<std::int32_t>(iarg("dst device", kHostDevice)),
                                 .stream = stream, .correlation = corr});
       note_stream(device, stream);
-    } else if (cat == "gpu_memset" || cat == "Memset") {
+    } else if (category == Category::Memset) {
       trace_.memsets.push_back({.start_ns = start, .end_ns = end, .bytes = static_cast<std::uint64_t>(std::max<std::int64_t>(0, iarg("bytes", 0))),
                                 .kind = import::parse_memset_name(name), .device = device, .stream = stream, .correlation = corr});
       note_stream(device, stream);
-    } else if (cat == "cuda_sync") {
+    } else if (category == Category::Sync) {
       const std::string_view kind_name = has_args ? str_field(args, "cuda_sync_kind") : std::string_view();
       const auto kind = import::parse_sync_name(kind_name.empty() ? name : kind_name).value_or(SyncKind::Unknown);
       trace_.syncs.push_back({.start_ns = start, .end_ns = end, .kind = kind, .device = device, .stream = stream,
                               .event = static_cast<std::uint64_t>(std::max<std::int64_t>(0, iarg("event", 0))), .correlation = corr});
       has_gpu_sync_ = true;
-    } else if (cat == "cuda_runtime" || cat == "Runtime" || cat == "cuda_driver") {
-      const ApiDomain domain = cat == "cuda_driver" ? ApiDomain::Driver : ApiDomain::Runtime;
+    } else if (category == Category::Runtime || category == Category::Driver) {
+      const ApiDomain domain = category == Category::Driver ? ApiDomain::Driver : ApiDomain::Runtime;
       trace_.api_calls.push_back({.start_ns = start, .end_ns = end, .name = trace_.intern(name), .domain = domain,
                                   .tid = tid, .correlation = corr});
     }
