@@ -75,6 +75,9 @@ void drain_buffer(Recorder& r, Buffer& b) noexcept {
   // pair can only look empty, never like a range to write. `readers` stays
   // up until the write is done: recycling waits for it, and an owner that
   // must know its events are in the file (ensure_written) watches it.
+  // Most buffers have nothing new when the writer thread passes: two loads,
+  // not a locked add on a cache line their owner is writing.
+  if (b.committed.load(std::memory_order_acquire) <= b.flushed.load(std::memory_order_acquire)) return;
   b.readers.fetch_add(1);
   std::uint32_t f = b.flushed.load();
   const std::uint32_t c = b.committed.load();

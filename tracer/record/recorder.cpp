@@ -19,10 +19,8 @@ namespace detail {
 
 std::atomic<bool> g_enabled{false};
 std::atomic<Recorder*> g_recorder{nullptr};
-
-// Initial-exec TLS: a plain load, no __tls_get_addr call on the hot path.
-__attribute__((tls_model("initial-exec"))) thread_local Buffer* t_buffer = nullptr;
-__attribute__((tls_model("initial-exec"))) thread_local std::uint64_t t_generation = 0;
+std::atomic<std::uint64_t> g_generation{0};
+__attribute__((tls_model("initial-exec"))) constinit thread_local Cursor t_cursor{};
 
 namespace {
 
@@ -40,37 +38,45 @@ pthread_key_t g_thread_exit_key;
 pthread_once_t g_key_once = PTHREAD_ONCE_INIT;
 
 void wake_writer(Recorder& r) {
+  r.work_pending.store(true);
+  if (!r.writer_asleep.load()) return;  // it will see the work before it sleeps
   std::lock_guard<std::mutex> lock(r.wake_mutex);
-  r.work_pending = true;
-  r.wake.notify_one();  // no system call when the writer is not waiting
+  r.wake.notify_one();
 }
 
-void wait_briefly(int round) noexcept {
-  if (round < 8) {
-    sched_yield();
-    return;
-  }
-  timespec ts{0, 20000};  // 20 us
-  nanosleep(&ts, nullptr);
+bool is_written(const Buffer& b, const PendingHalf& p) noexcept {
+  if (b.lease.load(std::memory_order_acquire) != p.lease) return true;  // recycled, hence written
+  return b.flushed.load(std::memory_order_acquire) >= p.upto && b.readers.load(std::memory_order_acquire) == 0;
 }
 
 // Returns once events [0, p.upto) of p.buffer are written to the file (the
 // page cache survives the process). The writer thread was woken when the
-// half was completed and normally wrote it long ago; if it has not even
-// claimed it after 100 rounds of waiting (a few ms: it is starved of CPU),
-// the owner writes it itself. Waiting rather than writing at once lets a
-// spare core do the I/O when events come faster than the writer drains them.
+// half was completed and normally writes it while the owner fills its next
+// half. When it has not, the owner sleeps until the writer's next round
+// rather than spinning: a spinning owner would take the CPU the writer needs,
+// and its own CPU time is what tracing costs the traced program. If the
+// writer has not even claimed the half after a few milliseconds (starved of
+// CPU), the owner writes it itself.
 void ensure_written(Recorder& r, const PendingHalf& p) noexcept {
   Buffer& b = *p.buffer;
-  for (int round = 0;; ++round) {
-    if (b.lease.load(std::memory_order_acquire) != p.lease) return;  // recycled, hence written
-    if (b.flushed.load(std::memory_order_acquire) < p.upto) {
-      if (round >= 100 || !r.options.writer_thread) drain_buffer(r, b);
-    } else if (b.readers.load(std::memory_order_acquire) == 0) {
-      return;  // claimed, and every write of a claim has finished
-    }
-    wait_briefly(round);
+  if (is_written(b, p)) return;
+  if (!r.options.writer_thread) {
+    drain_buffer(r, b);
+    while (!is_written(b, p)) sched_yield();  // another drainer's write is finishing
+    return;
   }
+  std::unique_lock<std::mutex> lock(r.wake_mutex);
+  r.owners_waiting.fetch_add(1, std::memory_order_seq_cst);
+  for (int round = 0; !is_written(b, p); ++round) {
+    if (round == 4 && b.flushed.load(std::memory_order_acquire) < p.upto) {
+      lock.unlock();
+      drain_buffer(r, b);
+      lock.lock();
+      continue;
+    }
+    r.written.wait_for(lock, std::chrono::milliseconds(1));
+  }
+  r.owners_waiting.fetch_sub(1, std::memory_order_relaxed);
 }
 
 // The calling thread completed the half of b that ends at event n.
@@ -87,12 +93,13 @@ void complete_half(Recorder& r, Buffer& b, std::uint32_t n) noexcept {
 // thread's exit is rare, and nothing it recorded then waits on the writer)
 // and leaves its buffer to be recycled.
 void on_thread_exit(void*) {
-  Buffer* b = t_buffer;
-  t_buffer = nullptr;
+  Buffer* b = t_cursor.buffer;
+  const std::uint64_t generation = t_cursor.generation;
+  t_cursor = {};
   t_pending = {};
   if (b == nullptr) return;
   Recorder* r = g_recorder.load();
-  if (r != nullptr && t_generation == r->generation) drain_buffer(*r, *b);
+  if (r != nullptr && generation == r->generation) drain_buffer(*r, *b);
   b->state.store(BufferState::Retired, std::memory_order_release);
 }
 
@@ -120,7 +127,6 @@ Buffer* acquire_buffer(Recorder& r) {
     return nullptr;
   }
   b->tid = current_tid();
-  b->limit = r.capacity / 2;
   b->state.store(BufferState::Owned, std::memory_order_release);
   pthread_once(&g_key_once, make_key);
   pthread_setspecific(g_thread_exit_key, reinterpret_cast<void*>(1));
@@ -149,14 +155,16 @@ void recycle_drained(Recorder& r) {
 void writer_loop(Recorder* r) {
   std::unique_lock<std::mutex> lock(r->wake_mutex);
   while (!r->stop_requested) {
-    if (!r->work_pending)
-      r->wake.wait_for(lock, std::chrono::milliseconds(r->options.flush_interval_ms),
-                       [r] { return r->work_pending || r->stop_requested; });
-    r->work_pending = false;
+    r->writer_asleep.store(true);
+    r->wake.wait_for(lock, std::chrono::milliseconds(r->options.flush_interval_ms),
+                     [r] { return r->work_pending.load() || r->stop_requested; });
+    r->writer_asleep.store(false);
+    r->work_pending.store(false);
     lock.unlock();
     drain_all(*r);
     recycle_drained(*r);
     lock.lock();
+    if (r->owners_waiting.load() != 0) r->written.notify_all();
   }
 }
 
@@ -184,6 +192,7 @@ void after_fork_in_child() {
   Recorder* r = g_recorder.load();
   if (r == nullptr) return;
   g_enabled.store(false);
+  g_generation.store(0);
   g_recorder.store(nullptr);  // the parent's state is abandoned, not freed
   new (&g_control_mutex) std::mutex();
   if (std::strstr(g_last_pattern, "%p") != nullptr) start(g_last_pattern, g_last_options);
@@ -193,29 +202,37 @@ void after_fork_in_child() {
 
 std::uint32_t current_tid() noexcept { return static_cast<std::uint32_t>(::syscall(SYS_gettid)); }
 
-gdtrace::RawEvent* begin_event_slow(Buffer*& out) noexcept {
+namespace {
+void point_cursor_at(Cursor& c, Buffer* b, const Recorder& r) noexcept {
+  c.buffer = b;
+  c.events = b != nullptr ? b->events : nullptr;
+  c.n = 0;
+  c.limit = b != nullptr ? r.capacity / 2 : 0;
+  c.generation = r.generation;
+}
+}  // namespace
+
+gdtrace::RawEvent* begin_event_slow(Cursor& c) noexcept {
   Recorder* r = g_recorder.load(std::memory_order_acquire);
   if (r == nullptr) return nullptr;
-  Buffer* b = t_buffer;
-  if (b == nullptr || t_generation != r->generation) {
-    if (t_generation != r->generation) t_pending = {};
-    b = t_buffer = acquire_buffer(*r);
-    t_generation = r->generation;
-  } else if (const std::uint32_t n = b->committed.load(std::memory_order_relaxed); n == b->limit) {
-    complete_half(*r, *b, n);
-    if (n == r->capacity) {
-      b->state.store(BufferState::Retired, std::memory_order_release);
-      b = t_buffer = acquire_buffer(*r);
+  if (c.buffer == nullptr || c.generation != r->generation) {
+    if (c.generation != r->generation) t_pending = {};
+    point_cursor_at(c, acquire_buffer(*r), *r);
+  } else if (c.n == c.limit) {
+    Buffer& b = *c.buffer;
+    complete_half(*r, b, c.n);
+    if (c.n == r->capacity) {
+      b.state.store(BufferState::Retired, std::memory_order_release);
+      point_cursor_at(c, acquire_buffer(*r), *r);
     } else {
-      b->limit = r->capacity;
+      c.limit = r->capacity;
     }
   }
-  if (b == nullptr) {
+  if (c.buffer == nullptr) {
     r->dropped.fetch_add(1, std::memory_order_relaxed);
     return nullptr;
   }
-  out = b;
-  return &b->events[b->committed.load(std::memory_order_relaxed)];
+  return &c.events[c.n];
 }
 
 }  // namespace detail
@@ -269,6 +286,7 @@ bool start(const char* path_pattern, const Options& options) noexcept {
     g_last_options = options;
     std::snprintf(g_last_pattern, sizeof g_last_pattern, "%s", path_pattern);
     g_recorder.store(r, std::memory_order_release);
+    g_generation.store(r->generation, std::memory_order_release);
     write_process_info(*r);
     install_crash_handlers(*r);
     if (options.writer_thread) r->writer = std::thread(writer_loop, r);
@@ -300,6 +318,7 @@ void stop_recording(bool close_file) noexcept {
   drain_all(*r);
   const std::uint64_t written = r->events_written.load();
   write_small_chunk(r->fd, gdtrace::ChunkType::End, &written, sizeof written);
+  g_generation.store(0, std::memory_order_release);
   g_recorder.store(nullptr, std::memory_order_release);
   // At exit other threads may still be inside a write to this descriptor;
   // closing it could let a later open() reuse the number. The kernel closes it.

@@ -38,7 +38,6 @@ struct Buffer {
   std::atomic<BufferState> state{BufferState::Free};
   std::atomic<int> readers{0};  // drainers between their claim and the end of their write
   std::atomic<std::uint32_t> lease{0};  // +1 each time it is recycled
-  std::uint32_t limit = 0;  // owner only: the next half boundary (capacity / 2 or capacity)
   std::uint32_t tid = 0;
   gdtrace::RawEvent* events = nullptr;
 };
@@ -64,9 +63,16 @@ struct Recorder {
 
   std::mutex wake_mutex;
   std::condition_variable wake;
-  bool stop_requested = false;
-  bool work_pending = false;              // under wake_mutex
-  std::atomic<bool> writer_asleep{false};  // lets owners skip the lock when it is awake
+  // Owners blocked until their previous half is in the file (ensure_written);
+  // the writer thread notifies after each round when there are any.
+  std::condition_variable written;
+  std::atomic<int> owners_waiting{0};
+  bool stop_requested = false;  // under wake_mutex
+  // An owner sets work_pending, and takes wake_mutex to notify only when the
+  // writer is (about to be) asleep: both sequentially consistent, so either
+  // the writer sees the work or the owner sees it asleep.
+  std::atomic<bool> work_pending{false};
+  std::atomic<bool> writer_asleep{false};
   std::thread writer;
 };
 
@@ -87,33 +93,38 @@ void drain_buffer(Recorder& r, Buffer& b) noexcept;
 // Drains every buffer in the pool and writes the dropped count if it changed.
 void drain_all(Recorder& r) noexcept;
 
-// The calling thread's buffer, and the recorder generation it belongs to.
-extern __attribute__((tls_model("initial-exec"))) thread_local Buffer* t_buffer;
-extern __attribute__((tls_model("initial-exec"))) thread_local std::uint64_t t_generation;
+// The generation of the active recording (each start() makes a new one), or
+// 0 when none: the hot path compares it with the thread's cursor.
+extern std::atomic<std::uint64_t> g_generation;
+
+// Where the calling thread appends: its buffer and the owner's copy of the
+// buffer's `committed` (no load from a cache line the writer also reads).
+struct Cursor {
+  Buffer* buffer = nullptr;
+  gdtrace::RawEvent* events = nullptr;  // buffer->events
+  std::uint32_t n = 0;                  // events committed to buffer
+  std::uint32_t limit = 0;              // the next half boundary
+  std::uint64_t generation = 0;         // of the recording `buffer` belongs to
+};
+// constinit and initial-exec: a plain %fs-relative access on the hot path,
+// no TLS wrapper call or guard.
+extern __attribute__((tls_model("initial-exec"))) constinit thread_local Cursor t_cursor;
 
 // begin_event() when the thread has no buffer yet, reached a half boundary
 // of its buffer, or its buffer belongs to an earlier recording.
-gdtrace::RawEvent* begin_event_slow(Buffer*& buffer) noexcept;
+gdtrace::RawEvent* begin_event_slow(Cursor& c) noexcept;
 
 // Slot for the calling thread's next event, or nullptr (not recording, or
 // the pool is exhausted: the event is counted as dropped). Inline: the
-// common case is three loads and two compares, not a call.
-inline gdtrace::RawEvent* begin_event(Buffer*& buffer) noexcept {
-  Recorder* r = g_recorder.load(std::memory_order_acquire);
-  if (r == nullptr) return nullptr;
-  Buffer* b = t_buffer;
-  if (b != nullptr && t_generation == r->generation) [[likely]] {
-    const std::uint32_t n = b->committed.load(std::memory_order_relaxed);
-    if (n != b->limit) [[likely]] {
-      buffer = b;
-      return &b->events[n];
-    }
-  }
-  return begin_event_slow(buffer);
+// common case is two loads and two compares, not a call.
+inline bool has_room(const Cursor& c) noexcept {
+  return c.generation == g_generation.load(std::memory_order_acquire) && c.n != c.limit;
 }
-inline void commit_event(Buffer* b) noexcept {
-  b->committed.store(b->committed.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+inline gdtrace::RawEvent* begin_event(Cursor& c) noexcept {
+  if (has_room(c)) [[likely]] return &c.events[c.n];
+  return begin_event_slow(c);
 }
+inline void commit_event(Cursor& c) noexcept { c.buffer->committed.store(++c.n, std::memory_order_release); }
 
 // crash.cpp
 void install_crash_handlers(Recorder& r) noexcept;
