@@ -9,6 +9,7 @@
 #include <set>
 #include <thread>
 
+#include "gdtrace_format.h"
 #include "gpudiag/record.h"
 #include "gpudiag/trace_io.h"
 #include "test_support.h"
@@ -248,6 +249,47 @@ TEST(Recorder, ThreadsRecordConcurrentlyWithoutLoss) {
   std::set<std::uint32_t> tids;
   for (const auto& a : t.allocs) tids.insert(a.tid);
   EXPECT_EQ(tids.size(), std::size_t{kThreads});
+}
+
+// The writer drains a thread's retired buffer before the one it fills now:
+// in pool order, a newer buffer could reach the file first, and a process
+// killed between the two writes would leave a hole, not a lost tail.
+TEST(Recorder, AThreadsEventsReachTheFileInTheOrderRecorded) {
+  const std::string path = test::temp_path("order.gdtrace");
+  rec::Options o;
+  o.buffer_events = 64;
+  o.buffer_count = 8;
+  o.flush_interval_ms = 1;
+  ASSERT_TRUE(rec::start(path.c_str(), o));
+  constexpr std::uint64_t kEvents = 100000;
+  for (std::uint64_t i = 1; i <= kEvents; ++i) rec::record(rec::AllocEvent{.time_ns = i, .addr = i, .bytes = 1});
+  rec::stop();
+
+  const std::string bytes = test::read_file(path);
+  ASSERT_GE(bytes.size(), sizeof(gdtrace::FileHeader));
+  std::size_t pos = sizeof(gdtrace::FileHeader), chunks = 0, out_of_order = 0;
+  std::uint64_t seen = 0, last = 0;
+  while (pos + sizeof(gdtrace::ChunkHeader) <= bytes.size()) {
+    gdtrace::ChunkHeader h;
+    std::memcpy(&h, bytes.data() + pos, sizeof h);
+    pos += sizeof h;
+    if (h.type == static_cast<std::uint16_t>(gdtrace::ChunkType::Events)) {
+      std::uint32_t count;
+      std::memcpy(&count, bytes.data() + pos + 4, 4);
+      for (std::uint32_t i = 0; i < count; ++i) {
+        gdtrace::RawEvent e;
+        std::memcpy(&e, bytes.data() + pos + 8 + std::size_t{i} * sizeof e, sizeof e);
+        if (e.t0 < last) ++out_of_order;
+        last = e.t0;
+        ++seen;
+      }
+      ++chunks;
+    }
+    pos += h.length;
+  }
+  EXPECT_EQ(seen, kEvents);
+  EXPECT_GT(chunks, kEvents / 64) << "the buffers were drained many times";
+  EXPECT_EQ(out_of_order, 0u) << "of " << chunks << " event chunks";
 }
 
 // intern() remembers recent texts by address: the same address holding

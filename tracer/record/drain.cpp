@@ -101,7 +101,22 @@ void drain_buffer(Recorder& r, Buffer& b) noexcept {
 }
 
 void drain_all(Recorder& r) noexcept {
-  for (std::uint32_t i = 0; i < r.pool_size; ++i) drain_buffer(r, r.pool[i]);
+  // Selection by acquisition order, O(pool_size^2): no allocation, so the
+  // crash handlers can call it, and the pool is a few dozen buffers.
+  for (std::uint64_t after = 0;;) {
+    Buffer* next = nullptr;
+    std::uint64_t next_acquired = UINT64_MAX;
+    for (std::uint32_t i = 0; i < r.pool_size; ++i) {
+      const std::uint64_t a = r.pool[i].acquired.load(std::memory_order_relaxed);
+      if (a > after && a < next_acquired) {
+        next = &r.pool[i];
+        next_acquired = a;
+      }
+    }
+    if (next == nullptr) break;
+    drain_buffer(r, *next);
+    after = next_acquired;
+  }
   const std::uint64_t dropped = r.dropped.load(std::memory_order_relaxed);
   if (r.dropped_written.exchange(dropped) != dropped) {
     r.writes_in_flight.fetch_add(1, std::memory_order_acq_rel);

@@ -128,6 +128,7 @@ Buffer* acquire_buffer(Recorder& r) {
     return nullptr;
   }
   b->tid = current_tid();
+  b->acquired.store(r.acquisitions.fetch_add(1, std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   b->state.store(BufferState::Owned, std::memory_order_release);
   pthread_once(&g_key_once, make_key);
   pthread_setspecific(g_thread_exit_key, reinterpret_cast<void*>(1));

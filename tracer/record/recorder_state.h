@@ -38,6 +38,9 @@ struct Buffer {
   std::atomic<BufferState> state{BufferState::Free};
   std::atomic<int> readers{0};  // drainers between their claim and the end of their write
   std::atomic<std::uint32_t> lease{0};  // +1 each time it is recycled
+  // When it was last taken by a thread (Recorder::acquisitions): drain_all
+  // writes older buffers first, so a thread's events reach the file in order.
+  std::atomic<std::uint64_t> acquired{0};
   std::uint32_t tid = 0;
   gdtrace::RawEvent* events = nullptr;
 };
@@ -55,6 +58,7 @@ struct Recorder {
 
   std::mutex free_mutex;
   std::vector<Buffer*> free_list;
+  std::atomic<std::uint64_t> acquisitions{0};
 
   std::atomic<std::uint64_t> dropped{0};
   std::atomic<std::uint64_t> dropped_written{0};
@@ -90,7 +94,9 @@ bool write_small_chunk(int fd, gdtrace::ChunkType type, const void* payload, std
 // Claims the unwritten events of b and writes them from the buffer with one
 // writev(2). Async-signal-safe.
 void drain_buffer(Recorder& r, Buffer& b) noexcept;
-// Drains every buffer in the pool and writes the dropped count if it changed.
+// Drains every buffer in the pool, oldest acquisition first (a thread's
+// retired buffer before the one it now fills: no hole if the process is
+// killed mid-way), and writes the dropped count if it changed.
 void drain_all(Recorder& r) noexcept;
 
 // The generation of the active recording (each start() makes a new one), or
