@@ -2,10 +2,14 @@
 // killed mid-write) loads up to its last whole chunk and is marked truncated;
 // a file that is not a .gdtrace at all is a TraceError.
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <unordered_map>
 
 #include "gdtrace_format.h"
@@ -30,9 +34,12 @@ E enum_or_unknown(std::uint8_t v, std::uint8_t max) {
   return static_cast<E>(v <= max ? v : 0);
 }
 
-struct Pending {
+// An Events chunk, converted once every String and Stack chunk is read (a
+// thread's events may reach the file before the names they refer to).
+struct EventSpan {
   std::uint32_t tid;
-  RawEvent e;
+  std::uint32_t count;
+  const char* events;  // unaligned RawEvents in the file's bytes
 };
 
 class Reader {
@@ -111,7 +118,7 @@ class Reader {
         const auto tid = load<std::uint32_t>(p);
         const auto count = load<std::uint32_t>(p + 4);
         if (std::uint64_t{count} * sizeof(RawEvent) + 8 != n) return false;
-        for (std::uint32_t i = 0; i < count; ++i) events_.push_back({tid, load<RawEvent>(p + 8 + std::size_t{i} * sizeof(RawEvent))});
+        spans_.push_back({tid, count, p + 8});
         return true;
       }
       case ChunkType::String:
@@ -163,6 +170,7 @@ class Reader {
   }
 
   void convert_events();
+  void convert(std::uint32_t tid, const RawEvent& e);
   void attach_modules();
 
   std::string_view bytes_;
@@ -170,7 +178,7 @@ class Reader {
   std::size_t header_size_ = 0;
   std::size_t chunks_ = 0;
   Trace trace_;
-  std::vector<Pending> events_;
+  std::vector<EventSpan> spans_;
   std::unordered_map<std::uint32_t, StringId> strings_;
   std::unordered_map<std::uint32_t, StackId> stacks_;
 };
@@ -189,60 +197,63 @@ void Reader::attach_modules() {
 
 void Reader::convert_events() {
   attach_modules();
-  for (const auto& [tid, e] : events_) {
-    const bool async = (e.flags & gdtrace::kFlagAsync) != 0;
-    const StackId st = stack(e.stack);
-    switch (static_cast<EventKind>(e.kind)) {
-      case EventKind::Alloc:
-        trace_.allocs.push_back({e.t0, e.p[0], e.p[1], enum_or_unknown<MemKind>(e.a, 5), e.device, e.stream, tid, e.correlation, st});
-        break;
-      case EventKind::Free:
-        trace_.frees.push_back({e.t0, e.p[0], e.p[1], enum_or_unknown<MemKind>(e.a, 5), e.device, e.stream, tid, e.correlation, st});
-        break;
-      case EventKind::Memcpy:
-        trace_.memcpys.push_back({e.t0, e.t1, e.p[0], e.p[1], e.p[2], enum_or_unknown<CopyKind>(e.a, 5),
-                                  enum_or_unknown<MemKind>(e.b, 5), enum_or_unknown<MemKind>(e.c, 5), async, e.device,
-                                  static_cast<std::int32_t>(e.x), e.stream, tid, e.correlation, st});
-        break;
-      case EventKind::Memset:
-        trace_.memsets.push_back({e.t0, e.t1, e.p[0], e.p[1], e.x, enum_or_unknown<MemKind>(e.a, 5), async, e.device,
-                                  e.stream, tid, e.correlation, st});
-        break;
-      case EventKind::Kernel: {
-        std::uint32_t d[8];
-        std::memcpy(d, e.p, sizeof d);
-        trace_.kernels.push_back({e.t0, e.t1, str(e.x), {d[0], d[1], d[2]}, {d[3], d[4], d[5]}, d[6], e.device, e.stream,
-                                  tid, e.correlation, st});
-        break;
-      }
-      case EventKind::Sync:
-        trace_.syncs.push_back({e.t0, e.t1, enum_or_unknown<SyncKind>(e.a, 5), e.device, e.stream, e.p[0], tid, e.correlation, st});
-        break;
-      case EventKind::Api:
-        trace_.api_calls.push_back({e.t0, e.t1, str(e.x), enum_or_unknown<ApiDomain>(e.a, 3),
-                                    static_cast<std::int32_t>(static_cast<std::int64_t>(e.p[0])), e.device, tid, e.correlation, st});
-        break;
-      case EventKind::HostAccess:
-        trace_.host_accesses.push_back({e.t0, e.p[0], e.p[1], enum_or_unknown<AccessKind>(e.a, 1), e.device, tid, st});
-        break;
-      case EventKind::OutOfMemory:
-        trace_.ooms.push_back({e.t0, e.p[0], e.p[1], e.p[2], e.device, tid, st});
-        break;
-      case EventKind::Finding:
-        trace_.findings.push_back({e.t0, str(e.x), str(static_cast<std::uint32_t>(e.p[0])), tid, st});
-        break;
-      case EventKind::MemoryCounter:
-        trace_.memory_counters.push_back({e.t0, e.device, e.p[0], e.p[1]});
-        break;
-      case EventKind::Device:
-        if (trace_.device(e.device) == nullptr) trace_.devices.push_back({e.device, str(e.x), e.p[0]});
-        break;
-      case EventKind::Stream:
-        trace_.streams.push_back({e.device, e.stream, str(e.x)});
-        break;
-      default:
-        break;  // a kind from a newer minor revision
+  for (const EventSpan& span : spans_)
+    for (std::uint32_t i = 0; i < span.count; ++i) convert(span.tid, load<RawEvent>(span.events + std::size_t{i} * sizeof(RawEvent)));
+}
+
+void Reader::convert(std::uint32_t tid, const RawEvent& e) {
+  const bool async = (e.flags & gdtrace::kFlagAsync) != 0;
+  const StackId st = stack(e.stack);
+  switch (static_cast<EventKind>(e.kind)) {
+    case EventKind::Alloc:
+      trace_.allocs.push_back({e.t0, e.p[0], e.p[1], enum_or_unknown<MemKind>(e.a, 5), e.device, e.stream, tid, e.correlation, st});
+      break;
+    case EventKind::Free:
+      trace_.frees.push_back({e.t0, e.p[0], e.p[1], enum_or_unknown<MemKind>(e.a, 5), e.device, e.stream, tid, e.correlation, st});
+      break;
+    case EventKind::Memcpy:
+      trace_.memcpys.push_back({e.t0, e.t1, e.p[0], e.p[1], e.p[2], enum_or_unknown<CopyKind>(e.a, 5),
+                                enum_or_unknown<MemKind>(e.b, 5), enum_or_unknown<MemKind>(e.c, 5), async, e.device,
+                                static_cast<std::int32_t>(e.x), e.stream, tid, e.correlation, st});
+      break;
+    case EventKind::Memset:
+      trace_.memsets.push_back({e.t0, e.t1, e.p[0], e.p[1], e.x, enum_or_unknown<MemKind>(e.a, 5), async, e.device,
+                                e.stream, tid, e.correlation, st});
+      break;
+    case EventKind::Kernel: {
+      std::uint32_t d[8];
+      std::memcpy(d, e.p, sizeof d);
+      trace_.kernels.push_back({e.t0, e.t1, str(e.x), {d[0], d[1], d[2]}, {d[3], d[4], d[5]}, d[6], e.device, e.stream,
+                                tid, e.correlation, st});
+      break;
     }
+    case EventKind::Sync:
+      trace_.syncs.push_back({e.t0, e.t1, enum_or_unknown<SyncKind>(e.a, 5), e.device, e.stream, e.p[0], tid, e.correlation, st});
+      break;
+    case EventKind::Api:
+      trace_.api_calls.push_back({e.t0, e.t1, str(e.x), enum_or_unknown<ApiDomain>(e.a, 3),
+                                  static_cast<std::int32_t>(static_cast<std::int64_t>(e.p[0])), e.device, tid, e.correlation, st});
+      break;
+    case EventKind::HostAccess:
+      trace_.host_accesses.push_back({e.t0, e.p[0], e.p[1], enum_or_unknown<AccessKind>(e.a, 1), e.device, tid, st});
+      break;
+    case EventKind::OutOfMemory:
+      trace_.ooms.push_back({e.t0, e.p[0], e.p[1], e.p[2], e.device, tid, st});
+      break;
+    case EventKind::Finding:
+      trace_.findings.push_back({e.t0, str(e.x), str(static_cast<std::uint32_t>(e.p[0])), tid, st});
+      break;
+    case EventKind::MemoryCounter:
+      trace_.memory_counters.push_back({e.t0, e.device, e.p[0], e.p[1]});
+      break;
+    case EventKind::Device:
+      if (trace_.device(e.device) == nullptr) trace_.devices.push_back({e.device, str(e.x), e.p[0]});
+      break;
+    case EventKind::Stream:
+      trace_.streams.push_back({e.device, e.stream, str(e.x)});
+      break;
+    default:
+      break;  // a kind from a newer minor revision
   }
 }
 
@@ -251,9 +262,33 @@ void Reader::convert_events() {
 Trace read_gdtrace_bytes(std::string_view bytes, const std::string& name) { return Reader(bytes, name).read(); }
 
 Trace read_gdtrace(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw TraceError(path + ": cannot open: " + std::strerror(errno));
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw TraceError(path + ": cannot open: " + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+    // Mapped, not copied: a trace of millions of events is hundreds of MB.
+    const auto size = static_cast<std::size_t>(st.st_size);
+    void* map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    ::close(fd);
+    if (map == MAP_FAILED) throw TraceError(path + ": cannot map: " + std::strerror(errno));
+    ::madvise(map, size, MADV_SEQUENTIAL);
+    struct Unmap {
+      void* p;
+      std::size_t n;
+      ~Unmap() { ::munmap(p, n); }
+    } unmap{map, size};
+    return read_gdtrace_bytes(std::string_view(static_cast<const char*>(map), size), path);
+  }
+  // A pipe or an empty file: read what there is.
+  std::string bytes;
+  char chunk[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    bytes.append(chunk, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
   return read_gdtrace_bytes(bytes, path);
 }
 
