@@ -236,8 +236,11 @@ void unet_overhead(int rounds) {
                                    {"traced (stacks on, the default)", {"GPUDIAG_TRACE=" + out, "GPUDIAG_TRACE_STACKS=on"}, {}, {}},
                                    {"traced, --stacks=off", {"GPUDIAG_TRACE=" + out, "GPUDIAG_TRACE_STACKS=off"}, {}, {}}};
   std::size_t events = 0;
+  // The order rotates each round: none of the variants always runs first,
+  // after the machine was idle, or last.
   for (int round = 0; round < rounds; ++round)
-    for (auto& v : variants) {
+    for (std::size_t k = 0; k < variants.size(); ++k) {
+      auto& v = variants[(k + static_cast<std::size_t>(round)) % variants.size()];
       const Run r = timed_run(args, v.env);
       if (r.status != 0) {
         std::printf("traced/untraced UNet: `train_unet --device cpu` (%s) exited with %d\n", v.name, r.status);
@@ -273,8 +276,8 @@ int main(int argc, char** argv) {
   if (what == "record") recording_cost(argc > 2 ? std::stoull(argv[2]) : 4'000'000);
   if (what.empty()) import_throughput("", 1.0);
   if (what == "import") import_throughput(argc > 2 ? argv[2] : "", 0.0);
-  if (what.empty()) unet_overhead(5);
-  if (what == "unet") unet_overhead(argc > 2 ? std::stoi(argv[2]) : 5);
+  if (what.empty()) unet_overhead(11);
+  if (what == "unet") unet_overhead(argc > 2 ? std::stoi(argv[2]) : 11);
   if (!what.empty() && what != "record" && what != "import" && what != "unet") {
     std::fprintf(stderr, "usage: trace_bench [record [EVENTS] | import [FILE] | unet [ROUNDS]]\n");
     return 2;
