@@ -35,8 +35,10 @@ void finish_device(const Trace& trace, DeviceMemory& m) {
   }
   m.by_addr.resize(m.blocks.size());
   for (std::uint32_t i = 0; i < m.by_addr.size(); ++i) m.by_addr[i] = i;
-  std::stable_sort(m.by_addr.begin(), m.by_addr.end(),
-                   [&](std::uint32_t a, std::uint32_t b) { return m.blocks[a].addr < m.blocks[b].addr; });
+  // Ties broken by index: the order of a stable sort, at the cost of an unstable one.
+  std::sort(m.by_addr.begin(), m.by_addr.end(), [&](std::uint32_t a, std::uint32_t b) {
+    return m.blocks[a].addr != m.blocks[b].addr ? m.blocks[a].addr < m.blocks[b].addr : a < b;
+  });
   for (const auto& c : m.counters) {
     m.peak_allocated_counter = std::max(m.peak_allocated_counter, c.allocated_bytes);
     m.peak_reserved = std::max(m.peak_reserved, c.reserved_bytes);
@@ -89,9 +91,16 @@ MemoryTimeline build_memory_timeline(const Trace& trace) {
 
   for (auto& [device, list] : steps) {
     DeviceMemory& m = device_slot(by_device, device);
-    std::stable_sort(list.begin(), list.end(), [](const Step& a, const Step& b) {
+    const auto earlier = [](const Step& a, const Step& b) {
       return a.time_ns != b.time_ns ? a.time_ns < b.time_ns : a.is_free < b.is_free;
-    });
+    };
+    // The allocations, then the frees: each already in time order when the
+    // trace is (sort_by_time), and then a merge is all it takes.
+    const auto frees = std::find_if(list.begin(), list.end(), [](const Step& s) { return s.is_free; });
+    if (std::is_sorted(list.begin(), frees, earlier) && std::is_sorted(frees, list.end(), earlier))
+      std::inplace_merge(list.begin(), frees, list.end(), earlier);
+    else
+      std::stable_sort(list.begin(), list.end(), earlier);
     std::unordered_map<std::uint64_t, std::uint32_t> open;      // addr -> block
     std::unordered_map<std::uint64_t, std::uint32_t> was_freed;  // addr -> block freed last
     // Sources without addresses (old Kineto host events) record address 0:
