@@ -67,7 +67,7 @@ void ensure_written(Recorder& r, const PendingHalf& p) noexcept {
     return;
   }
   std::unique_lock<std::mutex> lock(r.wake_mutex);
-  r.owners_waiting.fetch_add(1, std::memory_order_seq_cst);
+  r.owners_waiting.fetch_add(1);
   for (int round = 0; !is_written(b, p); ++round) {
     if (round == 4 && b.flushed.load(std::memory_order_acquire) < p.upto) {
       lock.unlock();
@@ -77,7 +77,7 @@ void ensure_written(Recorder& r, const PendingHalf& p) noexcept {
     }
     r.written.wait_for(lock, std::chrono::milliseconds(1));
   }
-  r.owners_waiting.fetch_sub(1, std::memory_order_relaxed);
+  r.owners_waiting.fetch_sub(1);
 }
 
 // The calling thread completed the half of b that ends at event n.
