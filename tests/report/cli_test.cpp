@@ -22,8 +22,9 @@ struct CliRun {
   std::string out;
 };
 
-CliRun run(const std::string& args) {
-  const std::string cmd = std::string(GPUDIAG_EXE) + " " + args + " 2>&1";
+// Runs a shell command line (stderr merged into the output).
+CliRun run_shell(const std::string& command) {
+  const std::string cmd = command + " 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   std::string out;
   char buf[4096];
@@ -31,6 +32,8 @@ CliRun run(const std::string& args) {
   const int st = pclose(p);
   return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
 }
+
+CliRun run(const std::string& args) { return run_shell(std::string(GPUDIAG_EXE) + " " + args); }
 
 std::filesystem::path temp_dir() {
   auto d = std::filesystem::path(GPUDIAG_BINARY_DIR) / "tests" / "report" / "cli_tmp";
@@ -100,6 +103,20 @@ TEST(ReportCli, BadInputExitsTwoWithAClearMessage) {
   EXPECT_NE(r.out.find("gpudiag report:"), std::string::npos);
   EXPECT_EQ(run("report").status, 2);  // missing argument
   EXPECT_EQ(run("report --json --sarif " + write_trace("c.gdtrace", false)).status, 2);
+  r = run("report " + dir.string());
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("is a directory"), std::string::npos) << r.out;
+}
+
+// A pipe is read once, whole: the format is detected from those bytes.
+TEST(ReportCli, ReadsATraceFromAPipe) {
+  const std::string trace = write_trace("piped.gdtrace", false);
+  CliRun r = run_shell("cat " + trace + " | " + GPUDIAG_EXE + " report --no-color /dev/stdin");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("Findings: 0"), std::string::npos) << r.out;
+  r = run_shell(std::string("true | ") + GPUDIAG_EXE + " report /dev/stdin");
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("empty"), std::string::npos) << r.out;
 }
 
 }  // namespace

@@ -69,8 +69,8 @@ int run_report(const ReportOptions& o) {
     return 2;
   }
   Progress progress;
-  if (const auto size = std::filesystem::exists(o.input) ? std::filesystem::file_size(o.input) : 0; size > 64u << 20)
-    progress.enable();
+  std::error_code size_error;  // a directory or a pipe has no size: load_trace says what is wrong
+  if (const auto size = std::filesystem::file_size(o.input, size_error); !size_error && size > 64u << 20) progress.enable();
   progress.stage("loading " + o.input);
   Trace trace;
   try {

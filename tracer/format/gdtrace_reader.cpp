@@ -2,13 +2,7 @@
 // killed mid-write) loads up to its last whole chunk and is marked truncated;
 // a file that is not a .gdtrace at all is a TraceError.
 
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
 #include <unordered_map>
 
@@ -261,35 +255,6 @@ void Reader::convert(std::uint32_t tid, const RawEvent& e) {
 
 Trace read_gdtrace_bytes(std::string_view bytes, const std::string& name) { return Reader(bytes, name).read(); }
 
-Trace read_gdtrace(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw TraceError(path + ": cannot open: " + std::strerror(errno));
-  struct stat st {};
-  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
-    // Mapped, not copied: a trace of millions of events is hundreds of MB.
-    const auto size = static_cast<std::size_t>(st.st_size);
-    void* map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-    ::close(fd);
-    if (map == MAP_FAILED) throw TraceError(path + ": cannot map: " + std::strerror(errno));
-    ::madvise(map, size, MADV_SEQUENTIAL);
-    struct Unmap {
-      void* p;
-      std::size_t n;
-      ~Unmap() { ::munmap(p, n); }
-    } unmap{map, size};
-    return read_gdtrace_bytes(std::string_view(static_cast<const char*>(map), size), path);
-  }
-  // A pipe or an empty file: read what there is.
-  std::string bytes;
-  char chunk[1 << 16];
-  for (;;) {
-    const ssize_t n = ::read(fd, chunk, sizeof chunk);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    bytes.append(chunk, static_cast<std::size_t>(n));
-  }
-  ::close(fd);
-  return read_gdtrace_bytes(bytes, path);
-}
+Trace read_gdtrace(const std::string& path) { return read_gdtrace_bytes(read_file(path), path); }
 
 }  // namespace gpudiag

@@ -2,14 +2,11 @@
 
 #include <libdeflate.h>
 
-#include <cerrno>
 #include <algorithm>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <memory>
 
-#include "gpudiag/trace.h"
+#include "gpudiag/trace_io.h"
 
 namespace gpudiag::import {
 
@@ -68,25 +65,8 @@ std::string maybe_gunzip(std::string_view bytes, const std::string& name) {
 }
 
 std::string read_file_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw TraceError(path + ": cannot open: " + std::strerror(errno));
-  // One read of the whole file (an istreambuf_iterator copies byte by byte).
-  in.seekg(0, std::ios::end);
-  const std::streamoff size = in.tellg();
-  in.seekg(0, std::ios::beg);
-  std::string raw;
-  if (size > 0) {
-    raw.reserve(static_cast<std::size_t>(size) + kReadPadding);
-    raw.resize(static_cast<std::size_t>(size));
-    in.read(raw.data(), size);
-    raw.resize(static_cast<std::size_t>(in.gcount()));
-  }
-  if (!in.eof() && in.peek() != std::char_traits<char>::eof()) {  // grew while we read (or a pipe): take the rest too
-    raw.append(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  }
-  if (is_gzip(raw)) return maybe_gunzip(raw, path);
-  if (raw.capacity() - raw.size() < kReadPadding) raw.reserve(raw.size() + kReadPadding);
-  return raw;
+  std::string raw = read_file(path, kReadPadding);
+  return is_gzip(raw) ? maybe_gunzip(raw, path) : raw;
 }
 
 }  // namespace gpudiag::import

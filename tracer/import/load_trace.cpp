@@ -2,6 +2,7 @@
 // first bytes rather than the file name.
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 
 #include "file_bytes.h"
@@ -9,24 +10,61 @@
 
 namespace gpudiag {
 
+namespace {
+
+enum class Format { Gdtrace, Nsys, Kineto };
+
+Format detect(std::string_view first, const std::string& path) {
+  if (first.empty()) throw TraceError(path + ": empty file, not a trace");
+  if (first.substr(0, 7) == "GDTRACE") return Format::Gdtrace;
+  if (first.size() >= 16 && first.substr(0, 15) == "SQLite format 3") return Format::Nsys;
+  if (import::is_gzip(first)) return Format::Kineto;
+  // JSON: the first non-blank character opens an object or array.
+  for (char c : first.substr(0, 16)) {
+    if (c == ' ' || c == '\n' || c == '\r' || c == '\t') continue;
+    if (c == '{' || c == '[') return Format::Kineto;
+    break;
+  }
+  throw TraceError(path + ": unknown trace format (expected .gdtrace, Kineto/Chrome JSON, gzip JSON or an nsys SQLite export)");
+}
+
+// A pipe cannot be read twice: read it whole, then parse those bytes.
+Trace load_stream(const std::string& path) {
+  const std::string bytes = read_file(path);
+  switch (detect(bytes, path)) {
+    case Format::Gdtrace:
+      return read_gdtrace_bytes(bytes, path);
+    case Format::Kineto:
+      return import_kineto_bytes(bytes, path);
+    case Format::Nsys:
+      break;
+  }
+  throw TraceError(path + ": an Nsight Systems SQLite export must be read from a file, not a pipe");
+}
+
+}  // namespace
+
 Trace load_trace(const std::string& path) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  // A directory opens and reads as empty: say what it is instead.
+  if (std::filesystem::is_directory(status)) throw TraceError(path + ": is a directory, not a trace file");
+  if (!ec && !std::filesystem::is_regular_file(status)) return load_stream(path);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw TraceError(path + ": cannot open: " + std::strerror(errno));
   char head[16] = {};
   in.read(head, sizeof head);
   const std::string_view first(head, static_cast<std::size_t>(in.gcount()));
   in.close();
-  if (first.empty()) throw TraceError(path + ": empty file, not a trace");
-  if (first.substr(0, 7) == "GDTRACE") return read_gdtrace(path);
-  if (first.size() == 16 && first.substr(0, 15) == "SQLite format 3") return import_nsys(path);
-  if (import::is_gzip(first)) return import_kineto(path);
-  // JSON: the first non-blank character opens an object or array.
-  for (char c : first) {
-    if (c == ' ' || c == '\n' || c == '\r' || c == '\t') continue;
-    if (c == '{' || c == '[') return import_kineto(path);
-    break;
+  switch (detect(first, path)) {
+    case Format::Gdtrace:
+      return read_gdtrace(path);
+    case Format::Nsys:
+      return import_nsys(path);
+    case Format::Kineto:
+      return import_kineto(path);
   }
-  throw TraceError(path + ": unknown trace format (expected .gdtrace, Kineto/Chrome JSON, gzip JSON or an nsys SQLite export)");
+  throw TraceError(path + ": unknown trace format");
 }
 
 }  // namespace gpudiag

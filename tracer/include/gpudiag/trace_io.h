@@ -9,6 +9,11 @@
 
 namespace gpudiag {
 
+// The whole file at `path` (a regular file, or a pipe read to its end), with
+// at least `spare` bytes of capacity past the end for parsers that read ahead.
+// Throws TraceError naming the path: missing, unreadable, a directory.
+std::string read_file(const std::string& path, std::size_t spare = 0);
+
 // .gdtrace (see tracer/format/FORMAT.md). Throws TraceError when the file is
 // not a .gdtrace; a file cut short loads up to its last whole chunk.
 Trace read_gdtrace(const std::string& path);
