@@ -122,6 +122,32 @@ TEST(TraceCommand, MissingCommandIsAUsageError) {
   EXPECT_EQ(bad.status, 2);
 }
 
+TEST(TraceCommand, OutputInAMissingDirectoryIsAUsageError) {
+  const std::string dir = fresh_dir("nodir");
+  const CliRun r = gpudiag({"trace", "-o", "missing/run.gdtrace", "--", TRACED_PROGRAM, "0"}, dir);
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("does not exist"), std::string::npos) << r.err;
+}
+
+TEST(TraceCommand, OutputDirectoryGetsTraceGdtraceInside) {
+  const std::string dir = fresh_dir("outdir");
+  std::filesystem::create_directory(dir + "/runs");
+  const CliRun r = gpudiag({"trace", "-o", "runs", "--", TRACED_PROGRAM, "0"}, dir);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(load_trace(dir + "/runs/trace.gdtrace").allocs.size(), 100u) << r.err;
+}
+
+TEST(TraceCommand, OutputNamedWithPidKeepsThePid) {
+  const std::string dir = fresh_dir("pidname");
+  const CliRun r = gpudiag({"trace", "-o", "run-%p.gdtrace", "--", TRACED_PROGRAM, "0"}, dir);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/run-%p.gdtrace")) << "%p is replaced, not kept literally";
+  int traces = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    traces += e.path().filename().string().starts_with("run-") && e.path().extension() == ".gdtrace";
+  EXPECT_EQ(traces, 1) << r.err;
+}
+
 TEST(TraceCommand, CommandThatCannotRunIs127) {
   const std::string dir = fresh_dir("noexec");
   const CliRun r = gpudiag({"trace", "--", "/nonexistent/program"}, dir);

@@ -45,6 +45,9 @@ int run_trace(const TraceRunOptions& options) {
   TraceRunResult result;
   try {
     result = run_traced(options);
+  } catch (const OutputError& e) {
+    std::cerr << "gpudiag trace: " << e.what() << '\n';
+    return 2;
   } catch (const std::exception& e) {
     std::cerr << "gpudiag trace: " << e.what() << '\n';
     return 127;
@@ -70,7 +73,8 @@ void add_trace_command(CLI::App& app, int& status) {
   auto options = std::make_shared<TraceRunOptions>();
   auto stacks = std::make_shared<std::string>("on");
   CLI::App* sub = app.add_subcommand("trace", "Run a command with tracing on and write a .gdtrace per process");
-  sub->add_option("-o,--output", options->output, "Trace file of the command's process (children: FILE.<pid>)")
+  sub->add_option("-o,--output", options->output,
+                  "Trace file of the command's process (children: FILE.<pid>); a directory: DIR/trace.gdtrace")
       ->capture_default_str();
   sub->add_option("--stacks", *stacks, "Capture host stacks at allocations, copies and launches")
       ->check(CLI::IsMember({"on", "off"}))

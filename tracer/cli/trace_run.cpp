@@ -60,13 +60,13 @@ TraceRunResult run_traced(const TraceRunOptions& options) {
   if (options.command.empty()) throw std::runtime_error("no command to trace");
   TraceRunResult result;
   result.cupti_library = options.cupti_library.empty() ? find_cupti_library() : options.cupti_library;
-  const std::string pattern = trace_pattern(options.output);
-  {
-    std::error_code ec;
-    const fs::path parent = fs::path(pattern).parent_path();
-    if (!parent.empty() && !fs::is_directory(parent, ec))
-      throw std::runtime_error("the output directory " + parent.string() + " does not exist");
-  }
+  std::error_code ec;
+  // `-o runs/`: the root's trace is runs/trace.gdtrace, its children's beside it.
+  const std::string output = fs::is_directory(options.output, ec) ? (fs::path(options.output) / "trace.gdtrace").string()
+                                                                   : options.output;
+  const std::string pattern = trace_pattern(output);
+  if (const fs::path parent = fs::path(pattern).parent_path(); !parent.empty() && !fs::is_directory(parent, ec))
+    throw OutputError("the output directory " + parent.string() + " does not exist");
 
   const auto started = fs::file_time_type::clock::now();
   int ready[2];  // closed by exec: tells the parent whether exec worked
@@ -107,13 +107,13 @@ TraceRunResult run_traced(const TraceRunOptions& options) {
     throw std::runtime_error("cannot run '" + options.command[0] + "': " + std::strerror(exec_errno));
   result.exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
 
-  // The root process's file takes the requested name; children keep their pid.
+  // The root process's file takes the requested name (unless the name asks
+  // for the pid with %p); children keep their pid.
   std::string root = pattern;
   root.replace(root.find("%p"), 2, std::to_string(pid));
-  std::error_code ec;
-  if (fs::exists(root, ec) && root != options.output) {
-    fs::rename(root, options.output, ec);
-    if (!ec) root = options.output;
+  if (output.find("%p") == std::string::npos && fs::exists(root, ec) && root != output) {
+    fs::rename(root, output, ec);
+    if (!ec) root = output;
   }
   if (fs::exists(root, ec)) result.traces.push_back(root);
   const fs::path dir = fs::path(pattern).parent_path().empty() ? fs::path(".") : fs::path(pattern).parent_path();

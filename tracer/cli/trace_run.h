@@ -1,13 +1,14 @@
 // Running a command under tracing, for `gpudiag trace`.
 #pragma once
 
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace gpudiag::cli {
 
 struct TraceRunOptions {
-  std::string output = "trace.gdtrace";  // the root process's trace
+  std::string output = "trace.gdtrace";  // the root process's trace; a directory: DIR/trace.gdtrace
   bool stacks = true;
   std::vector<std::string> command;      // CMD ARGS...
   std::string cupti_library;             // "" = find it
@@ -25,8 +26,15 @@ std::string trace_pattern(const std::string& output);
 // libgpudiag_cupti.so: $GPUDIAG_CUPTI_LIBRARY, next to this executable's
 // lib directory once installed, else the build tree's; "" if none exists.
 std::string find_cupti_library();
+// The output cannot be written (its directory is missing): a usage error,
+// detected before the command runs.
+struct OutputError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 // Runs the command, forwarding SIGINT/SIGTERM/SIGHUP, and collects the traces.
-// Throws std::runtime_error when the command cannot be started at all.
+// Throws OutputError for an unusable output path, std::runtime_error when the
+// command cannot be started at all.
 TraceRunResult run_traced(const TraceRunOptions& options);
 
 }  // namespace gpudiag::cli
