@@ -177,6 +177,7 @@ inline void store(RawEvent& slot, const Event& v) noexcept {
 
 template <class Event>
 [[gnu::noinline]] void record_slow(const Event& given) noexcept {
+  if (detail::g_recorder.load(std::memory_order_acquire) == nullptr) return;  // not recording: no clock read
   Event v = given;
   if constexpr (kHasTime<Event>) {
     if (time_of(v) == 0) time_of(v) = now_ns();
