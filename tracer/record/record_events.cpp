@@ -27,8 +27,11 @@ struct Words {
   std::uint64_t p[4] = {};
 };
 static_assert(std::endian::native == std::endian::little);
-static_assert(offsetof(RawEvent, device) == 4 && offsetof(RawEvent, t0) == 8 && offsetof(RawEvent, stack) == 40 &&
-              offsetof(RawEvent, x) == 44 && offsetof(RawEvent, flags) == 48 && offsetof(RawEvent, p) == 56);
+// The words that pack several fields: kind, a, b, c then device; stack then
+// x; flags then the reserved fields.
+static_assert(offsetof(RawEvent, kind) == 0 && offsetof(RawEvent, device) == 4 && offsetof(RawEvent, t0) == 8 &&
+              offsetof(RawEvent, x) == offsetof(RawEvent, stack) + 4 && offsetof(RawEvent, reserved1) == offsetof(RawEvent, flags) + 4 &&
+              offsetof(RawEvent, p) == offsetof(RawEvent, flags) + 8);
 
 inline std::uint64_t u8(auto v) noexcept { return static_cast<std::uint8_t>(v); }
 inline std::uint64_t pair(std::uint32_t low, std::uint32_t high) noexcept { return low | std::uint64_t{high} << 32; }
@@ -160,14 +163,14 @@ inline void store_word(RawEvent& slot, std::size_t offset, std::uint64_t word) n
 template <class Event>
 inline void store(RawEvent& slot, const Event& v) noexcept {
   const Words w = encode(v);
-  store_word(slot, 0, w.head);
-  store_word(slot, 8, w.t0);
-  store_word(slot, 16, w.t1);
-  store_word(slot, 24, w.stream);
-  store_word(slot, 32, w.correlation);
-  store_word(slot, 40, w.stack_x);
-  store_word(slot, 48, w.flags);
-  for (std::size_t i = 0; i < 4; ++i) store_word(slot, 56 + 8 * i, w.p[i]);
+  store_word(slot, offsetof(RawEvent, kind), w.head);
+  store_word(slot, offsetof(RawEvent, t0), w.t0);
+  store_word(slot, offsetof(RawEvent, t1), w.t1);
+  store_word(slot, offsetof(RawEvent, stream), w.stream);
+  store_word(slot, offsetof(RawEvent, correlation), w.correlation);
+  store_word(slot, offsetof(RawEvent, stack), w.stack_x);
+  store_word(slot, offsetof(RawEvent, flags), w.flags);
+  for (std::size_t i = 0; i < 4; ++i) store_word(slot, offsetof(RawEvent, p) + 8 * i, w.p[i]);
 }
 
 template <class Event>
