@@ -1,6 +1,8 @@
 // Runs the fuzz targets on a few thousand seeded mutations of valid inputs
 // (bit flips, overwritten bytes, cuts, insertions, spliced copies). Nothing
 // may crash; a reader may only refuse with TraceError (caught in the target).
+// .gdtrace mutations mostly get their chunk checksums rewritten so that the
+// changed payloads are parsed rather than stopped at the checksum.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -8,6 +10,7 @@
 #include <random>
 
 #include "fuzz/fuzz_targets.h"
+#include "fuzz/gdtrace_checksums.h"
 #include "gpudiag/trace_io.h"
 #include "test_support.h"
 
@@ -38,17 +41,25 @@ std::string mutate(const std::string& seed, std::mt19937_64& rng) {
   return s;
 }
 
-template <class Target>
-void run_mutations(const std::vector<std::string>& seeds, Target target, int iterations) {
+// Three mutations in four get valid chunk checksums; the fourth keeps the
+// checksum-mismatch path covered.
+std::string mutate_gdtrace(const std::string& seed, std::mt19937_64& rng) {
+  std::string s = mutate(seed, rng);
+  if (rng() % 4 != 0) fuzz::fix_chunk_checksums(s.data(), s.size());
+  return s;
+}
+
+template <class Target, class Mutator = decltype(&mutate)>
+void run_mutations(const std::vector<std::string>& seeds, Target target, int iterations, Mutator mutator = &mutate) {
   std::mt19937_64 rng(20260522);
   for (const auto& s : seeds) target(reinterpret_cast<const std::uint8_t*>(s.data()), s.size());
   for (int i = 0; i < iterations; ++i) {
-    const std::string input = mutate(seeds[static_cast<std::size_t>(i) % seeds.size()], rng);
+    const std::string input = mutator(seeds[static_cast<std::size_t>(i) % seeds.size()], rng);
     target(reinterpret_cast<const std::uint8_t*>(input.data()), input.size());
   }
 }
 
-TEST(FuzzSmoke, GdtraceReaderSurvivesMutations) {
+std::string gdtrace_seed() {
   Trace t;
   t.pid = 1;
   Stack s;
@@ -61,7 +72,54 @@ TEST(FuzzSmoke, GdtraceReaderSurvivesMutations) {
   t.modules.push_back({.path = t.intern("/bin/x"), .base = 0, .size = 0x2000, .low = 0x1000});
   const std::string path = test::temp_path("seed.gdtrace");
   write_gdtrace(t, path);
-  run_mutations({test::read_file(path)}, fuzz::gdtrace_reader, 4000);
+  return test::read_file(path);
+}
+
+TEST(FuzzSmoke, GdtraceReaderSurvivesMutations) { run_mutations({gdtrace_seed()}, fuzz::gdtrace_reader, 20000, &mutate_gdtrace); }
+
+TEST(FuzzSmoke, ChecksumFixingKeepsAnUnchangedImageIntact) {
+  std::string seed = gdtrace_seed();
+  const std::string before = seed;
+  EXPECT_GT(fuzz::fix_chunk_checksums(seed.data(), seed.size()), 3u);
+  EXPECT_EQ(seed, before);
+  std::string broken = before;
+  broken[broken.size() - 3] ^= 0x10;  // inside the last chunk's payload
+  ASSERT_TRUE(read_gdtrace_bytes(broken, "broken.gdtrace").truncated);
+  fuzz::fix_chunk_checksums(broken.data(), broken.size());
+  const Trace fixed = read_gdtrace_bytes(broken, "fixed.gdtrace");
+  EXPECT_EQ(fixed.truncation_note.find("checksum"), std::string::npos) << fixed.truncation_note;
+}
+
+// A digest of what chunk payloads carry: event fields, strings, stacks.
+std::uint64_t payload_digest(const Trace& t) {
+  std::uint64_t d = t.event_count() + t.modules.size() + t.stacks.size();
+  for (const auto& k : t.kernels) d = d * 31 + k.start_ns + k.end_ns + t.str(k.name).size() + k.grid[0];
+  for (const auto& a : t.allocs) d = d * 31 + a.addr + a.bytes + a.time_ns + a.stack;
+  return d;
+}
+
+// The smoke run is only worth something if mutated payloads get past the
+// checksum to the chunk parsers: most inputs must, many of them must read
+// as a changed trace, and some must be refused there as malformed.
+TEST(FuzzSmoke, GdtraceMutationsReachChunkPayloads) {
+  const std::string seed = gdtrace_seed();
+  const std::uint64_t seed_digest = payload_digest(read_gdtrace_bytes(seed, "seed.gdtrace"));
+  std::mt19937_64 rng(20260522);
+  int checksum_stops = 0, malformed = 0, changed = 0;
+  const int n = 2000;
+  for (int i = 0; i < n; ++i) {
+    const std::string input = mutate_gdtrace(seed, rng);
+    try {
+      const Trace t = read_gdtrace_bytes(input, "m.gdtrace");
+      checksum_stops += t.truncation_note.find("checksum") != std::string::npos;
+      malformed += t.truncation_note.find("malformed") != std::string::npos;
+      changed += !t.truncated && payload_digest(t) != seed_digest;
+    } catch (const TraceError&) {
+    }
+  }
+  EXPECT_LT(checksum_stops, n / 2);
+  EXPECT_GT(changed, n / 20) << "whole files whose mutated payloads were read";
+  EXPECT_GT(malformed, 0);
 }
 
 TEST(FuzzSmoke, KinetoImporterSurvivesMutations) {

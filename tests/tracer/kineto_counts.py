@@ -2,7 +2,7 @@
 """Counts the events of a Kineto/Chrome trace with the standard library only,
 independently of gpudiag's C++ importer, for kineto_import_test.cpp.
 Prints one JSON object: kernels, memcpys, memsets, allocs, frees,
-memory_counters, api_calls, syncs, pageable_htod."""
+memory_counters, api_calls, syncs, pageable_htod, ooms."""
 import gzip
 import json
 import sys
@@ -20,7 +20,7 @@ def main(path):
     doc = json.loads(raw)
     events = doc["traceEvents"] if isinstance(doc, dict) else doc
     n = dict(kernels=0, memcpys=0, memsets=0, allocs=0, frees=0, memory_counters=0, api_calls=0, syncs=0,
-             pageable_htod=0)
+             pageable_htod=0, ooms=0)
     gpu_syncs = 0
     sync_calls = 0
     for e in events:
@@ -34,6 +34,11 @@ def main(path):
                 n["allocs"] += 1
             elif b < 0:
                 n["frees"] += 1
+            if "Total Allocated" in args or "Total Reserved" in args:
+                n["memory_counters"] += 1
+            continue
+        if ph in ("i", "I") and name == "[OutOfMemory]":
+            n["ooms"] += 1
             if "Total Allocated" in args or "Total Reserved" in args:
                 n["memory_counters"] += 1
             continue

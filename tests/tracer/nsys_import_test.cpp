@@ -96,6 +96,40 @@ TEST(NsysImport, ReadsEveryTableOfAnNsysExport) {
   EXPECT_EQ(t.streams.size(), 1u);
 }
 
+// Without ENUM_CUDA_MEM_KIND (older nsys, or an export trimmed to the
+// activity tables) the importer's own numbering applies: 0 pageable,
+// 1 pinned, 2 device, 3 array, 4 managed, 5 device static, 6 managed static.
+TEST(NsysImport, MemoryKindsWithoutTheEnumTableUseNsysNumbering) {
+  const std::string path = make_db("no-enum.sqlite", R"(
+    CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL);
+    CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INT NOT NULL, end INT NOT NULL, deviceId INT NOT NULL,
+      streamId INT NOT NULL, correlationId INT, bytes INT NOT NULL, copyKind INT NOT NULL, srcKind INT, dstKind INT);
+    CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (start INT NOT NULL, end INT NOT NULL, deviceId INT NOT NULL,
+      streamId INT NOT NULL, correlationId INT, value INT NOT NULL, bytes INT NOT NULL, memKind INT);
+    CREATE TABLE CUDA_GPU_MEMORY_USAGE_EVENTS (start INT NOT NULL, deviceId INT NOT NULL, address INT NOT NULL,
+      bytes INT NOT NULL, memKind INT NOT NULL, memoryOperationType INT NOT NULL, correlationId INT);
+    INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (10, 20, 0, 7, 1, 64, 1, 0, 2), (30, 40, 0, 7, 2, 64, 2, 2, 1),
+      (50, 60, 0, 7, 3, 64, 8, 4, 3), (70, 80, 0, 7, 4, 64, 1, 9, 6);
+    INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET VALUES (90, 95, 0, 7, 5, 0, 32, 2), (96, 99, 0, 7, 6, 0, 32, 1);
+    INSERT INTO CUDA_GPU_MEMORY_USAGE_EVENTS VALUES (5, 0, 4096, 64, 1, 0, 0), (6, 0, 8192, 64, 5, 0, 0);)");
+  const Trace t = import_nsys(path);
+  ASSERT_EQ(t.memcpys.size(), 4u);
+  EXPECT_EQ(t.memcpys[0].src_kind, MemKind::Pageable) << "0 = pageable";
+  EXPECT_EQ(t.memcpys[0].dst_kind, MemKind::Device) << "2 = device";
+  EXPECT_EQ(t.memcpys[1].src_kind, MemKind::Device);
+  EXPECT_EQ(t.memcpys[1].dst_kind, MemKind::Pinned) << "1 = pinned";
+  EXPECT_EQ(t.memcpys[2].src_kind, MemKind::Managed) << "4 = managed";
+  EXPECT_EQ(t.memcpys[2].dst_kind, MemKind::Array) << "3 = array";
+  EXPECT_EQ(t.memcpys[3].src_kind, MemKind::Unknown) << "a number nsys does not define";
+  EXPECT_EQ(t.memcpys[3].dst_kind, MemKind::Managed) << "6 = managed static";
+  ASSERT_EQ(t.memsets.size(), 2u);
+  EXPECT_EQ(t.memsets[0].kind, MemKind::Device);
+  EXPECT_EQ(t.memsets[1].kind, MemKind::Pinned);
+  ASSERT_EQ(t.allocs.size(), 2u);
+  EXPECT_EQ(t.allocs[0].kind, MemKind::Pinned);
+  EXPECT_EQ(t.allocs[1].kind, MemKind::Device) << "5 = device static";
+}
+
 TEST(NsysImport, PartialExportWithOnlySomeTablesLoads) {
   const std::string path = make_db("partial.sqlite", R"(
     CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL);

@@ -1,7 +1,7 @@
 // PyTorch profiler (Kineto) Chrome-trace JSON -> Trace. Understands the 2021
 // category names (Kernel, Memcpy, Memset, Runtime) and today's (kernel,
 // gpu_memcpy, gpu_memset, cuda_runtime, cuda_driver, cuda_sync), and the
-// "[memory]" instant events of the caching allocator.
+// "[memory]" and "[OutOfMemory]" instant events of the caching allocator.
 #include <simdjson.h>
 
 #include <cerrno>
@@ -202,7 +202,8 @@ class KinetoImporter {
     if (type == od::json_type::object) {
       od::object root;
       check(doc.get_object().get(root));
-      bool found = false;
+      bool found = false, kineto_keys = false;
+      std::size_t elements = 0;
       for (auto f : root) {
         od::field field;
         check(std::move(f).get(field));
@@ -212,17 +213,25 @@ class KinetoImporter {
           const auto err = field.value().get_array().get(events);
           if (err == simdjson::INCORRECT_TYPE) not_a_trace("no \"traceEvents\" array");
           check(err);
-          read_events(events);
+          elements += read_events(events);
           found = true;
         } else if (field.key() == "deviceProperties") {
           read_devices(field.value());
+          kineto_keys = true;
+        } else if (field.key() == "schemaVersion" || field.key() == "distributedInfo" || field.key() == "traceName" ||
+                   field.key() == "baseTimeNanoseconds") {
+          kineto_keys = true;
         }
       }
       if (!found) not_a_trace("no \"traceEvents\" array");
+      // A profiler run that recorded nothing still writes Kineto's own keys
+      // beside an empty list: that is an empty trace, not some other JSON.
+      if (!saw_event_ && !(elements == 0 && kineto_keys)) not_a_trace(kNoEvents);
     } else if (type == od::json_type::array) {
       od::array events;
       check(doc.get_array().get(events));
       read_events(events);
+      if (!saw_event_) not_a_trace(kNoEvents);
     } else if (type == od::json_type::string) {
       std::string_view s;  // a malformed string is invalid JSON, a valid one is not a trace
       check(doc.get_string().get(s));
@@ -239,16 +248,22 @@ class KinetoImporter {
     if (err) throw TraceError(trace_.path + ": not valid JSON (" + simdjson::error_message(err) + ")");
   }
   [[noreturn]] void not_a_trace(const char* why) {
-    throw TraceError(trace_.path + ": JSON but not a Chrome/Kineto trace (" + why + ")");
+    throw TraceError(trace_.path + ": JSON, but not a Chrome/Kineto trace (" + why + ")");
   }
-  void read_events(od::array events) {
+  static constexpr const char* kNoEvents = "no trace events with a \"ph\" field";
+
+  // Returns the number of elements, events or not.
+  std::size_t read_events(od::array events) {
+    std::size_t elements = 0;
     for (auto item : events) {
       od::value v;
       check(std::move(item).get(v));
+      ++elements;
       od::object ev;
       if (!found(v.get_object().get(ev))) continue;  // tolerate stray non-objects, as chrome://tracing does
       event(ev);
     }
+    return elements;
   }
 
   void read_devices(od::value value) {
@@ -270,6 +285,10 @@ class KinetoImporter {
   // dur, args), each value read at once: an on-demand value can be read once.
   void event(od::object& ev) {
     const std::string_view ph = str_field(ev, "ph");
+    // Every Chrome trace event has a phase; an array of objects none of
+    // which has one is some other JSON (see walk()).
+    if (ph.empty()) return;
+    saw_event_ = true;
     const bool instant = ph == "i" || ph == "I";
     if (!instant && ph != "X") return;
     const Category category = instant ? Category::Skipped : category_of(str_field(ev, "cat"));
@@ -279,6 +298,7 @@ class KinetoImporter {
     const std::string_view name = str_field(ev, "name");
     if (instant) {
       if (name == "[memory]") memory(ev);
+      else if (name == "[OutOfMemory]") out_of_memory(ev);
       return;
     }
     const std::uint32_t tid = tid_of(number_field(ev, "tid"));
@@ -341,10 +361,35 @@ class KinetoImporter {
       trace_.allocs.push_back({.time_ns = t, .addr = addr, .bytes = static_cast<std::uint64_t>(bytes), .kind = kind, .device = device, .tid = tid});
     else if (bytes < 0)
       trace_.frees.push_back({.time_ns = t, .addr = addr, .bytes = static_cast<std::uint64_t>(-bytes), .kind = kind, .device = device, .tid = tid});
+    totals(args, t, device);
+  }
+
+  // PyTorch's allocator totals after the event, when it wrote them.
+  void totals(od::object& args, std::uint64_t t, std::int32_t device) {
     const auto allocated = field(args, "Total Allocated"), reserved = field(args, "Total Reserved");
     if (allocated || reserved)
       trace_.memory_counters.push_back({t, device, allocated ? static_cast<std::uint64_t>(std::max(0.0, *allocated)) : 0,
                                         reserved ? static_cast<std::uint64_t>(std::max(0.0, *reserved)) : 0});
+  }
+
+  // A failed allocation: "Bytes" is the request, the totals are the
+  // allocator's state when it failed (reserved minus allocated tells cache
+  // or fragmentation from real use). Without args the failure is still kept.
+  void out_of_memory(od::object& ev) {
+    const std::uint32_t tid = tid_of(number_field(ev, "tid"));
+    const std::uint64_t t = micros_to_ns(number_field(ev, "ts"));
+    od::value args_value;
+    od::object args;
+    if (!found(ev.find_field_unordered("args").get(args_value)) || !found(args_value.get_object().get(args))) {
+      trace_.ooms.push_back({.time_ns = t, .tid = tid});
+      return;
+    }
+    const std::int64_t type = int_field(args, "Device Type", 0);
+    const std::int64_t device_id = int_field(args, "Device Id", 0);
+    const auto device = static_cast<std::int32_t>(type == 0 ? kHostDevice : device_id);
+    const auto bytes = static_cast<std::uint64_t>(std::max<std::int64_t>(0, int_field(args, "Bytes", 0)));
+    trace_.ooms.push_back({.time_ns = t, .requested_bytes = bytes, .device = device, .tid = tid});
+    totals(args, t, device);
   }
 
   void note_stream(std::int32_t device, std::uint64_t stream) {
@@ -376,6 +421,7 @@ class KinetoImporter {
 
   Trace trace_;
   bool has_gpu_sync_ = false;
+  bool saw_event_ = false;  // some element had a "ph": this is a Chrome trace
   std::map<std::pair<std::int32_t, std::uint64_t>, bool> streams_;
 };
 

@@ -1,6 +1,7 @@
 #include <string_view>
 
 #include "fuzz_targets.h"
+#include "gdtrace_checksums.h"
 #include "gpudiag/trace_io.h"
 
 namespace gpudiag::fuzz {
@@ -22,5 +23,16 @@ int gdtrace_reader(const std::uint8_t* data, std::size_t size) {
 #ifdef GPUDIAG_LIBFUZZER
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   return gpudiag::fuzz::gdtrace_reader(data, size);
+}
+
+extern "C" std::size_t LLVMFuzzerMutate(std::uint8_t* data, std::size_t size, std::size_t max_size);
+
+// libFuzzer's own mutations, then valid chunk checksums on seven inputs in
+// eight so mutated payloads reach the chunk parsers; the eighth keeps the
+// checksum-mismatch path in the corpus.
+extern "C" std::size_t LLVMFuzzerCustomMutator(std::uint8_t* data, std::size_t size, std::size_t max_size, unsigned int seed) {
+  size = LLVMFuzzerMutate(data, size, max_size);
+  if (seed % 8 != 0) gpudiag::fuzz::fix_chunk_checksums(reinterpret_cast<char*>(data), size);
+  return size;
 }
 #endif
