@@ -148,6 +148,29 @@ TEST(TraceCommand, OutputNamedWithPidKeepsThePid) {
   EXPECT_EQ(traces, 1) << r.err;
 }
 
+// The command's arguments reach it unchanged and in order: its own flags,
+// an -o of its own and a `--` of its own included.
+TEST(TraceCommand, CommandArgumentsPassThroughUnchanged) {
+  const std::string dir = fresh_dir("args");
+  const std::string print = "for a; do printf '[%s]' \"$a\"; done > args.txt";
+  const std::vector<std::vector<std::string>> lines = {
+      {"trace", "--", "/bin/sh", "-c", print, "sh", "train.py", "--lr", "0.1", "-o", "out.bin", "--", "-v"},
+      {"trace", "-o", "run.gdtrace", "/bin/sh", "-c", print, "sh", "train.py", "--lr", "0.1", "-o", "out.bin", "--", "-v"},
+      {"trace", "--stacks=off", "--", "/bin/sh", "-c", print, "sh", "train.py", "--lr", "0.1", "-o", "out.bin", "--", "-v"}};
+  for (const auto& line : lines) {
+    const CliRun r = gpudiag(line, dir);
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(test::read_file(dir + "/args.txt"), "[train.py][--lr][0.1][-o][out.bin][--][-v]") << r.err;
+  }
+}
+
+TEST(TraceCommand, MistypedOptionIsAUsageErrorNotACommand) {
+  const std::string dir = fresh_dir("typo");
+  const CliRun r = gpudiag({"trace", "--stack=off", "--", "/bin/true"}, dir);
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("unknown option '--stack=off'"), std::string::npos) << r.err;
+}
+
 TEST(TraceCommand, CommandThatCannotRunIs127) {
   const std::string dir = fresh_dir("noexec");
   const CliRun r = gpudiag({"trace", "--", "/nonexistent/program"}, dir);

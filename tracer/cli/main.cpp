@@ -3,6 +3,10 @@
 #include <CLI/CLI.hpp>
 
 #include <iostream>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "commands.h"
 
@@ -11,9 +15,19 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string(GPUDIAG_VERSION));
   int status = 0;
+  // `gpudiag trace [OPTIONS] -- CMD ARGS...`: the command is cut off here and
+  // passed through untouched; CLI11 sees only what comes before the `--`.
+  std::optional<std::vector<std::string>> after_dashes;
+  if (argc > 1 && std::string_view(argv[1]) == "trace")
+    for (int i = 2; i < argc; ++i)
+      if (std::string_view(argv[i]) == "--") {
+        after_dashes.emplace(argv + i + 1, argv + argc);
+        argc = i;
+        break;
+      }
   gpudiag::cli::add_explain_command(app, status);
   gpudiag::cli::add_doctor_command(app, status);
-  gpudiag::cli::add_trace_command(app, status);
+  gpudiag::cli::add_trace_command(app, status, after_dashes);
   gpudiag::cli::add_report_command(app, status);
   try {
     app.parse(argc, argv);

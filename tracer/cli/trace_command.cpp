@@ -38,8 +38,15 @@ void summarize(const std::string& path, std::ostream& out) {
 }
 
 int run_trace(const TraceRunOptions& options) {
+  constexpr const char* kUsage = "usage: gpudiag trace [-o FILE] [--stacks=on|off] [--] CMD ARGS...\n";
   if (options.command.empty()) {
-    std::cerr << "gpudiag trace: no command given\nusage: gpudiag trace [-o FILE] [--stacks=on|off] [--] CMD ARGS...\n";
+    std::cerr << "gpudiag trace: no command given\n" << kUsage;
+    return 2;
+  }
+  // Parsing stopped at the first word that is not ours: an option-like one
+  // is a mistyped option of gpudiag trace, not a command (after --, it may be).
+  if (!options.command_after_dashes && options.command.front().starts_with("-")) {
+    std::cerr << "gpudiag trace: unknown option '" << options.command.front() << "'\n" << kUsage;
     return 2;
   }
   TraceRunResult result;
@@ -69,7 +76,7 @@ int run_trace(const TraceRunOptions& options) {
 
 }  // namespace
 
-void add_trace_command(CLI::App& app, int& status) {
+void add_trace_command(CLI::App& app, int& status, const std::optional<std::vector<std::string>>& after_dashes) {
   auto options = std::make_shared<TraceRunOptions>();
   auto stacks = std::make_shared<std::string>("on");
   CLI::App* sub = app.add_subcommand("trace", "Run a command with tracing on and write a .gdtrace per process");
@@ -79,13 +86,19 @@ void add_trace_command(CLI::App& app, int& status) {
   sub->add_option("--stacks", *stacks, "Capture host stacks at allocations, copies and launches")
       ->check(CLI::IsMember({"on", "off"}))
       ->capture_default_str();
-  sub->add_option("command", options->command, "The command to run, and its arguments (after --)");
-  // Everything from the command on belongs to it, flags included.
+  // Everything from the command on belongs to it, flags included and in
+  // order: parsing stops at the first word that is not one of ours (or at --).
   sub->prefix_command();
-  sub->callback([&status, sub, options, stacks] {
+  sub->footer("  CMD ARGS...  the command to run and its arguments, passed through unchanged");
+  sub->callback([&status, &after_dashes, sub, options, stacks] {
     options->stacks = *stacks == "on";
-    for (const auto& r : sub->remaining()) options->command.push_back(r);
-    if (!options->command.empty() && options->command.front() == "--") options->command.erase(options->command.begin());
+    options->command = sub->remaining();
+    options->command_after_dashes = after_dashes && options->command.empty();
+    // A `--` after the command's first word is one of its arguments.
+    if (after_dashes) {
+      if (!options->command.empty()) options->command.emplace_back("--");
+      options->command.insert(options->command.end(), after_dashes->begin(), after_dashes->end());
+    }
     status = run_trace(*options);
   });
 }

@@ -11,6 +11,7 @@ struct TraceRunOptions {
   std::string output = "trace.gdtrace";  // the root process's trace; a directory: DIR/trace.gdtrace
   bool stacks = true;
   std::vector<std::string> command;      // CMD ARGS...
+  bool command_after_dashes = false;     // given after `--`: CMD may start with '-'
   std::string cupti_library;             // "" = find it
 };
 
