@@ -2,8 +2,12 @@
 // file with its fields, strings and stacks resolve, memory stays bounded and
 // drops are counted, threads record without losing events.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <condition_variable>
+#include <csignal>
 #include <cstring>
 #include <mutex>
 #include <set>
@@ -290,6 +294,35 @@ TEST(Recorder, AThreadsEventsReachTheFileInTheOrderRecorded) {
   EXPECT_EQ(seen, kEvents);
   EXPECT_GT(chunks, kEvents / 64) << "the buffers were drained many times";
   EXPECT_EQ(out_of_order, 0u) << "of " << chunks << " event chunks";
+}
+
+// A thread may hold the interning lock when another forks (CUPTI's buffer
+// thread naming kernels while a data loader forks workers): the child must
+// not inherit it locked, or its first intern() waits forever.
+TEST(Recorder, ForkedChildInternsWhileAnotherThreadWasInterning) {
+  const std::string path = test::temp_path("fork-intern-%p.gdtrace");
+  ASSERT_TRUE(rec::start(path.c_str()));
+  std::atomic<bool> stop{false};
+  std::thread busy([&stop] {
+    for (std::uint64_t i = 0; !stop.load(); ++i) rec::intern("name-" + std::to_string(i));
+  });
+  int hung = 0, failed = 0;
+  for (int child = 0; child < 10; ++child) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+      alarm(2);  // a child stuck on the lock dies of SIGALRM
+      _exit(rec::intern("child-name") != 0 ? 0 : 1);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    hung += WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM;
+    failed += !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+  }
+  stop = true;
+  busy.join();
+  rec::stop();
+  EXPECT_EQ(hung, 0) << "children stuck on the interning lock";
+  EXPECT_EQ(failed, 0);
 }
 
 // intern() remembers recent texts by address: the same address holding

@@ -149,9 +149,9 @@ bool same_frames(const std::vector<std::uint64_t>& frames, void* const* ips, int
 
 }  // namespace
 
-void reset_interning() noexcept {
-  // Tables are reset lazily by current() when the generation changes.
-}
+void interning_before_fork() noexcept { interning().mutex.lock(); }
+void interning_after_fork_in_parent() noexcept { interning().mutex.unlock(); }
+void interning_after_fork_in_child() noexcept { new (&interning().mutex) std::mutex(); }
 
 void write_process_info(Recorder& r) noexcept {
   try {

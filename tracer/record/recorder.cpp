@@ -188,7 +188,22 @@ void expand_pattern(const char* pattern, char* out, std::size_t size) {
 Options g_last_options;
 char g_last_pattern[4096] = {};
 
+// The recorder's two global locks are held across fork() (control, then
+// interning: no path takes them the other way round), so that the child does
+// not inherit one held by a thread that does not exist in it.
+void before_fork() {
+  g_control_mutex.lock();
+  interning_before_fork();
+}
+
+void after_fork_in_parent() {
+  interning_after_fork_in_parent();
+  g_control_mutex.unlock();
+}
+
 void after_fork_in_child() {
+  new (&g_control_mutex) std::mutex();
+  interning_after_fork_in_child();
   // The writer thread does not exist in the child. A forked child gets its
   // own trace when the pattern names files by pid; otherwise it stops.
   Recorder* r = g_recorder.load();
@@ -196,7 +211,6 @@ void after_fork_in_child() {
   g_enabled.store(false);
   g_generation.store(0);
   g_recorder.store(nullptr);  // the parent's state is abandoned, not freed
-  new (&g_control_mutex) std::mutex();
   if (std::strstr(g_last_pattern, "%p") != nullptr) start(g_last_pattern, g_last_options);
 }
 
@@ -293,7 +307,6 @@ bool start(const char* path_pattern, const Options& options) noexcept {
       ::close(r->fd);
       return false;
     }
-    reset_interning();
     g_last_options = options;
     std::snprintf(g_last_pattern, sizeof g_last_pattern, "%s", path_pattern);
     g_recorder.store(r, std::memory_order_release);
@@ -305,7 +318,7 @@ bool start(const char* path_pattern, const Options& options) noexcept {
     if (!registered) {
       registered = true;
       std::atexit([] { stop_recording(false); });
-      pthread_atfork(nullptr, nullptr, after_fork_in_child);
+      pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child);
     }
     g_enabled.store(true, std::memory_order_release);
     return true;

@@ -138,7 +138,12 @@ void install_crash_handlers(Recorder& r) noexcept;
 void emergency_flush() noexcept;
 
 // intern.cpp
-void reset_interning() noexcept;
+// fork(): the interning lock is held across it, so that no other thread
+// holds it at that moment; the child, where that thread would not exist,
+// starts with a fresh one.
+void interning_before_fork() noexcept;
+void interning_after_fork_in_parent() noexcept;
+void interning_after_fork_in_child() noexcept;
 void write_process_info(Recorder& r) noexcept;
 
 std::uint32_t current_tid() noexcept;
