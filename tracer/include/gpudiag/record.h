@@ -239,7 +239,10 @@ struct Options {
   // its events waits once per half for the writer: larger halves mean fewer
   // of these waits (each costs the thread ~10 us of CPU in bench/trace).
   std::uint32_t buffer_events = 8192;
-  std::uint32_t buffer_count = 16;
+  // Each thread that has recorded holds a buffer until it exits, so this is
+  // also how many threads can record at once before events are dropped.
+  // Pages are touched only as buffers fill: unused ones cost address space.
+  std::uint32_t buffer_count = 64;
   // How often the writer thread drains partly filled buffers, so that a
   // process killed without warning loses at most this much.
   std::uint32_t flush_interval_ms = 20;
