@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
 #include <thread>
 
@@ -90,10 +91,11 @@ TEST(TraceCommand, KilledCommandGives128PlusSignalAndAReadableTrace) {
   EXPECT_EQ(load_trace(dir + "/run.gdtrace").allocs.size(), 100u);
 }
 
-TEST(TraceCommand, ForwardsSigtermToTheCommand) {
-  const std::string dir = fresh_dir("signal");
+// Runs `gpudiag trace` on a command that records 100 allocations and sleeps,
+// sends `sig` to gpudiag once the command is ready; gpudiag's exit status.
+int trace_a_sleeper_and_signal_gpudiag(const std::string& dir, int sig) {
   int out[2];
-  ASSERT_EQ(pipe(out), 0);
+  if (pipe(out) != 0) return -1;
   pid_t pid = fork();
   if (pid == 0) {
     dup2(out[1], STDOUT_FILENO);
@@ -103,14 +105,28 @@ TEST(TraceCommand, ForwardsSigtermToTheCommand) {
   }
   close(out[1]);
   char buf[6] = {};
-  ASSERT_EQ(read(out[0], buf, sizeof buf), 6) << "the command starts and says ready";
+  const bool ready = read(out[0], buf, sizeof buf) == 6;  // the command says it is ready
   close(out[0]);
-  kill(pid, SIGTERM);
+  if (!ready) kill(pid, SIGKILL);
+  kill(pid, sig);
   int status = 0;
   waitpid(pid, &status, 0);
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 128 + SIGTERM) << "the command got SIGTERM and gpudiag reports it";
+  return ready && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+TEST(TraceCommand, ForwardsSigtermToTheCommand) {
+  const std::string dir = fresh_dir("signal");
+  EXPECT_EQ(trace_a_sleeper_and_signal_gpudiag(dir, SIGTERM), 128 + SIGTERM) << "the command got SIGTERM and gpudiag reports it";
   EXPECT_EQ(load_trace(dir + "/run.gdtrace").allocs.size(), 100u) << "flushed on SIGTERM";
+}
+
+// Batch schedulers warn of preemption with SIGUSR1 (SLURM's --signal) or
+// SIGUSR2: meant for the training run, not for gpudiag.
+TEST(TraceCommand, ForwardsUserSignalsToTheCommand) {
+  for (int sig : {SIGUSR1, SIGUSR2}) {
+    const std::string dir = fresh_dir("usr-signal");
+    EXPECT_EQ(trace_a_sleeper_and_signal_gpudiag(dir, sig), 128 + sig) << strsignal(sig);
+  }
 }
 
 TEST(TraceCommand, MissingCommandIsAUsageError) {

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <iterator>
 #include <stdexcept>
 
 namespace gpudiag::cli {
@@ -17,6 +18,10 @@ namespace {
 namespace fs = std::filesystem;
 
 volatile sig_atomic_t g_child = 0;
+
+// What gpudiag trace passes on to the command rather than acting on: stop
+// requests, SLURM-style preemption notices (USR1/USR2), terminal resizes.
+constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH};
 
 // Signals meant for gpudiag go to the traced command. A terminal's Ctrl-C
 // (si_code SI_KERNEL) already reaches the whole foreground group: not resent.
@@ -69,11 +74,23 @@ TraceRunResult run_traced(const TraceRunOptions& options) {
     throw OutputError("the output directory " + parent.string() + " does not exist");
 
   const auto started = fs::file_time_type::clock::now();
+  // Blocked from before the fork until the forwarding handlers are in place:
+  // a signal in between waits instead of killing gpudiag and orphaning CMD.
+  sigset_t forwarded_set, old_mask;
+  sigemptyset(&forwarded_set);
+  for (int sig : kForwarded) sigaddset(&forwarded_set, sig);
+  sigprocmask(SIG_BLOCK, &forwarded_set, &old_mask);
   int ready[2];  // closed by exec: tells the parent whether exec worked
-  if (pipe2(ready, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+  const auto fail = [&old_mask](const char* what) {
+    const int error = errno;
+    sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+    throw std::runtime_error(std::string(what) + ": " + std::strerror(error));
+  };
+  if (pipe2(ready, O_CLOEXEC) != 0) fail("pipe");
   const pid_t pid = fork();
-  if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+  if (pid < 0) fail("fork");
   if (pid == 0) {
+    sigprocmask(SIG_SETMASK, &old_mask, nullptr);
     close(ready[0]);
     setenv("GPUDIAG_TRACE", pattern.c_str(), 1);
     setenv("GPUDIAG_TRACE_STACKS", options.stacks ? "on" : "off", 1);
@@ -92,16 +109,18 @@ TraceRunResult run_traced(const TraceRunOptions& options) {
   close(ready[0]);
 
   g_child = pid;
-  struct sigaction sa {}, old[3];
+  struct sigaction sa {}, old[std::size(kForwarded)];
   sa.sa_sigaction = forward;
   sa.sa_flags = SA_SIGINFO;
   sigemptyset(&sa.sa_mask);
-  const int forwarded[3] = {SIGINT, SIGTERM, SIGHUP};
-  for (int i = 0; i < 3; ++i) sigaction(forwarded[i], &sa, &old[i]);
+  for (std::size_t i = 0; i < std::size(kForwarded); ++i) sigaction(kForwarded[i], &sa, &old[i]);
+  sigprocmask(SIG_SETMASK, &old_mask, nullptr);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-  for (int i = 0; i < 3; ++i) sigaction(forwarded[i], &old[i], nullptr);
+  sigprocmask(SIG_BLOCK, &forwarded_set, nullptr);
+  for (std::size_t i = 0; i < std::size(kForwarded); ++i) sigaction(kForwarded[i], &old[i], nullptr);
+  sigprocmask(SIG_SETMASK, &old_mask, nullptr);
   g_child = 0;
   if (exec_failed)
     throw std::runtime_error("cannot run '" + options.command[0] + "': " + std::strerror(exec_errno));
