@@ -84,6 +84,16 @@ TEST(TraceCommand, ForkedChildGetsItsOwnTraceNamedByPid) {
   EXPECT_EQ(children[0], dir + "/run." + std::to_string(child.pid) + ".gdtrace");
 }
 
+TEST(TraceCommand, ChildThatRecordedNothingLeavesNoTrace) {
+  const std::string dir = fresh_dir("exec");
+  const CliRun r = gpudiag({"trace", "-o", "run.gdtrace", TRACED_PROGRAM, "0", "exec"}, dir);
+  EXPECT_EQ(r.status, 0) << r.err;
+  std::vector<std::string> traces;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() == ".gdtrace") traces.push_back(e.path().filename());
+  EXPECT_EQ(traces, std::vector<std::string>{"run.gdtrace"}) << r.err;
+}
+
 TEST(TraceCommand, KilledCommandGives128PlusSignalAndAReadableTrace) {
   const std::string dir = fresh_dir("segv");
   const CliRun r = gpudiag({"trace", "-o", "run.gdtrace", TRACED_PROGRAM, "0", "segv"}, dir);

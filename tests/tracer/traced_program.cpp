@@ -1,6 +1,6 @@
 // A program for `gpudiag trace` tests. It links libgpudiag_record, so
 // recording starts by itself from GPUDIAG_TRACE. Usage:
-//   traced_program EXIT_CODE [fork] [sleep] [segv]
+//   traced_program EXIT_CODE [fork] [exec] [sleep] [segv]
 // records 100 allocations (and, with "fork", a forked child records 50 more
 // into its own trace), optionally sleeps until signalled, then exits.
 #include <signal.h>
@@ -23,9 +23,10 @@ static void record(int n, std::uint64_t base) {
 
 int main(int argc, char** argv) {
   const int code = argc > 1 ? std::atoi(argv[1]) : 0;
-  bool fork_child = false, sleep_forever = false, segv = false;
+  bool fork_child = false, exec_child = false, sleep_forever = false, segv = false;
   for (int i = 2; i < argc; ++i) {
     fork_child |= std::strcmp(argv[i], "fork") == 0;
+    exec_child |= std::strcmp(argv[i], "exec") == 0;
     sleep_forever |= std::strcmp(argv[i], "sleep") == 0;
     segv |= std::strcmp(argv[i], "segv") == 0;
   }
@@ -35,6 +36,15 @@ int main(int argc, char** argv) {
     if (pid == 0) {
       record(50, 1000);
       std::exit(0);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+  }
+  if (exec_child) {  // a child that records nothing: it runs an untraced program
+    pid_t pid = fork();
+    if (pid == 0) {
+      execl("/bin/true", "true", nullptr);
+      _exit(127);
     }
     int status = 0;
     waitpid(pid, &status, 0);

@@ -12,6 +12,8 @@
 #include <iterator>
 #include <stdexcept>
 
+#include "gpudiag/trace_io.h"
+
 namespace gpudiag::cli {
 namespace {
 
@@ -27,6 +29,18 @@ constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2
 // (si_code SI_KERNEL) already reaches the whole foreground group: not resent.
 void forward(int sig, siginfo_t* info, void*) {
   if (g_child > 0 && (info == nullptr || info->si_code != SI_KERNEL)) kill(g_child, sig);
+}
+
+// A child that recorded no event: one that forked and then exec'd a program
+// that is not traced, like a data loader's worker or a shell. Its file holds
+// a header only, and a report of it would be noise. An unreadable file is
+// kept, for the report to say what is wrong with it.
+bool recorded_nothing(const std::string& path) {
+  try {
+    return read_gdtrace(path).event_count() == 0;
+  } catch (const std::exception&) {
+    return false;
+  }
 }
 
 std::string self_dir() {
@@ -145,6 +159,10 @@ TraceRunResult run_traced(const TraceRunOptions& options) {
     if (middle.find_first_not_of("0123456789") != std::string::npos || middle == std::to_string(pid)) continue;
     // Only children of this run: files written since it started.
     if (fs::last_write_time(e.path(), ec) + std::chrono::seconds(1) < started) continue;
+    if (recorded_nothing(e.path().string())) {
+      fs::remove(e.path(), ec);
+      continue;
+    }
     result.traces.push_back(e.path().string());
   }
   return result;
