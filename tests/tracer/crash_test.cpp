@@ -90,6 +90,7 @@ TEST(CrashSafety, ExitKeepsEveryEvent) {
   ASSERT_TRUE(WIFEXITED(o.status));
   EXPECT_EQ(WEXITSTATUS(o.status), 5);
   expect_events(o.trace, false);
+  EXPECT_TRUE(o.trace.stopped_cleanly) << "exit() runs the recorder's atexit stop, which writes the End chunk";
 }
 
 TEST(CrashSafety, UncaughtExceptionKeepsEveryEvent) {
@@ -122,6 +123,7 @@ TEST(CrashSafety, SigkillLosesAtMostTheDyingThreadsLastBuffer) {
   auto o = die("kill");
   expect_signal(o.status, SIGKILL);
   expect_events(o.trace, true);
+  EXPECT_FALSE(o.trace.stopped_cleanly) << "no End chunk after SIGKILL: reports must say events may be missing";
   const auto seen = addresses(o.trace);
   expect_only_a_tail_lost(seen, 1, kEvents / 2, kBufferEvents - 1, "main thread");
   expect_only_a_tail_lost(seen, kEvents / 2 + 1, kEvents, 0, "exited worker");
@@ -131,6 +133,7 @@ TEST(CrashSafety, SigkillLosesAtMostTheLastBufferOfEachLiveThread) {
   auto o = die("kill-live");
   expect_signal(o.status, SIGKILL);
   expect_events(o.trace, true);
+  EXPECT_FALSE(o.trace.stopped_cleanly);
   const auto seen = addresses(o.trace);
   expect_only_a_tail_lost(seen, 1, kEvents / 2, kBufferEvents - 1, "main thread");
   expect_only_a_tail_lost(seen, kEvents / 2 + 1, kEvents, kBufferEvents - 1, "live worker");
@@ -141,6 +144,7 @@ TEST(CrashSafety, NormalReturnKeepsEveryEvent) {
   ASSERT_TRUE(WIFEXITED(o.status));
   EXPECT_EQ(WEXITSTATUS(o.status), 0);
   expect_events(o.trace, false);
+  EXPECT_TRUE(o.trace.stopped_cleanly);
 }
 
 }  // namespace

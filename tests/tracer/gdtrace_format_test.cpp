@@ -36,12 +36,39 @@ Trace sample_trace() {
   return t;
 }
 
+// Where each chunk of a well-formed file starts, its type and payload length.
+struct ChunkAt {
+  std::size_t pos;
+  std::uint16_t type;
+  std::uint32_t length;
+};
+
+std::vector<ChunkAt> chunks_of(const std::string& bytes) {
+  std::vector<ChunkAt> out;
+  for (std::size_t pos = sizeof(gdtrace::FileHeader); pos + sizeof(gdtrace::ChunkHeader) <= bytes.size();) {
+    gdtrace::ChunkHeader h;
+    std::memcpy(&h, bytes.data() + pos, sizeof h);
+    out.push_back({pos, h.type, h.length});
+    pos += sizeof h + h.length;
+  }
+  return out;
+}
+
+ChunkAt chunk_holding(const std::string& bytes, std::size_t offset) {
+  for (const ChunkAt& c : chunks_of(bytes))
+    if (offset >= c.pos && offset < c.pos + sizeof(gdtrace::ChunkHeader) + c.length) return c;
+  ADD_FAILURE() << "no chunk holds byte " << offset;
+  return {0, 0, 0};
+}
+
 TEST(GdtraceFormat, WriteThenReadGivesTheSameTrace) {
   const Trace in = sample_trace();
   const std::string path = test::temp_path("roundtrip.gdtrace");
   write_gdtrace(in, path);
   const Trace out = read_gdtrace(path);
   EXPECT_FALSE(out.truncated);
+  EXPECT_FALSE(out.corrupt_chunk);
+  EXPECT_TRUE(out.stopped_cleanly);
   EXPECT_EQ(out.pid, 42);
   EXPECT_EQ(out.command, "train --epochs 1");
   EXPECT_EQ(out.dropped_events, 3u);
@@ -76,8 +103,11 @@ TEST(GdtraceFormat, TruncatedFileReadsUpToTheLastWholeChunk) {
     Trace t = read_gdtrace_bytes(prefix, "cut");
     EXPECT_GE(t.event_count(), previous) << "a longer prefix never loses events";
     previous = t.event_count();
+    EXPECT_FALSE(t.stopped_cleanly) << cut;  // the End chunk is cut off
     if (cut > 32) {
       EXPECT_TRUE(t.truncated) << cut;
+      EXPECT_FALSE(t.corrupt_chunk) << cut << ": a file that just ends is not damage";
+      EXPECT_NE(t.truncation_note.find("file ends inside a chunk"), std::string::npos) << t.truncation_note;
       EXPECT_NE(t.truncation_note.find("byte"), std::string::npos);
     }
   }
@@ -88,11 +118,100 @@ TEST(GdtraceFormat, CorruptChunkStopsReadingThereAndSaysSo) {
   const std::string path = test::temp_path("corrupt.gdtrace");
   write_gdtrace(sample_trace(), path);
   std::string bytes = test::read_file(path);
-  bytes[bytes.size() / 2] ^= 0x5a;
+  const std::size_t flipped = bytes.size() / 2;
+  bytes[flipped] ^= 0x5a;
+  const ChunkAt hit = chunk_holding(bytes, flipped);
+  ASSERT_GT(hit.pos, 0u);
+  ASSERT_GE(flipped, hit.pos + 16) << "the flip must hit a payload for a checksum mismatch";
   Trace t = read_gdtrace_bytes(bytes, "corrupt");
   EXPECT_TRUE(t.truncated);
+  EXPECT_TRUE(t.corrupt_chunk);
   EXPECT_NE(t.truncation_note.find("checksum"), std::string::npos) << t.truncation_note;
+  // Damage in the middle of the file is not worded as the file ending there.
+  EXPECT_EQ(t.truncation_note.find("file ends"), std::string::npos) << t.truncation_note;
+  EXPECT_NE(t.truncation_note.find("corrupt chunk at byte " + std::to_string(hit.pos) + " "), std::string::npos)
+      << t.truncation_note;
+  const std::size_t after = bytes.size() - (hit.pos + 16 + hit.length);
+  EXPECT_NE(t.truncation_note.find("the " + std::to_string(after) + " bytes after it were ignored"), std::string::npos)
+      << t.truncation_note;
+  EXPECT_TRUE(t.stopped_cleanly) << "the file still ends with the End chunk of a clean stop";
   EXPECT_LT(t.event_count(), sample_trace().event_count());
+}
+
+TEST(GdtraceFormat, FileWithoutTheEndChunkDidNotStopCleanly) {
+  const std::string path = test::temp_path("no-end.gdtrace");
+  write_gdtrace(sample_trace(), path);
+  const std::string bytes = test::read_file(path);
+  const auto chunks = chunks_of(bytes);
+  ASSERT_EQ(chunks.back().type, static_cast<std::uint16_t>(gdtrace::ChunkType::End));
+  // As after SIGKILL: every chunk whole, only the End chunk of stop() missing.
+  const Trace t = read_gdtrace_bytes(bytes.substr(0, chunks.back().pos), "killed");
+  EXPECT_FALSE(t.truncated) << t.truncation_note;
+  EXPECT_FALSE(t.stopped_cleanly);
+  EXPECT_EQ(t.event_count(), sample_trace().event_count());
+  // write_gdtrace keeps it: a trace that did not stop cleanly is written without End.
+  Trace unclean = sample_trace();
+  unclean.stopped_cleanly = false;
+  write_gdtrace(unclean, path);
+  EXPECT_FALSE(read_gdtrace(path).stopped_cleanly);
+  EXPECT_NE(chunks_of(test::read_file(path)).back().type, static_cast<std::uint16_t>(gdtrace::ChunkType::End));
+}
+
+TEST(GdtraceFormat, BadTagInTheMiddleIsDamageNotTheEnd) {
+  const std::string path = test::temp_path("bad-tag.gdtrace");
+  write_gdtrace(sample_trace(), path);
+  std::string bytes = test::read_file(path);
+  const auto chunks = chunks_of(bytes);
+  ASSERT_GT(chunks.size(), 4u);
+  const ChunkAt middle = chunks[chunks.size() / 2];
+  bytes[middle.pos] = 'X';
+  const Trace t = read_gdtrace_bytes(bytes, "bad-tag");
+  EXPECT_TRUE(t.truncated);
+  EXPECT_TRUE(t.corrupt_chunk);
+  EXPECT_NE(t.truncation_note.find("corrupt chunk at byte " + std::to_string(middle.pos) + " (bad chunk tag)"),
+            std::string::npos)
+      << t.truncation_note;
+  EXPECT_NE(t.truncation_note.find("the " + std::to_string(bytes.size() - middle.pos) +
+                                   " bytes from it to the end of the file were ignored"),
+            std::string::npos)
+      << t.truncation_note;
+  EXPECT_NE(t.truncation_note.find("read the " + std::to_string(chunks.size() / 2) + " whole chunks"), std::string::npos)
+      << t.truncation_note;
+  EXPECT_TRUE(t.stopped_cleanly);
+}
+
+TEST(GdtraceFormat, LengthPastTheEndIsDamageWhenTheEndChunkFollows) {
+  const std::string path = test::temp_path("bad-length.gdtrace");
+  write_gdtrace(sample_trace(), path);
+  std::string bytes = test::read_file(path);
+  const auto chunks = chunks_of(bytes);
+  const ChunkAt middle = chunks[chunks.size() / 2];
+  const std::uint32_t huge = 60u << 20;  // under the 64 MiB limit, past the end of this file
+  std::memcpy(&bytes[middle.pos + 8], &huge, sizeof huge);
+  const Trace damaged = read_gdtrace_bytes(bytes, "bad-length");
+  EXPECT_TRUE(damaged.corrupt_chunk) << damaged.truncation_note;
+  EXPECT_NE(damaged.truncation_note.find("chunk length runs past the end of the file"), std::string::npos)
+      << damaged.truncation_note;
+  EXPECT_TRUE(damaged.stopped_cleanly);
+  // Without the End chunk nothing tells the two apart: the file just ends.
+  const Trace cut = read_gdtrace_bytes(bytes.substr(0, chunks.back().pos), "cut");
+  EXPECT_TRUE(cut.truncated);
+  EXPECT_FALSE(cut.corrupt_chunk);
+  EXPECT_NE(cut.truncation_note.find("file ends inside a chunk at byte " + std::to_string(middle.pos)), std::string::npos)
+      << cut.truncation_note;
+  EXPECT_FALSE(cut.stopped_cleanly);
+}
+
+TEST(GdtraceFormat, CorruptEndChunkKeepsEveryEventButNotTheCleanStop) {
+  const std::string path = test::temp_path("bad-end.gdtrace");
+  write_gdtrace(sample_trace(), path);
+  std::string bytes = test::read_file(path);
+  bytes.back() ^= 0x01;  // the End chunk's payload
+  const Trace t = read_gdtrace_bytes(bytes, "bad-end");
+  EXPECT_TRUE(t.corrupt_chunk);
+  EXPECT_NE(t.truncation_note.find("it is the last chunk in the file"), std::string::npos) << t.truncation_note;
+  EXPECT_FALSE(t.stopped_cleanly);
+  EXPECT_EQ(t.event_count(), sample_trace().event_count());
 }
 
 TEST(GdtraceFormat, NotAGdtraceIsAClearError) {

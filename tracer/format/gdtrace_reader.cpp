@@ -1,6 +1,9 @@
 // Reads a .gdtrace file into a Trace. A file cut short (the traced process was
 // killed mid-write) loads up to its last whole chunk and is marked truncated;
-// a file that is not a .gdtrace at all is a TraceError.
+// a corrupt chunk inside the file stops reading there and is reported as
+// damage, not as the end of the recording; a file without the End chunk of a
+// clean stop is marked as such; a file that is not a .gdtrace at all is a
+// TraceError.
 
 #include <algorithm>
 #include <cstring>
@@ -68,40 +71,76 @@ class Reader {
     trace_.path = name_;
     trace_.format_version = h.version;
     trace_.pid = static_cast<std::int64_t>(h.pid);
+    trace_.stopped_cleanly = false;  // until the End chunk is read
   }
 
-  void stop_at(std::size_t pos, const std::string& why) {
+  // Reading stopped because the file ends: the process died mid-write.
+  void stop_at_end(std::size_t pos, const std::string& why) {
     trace_.truncated = true;
     trace_.truncation_note = why + " at byte " + std::to_string(pos) + "; read the " + std::to_string(chunks_) +
                              " whole chunks before it";
   }
 
+  // Reading stopped at a corrupt chunk. `next` is where the chunk would end
+  // (0 when its header is corrupt, so its extent is unknown); what follows
+  // was ignored, and is counted so nobody mistakes damage for the end.
+  void stop_at_corruption(std::size_t pos, std::size_t next, const std::string& why) {
+    trace_.truncated = true;
+    trace_.corrupt_chunk = true;
+    std::string ignored;
+    if (next == 0)
+      ignored = "the " + std::to_string(bytes_.size() - pos) + " bytes from it to the end of the file were ignored";
+    else if (next < bytes_.size())
+      ignored = "the " + std::to_string(bytes_.size() - next) + " bytes after it were ignored";
+    else
+      ignored = "it is the last chunk in the file";
+    trace_.truncation_note = "corrupt chunk at byte " + std::to_string(pos) + " (" + why + "); " + ignored +
+                             "; read the " + std::to_string(chunks_) + " whole chunks before it";
+    // A clean stop writes End last: a damaged file may still end with it.
+    trace_.stopped_cleanly = ends_with_end_chunk(next == 0 ? pos : next);
+  }
+
+  // True when the file's last chunk, starting at or after `from`, is a valid End chunk.
+  bool ends_with_end_chunk(std::size_t from) const {
+    constexpr std::size_t kEndChunk = sizeof(ChunkHeader) + sizeof(std::uint64_t);
+    if (bytes_.size() < from + kEndChunk) return false;
+    const char* p = bytes_.data() + bytes_.size() - kEndChunk;
+    const auto h = load<ChunkHeader>(p);
+    return h.tag == gdtrace::kChunkTag && h.type == static_cast<std::uint16_t>(ChunkType::End) &&
+           h.length == sizeof(std::uint64_t) && gdtrace::checksum(p + sizeof h, h.length) == h.crc;
+  }
+
   bool read_chunk(std::size_t& pos) {
     const std::size_t left = bytes_.size() - pos;
     if (left < sizeof(ChunkHeader)) {
-      stop_at(pos, "file ends inside a chunk header");
+      stop_at_end(pos, "file ends inside a chunk header");
       return false;
     }
     const auto h = load<ChunkHeader>(bytes_.data() + pos);
     if (h.tag != gdtrace::kChunkTag || h.length > gdtrace::kMaxChunk) {
-      stop_at(pos, "corrupt chunk header");
+      stop_at_corruption(pos, 0, h.tag != gdtrace::kChunkTag ? "bad chunk tag" : "chunk length over the 64 MiB limit");
       return false;
     }
     if (h.length > left - sizeof h) {
-      stop_at(pos, "file ends inside a chunk");
+      // A damaged length field looks the same, unless a clean stop's End chunk follows.
+      if (ends_with_end_chunk(pos + sizeof h))
+        stop_at_corruption(pos, 0, "chunk length runs past the end of the file");
+      else
+        stop_at_end(pos, "file ends inside a chunk");
       return false;
     }
     const char* payload = bytes_.data() + pos + sizeof h;
+    const std::size_t next = pos + sizeof h + h.length;
     if (gdtrace::checksum(payload, h.length) != h.crc) {
-      stop_at(pos, "chunk checksum mismatch");
+      stop_at_corruption(pos, next, "checksum mismatch");
       return false;
     }
     if (!apply(static_cast<ChunkType>(h.type), payload, h.length)) {
-      stop_at(pos, "malformed chunk of type " + std::to_string(h.type));
+      stop_at_corruption(pos, next, "malformed payload for chunk type " + std::to_string(h.type));
       return false;
     }
     ++chunks_;
-    pos += sizeof h + h.length;
+    pos = next;
     return true;
   }
 
@@ -149,7 +188,9 @@ class Reader {
         return true;
       }
       case ChunkType::End:
-        return n == 8;
+        if (n != 8) return false;
+        trace_.stopped_cleanly = true;
+        return true;
     }
     return true;  // a chunk type from a newer minor revision: skip it
   }

@@ -172,7 +172,8 @@ void write_gdtrace(const Trace& t, const std::string& path) {
   }
   w.flush_all();
   if (t.dropped_events != 0) w.chunk(gdtrace::ChunkType::Dropped, words(t.dropped_events));
-  w.chunk(gdtrace::ChunkType::End, words(static_cast<std::uint64_t>(t.event_count())));
+  // A trace whose recording did not stop cleanly is written without the End chunk, as it was recorded.
+  if (t.stopped_cleanly) w.chunk(gdtrace::ChunkType::End, words(static_cast<std::uint64_t>(t.event_count())));
   out.flush();
   if (!out) throw TraceError(path + ": write failed");
 }

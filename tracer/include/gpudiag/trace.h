@@ -237,6 +237,15 @@ struct Trace {
   std::uint64_t dropped_events = 0;
   bool truncated = false;
   std::string truncation_note;  // e.g. "file ends inside a chunk at byte 81234"
+  // Reading stopped at a corrupt chunk (bad tag, length, checksum or payload)
+  // rather than where the file ends: the recording did not stop there, the
+  // file is damaged, and whatever followed the corrupt chunk was not read.
+  bool corrupt_chunk = false;
+  // False for a .gdtrace without the End chunk a clean stop writes: the
+  // process crashed or was killed while recording. A crash drains every
+  // buffer first; after SIGKILL the newest events of each thread may be
+  // missing. Imports and traces built in code count as complete.
+  bool stopped_cleanly = true;
 
   StringTable strings;
   std::vector<Module> modules;
@@ -279,7 +288,7 @@ struct Trace {
 // .gdtrace (magic "GDTRACE"), SQLite (nsys export), JSON or gzipped JSON
 // (Kineto / PyTorch profiler). Throws TraceError with a clear message on bad
 // input. A .gdtrace cut short by a crash loads up to its last whole chunk and
-// has `truncated` set.
+// has `truncated` set; one without an End chunk has `stopped_cleanly` false.
 Trace load_trace(const std::string& path);
 
 // Resolves the frames of every stack recorded as bare addresses (a .gdtrace

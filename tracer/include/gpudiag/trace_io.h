@@ -21,6 +21,7 @@ Trace read_gdtrace(const std::string& path);
 Trace read_gdtrace_bytes(std::string_view bytes, const std::string& name);
 // Writes a Trace as .gdtrace (e.g. an imported trace, or one built in a test).
 // Symbols of imported stacks are not kept: frames are stored as addresses.
+// The End chunk of a clean stop is written only when trace.stopped_cleanly.
 void write_gdtrace(const Trace& trace, const std::string& path);
 
 // PyTorch profiler / Kineto Chrome-trace JSON, plain or gzip.
