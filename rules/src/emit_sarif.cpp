@@ -91,17 +91,46 @@ class SarifBuilder {
     json driver{{"name", text(options_.tool_name)}, {"rules", std::move(rules)}};
     if (!options_.tool_version.empty()) driver["version"] = text(options_.tool_version);
     if (!options_.information_uri.empty()) driver["informationUri"] = text(options_.information_uri);
+    json invocation = this->invocation(driver);
 
     std::string root = detail::file_uri(base_);
     if (root.back() != '/') root += '/';
     json run{{"tool", {{"driver", std::move(driver)}}},
              {"originalUriBaseIds", {{std::string(kBaseId), {{"uri", root}}}}},
              {"columnKind", "unicodeCodePoints"},
+             {"invocations", json::array({std::move(invocation)})},
              {"results", std::move(results)}};
     return json{{"$schema", std::string(kSchema)}, {"version", "2.1.0"}, {"runs", json::array({std::move(run)})}};
   }
 
  private:
+  // The run itself: it completed, and each warning (a condition that limits
+  // the results, such as events lost while recording) becomes a notification
+  // whose descriptor is listed once in driver.notifications.
+  json invocation(json& driver) const {
+    json notifications = json::array();
+    json descriptors = json::array();
+    std::map<std::string, std::size_t> index;
+    for (const SarifNotification& w : options_.warnings) {
+      const std::string id = w.id.empty() ? std::string("warning") : detail::valid_utf8(w.id);
+      if (!index.contains(id)) {
+        index[id] = descriptors.size();
+        json d{{"id", id}, {"defaultConfiguration", {{"level", "warning"}}}};
+        if (!w.description.empty()) d["shortDescription"] = message(w.description);
+        descriptors.push_back(std::move(d));
+      }
+      notifications.push_back(json{{"level", "warning"},
+                                   {"message", message(w.message)},
+                                   {"descriptor", {{"id", id}, {"index", index[id]}}}});
+    }
+    json out{{"executionSuccessful", true}};
+    if (!notifications.empty()) {
+      out["toolExecutionNotifications"] = std::move(notifications);
+      driver["notifications"] = std::move(descriptors);
+    }
+    return out;
+  }
+
   json artifact(std::string_view file) const {
     const detail::ArtifactUri uri = detail::artifact_uri(file, base_);
     json out{{"uri", uri.uri}};

@@ -71,6 +71,40 @@ TEST(EmitSarif, OptionalDriverFieldsAreOmittedWhenEmpty) {
   EXPECT_EQ(log["runs"][0]["results"], json::array());
 }
 
+TEST(EmitSarif, InvocationSaysTheRunSucceededWithNoNotificationsByDefault) {
+  const json log = sarif({at("/repo/a.cu", 1, 1)}, options_for("/repo"));
+  const json& invocations = log["runs"][0]["invocations"];
+  ASSERT_EQ(invocations.size(), 1u);
+  EXPECT_EQ(invocations[0]["executionSuccessful"], true);
+  EXPECT_FALSE(invocations[0].contains("toolExecutionNotifications"));
+  EXPECT_FALSE(log["runs"][0]["tool"]["driver"].contains("notifications"));
+}
+
+TEST(EmitSarif, WarningsBecomeToolExecutionNotificationsWithDescriptors) {
+  SarifOptions options = options_for("/repo");
+  options.warnings = {{"dropped-events", "Events were dropped", "17 events were dropped while recording"},
+                      {"unclean-stop", "The recording did not stop cleanly", "the process was killed"},
+                      {"dropped-events", "Events were dropped", "5 more were dropped \xff"}};
+  const json log = sarif({}, options);
+  const json& invocation = log["runs"][0]["invocations"][0];
+  EXPECT_EQ(invocation["executionSuccessful"], true);  // the analysis ran; its input was incomplete
+  const json& notes = invocation["toolExecutionNotifications"];
+  ASSERT_EQ(notes.size(), 3u);
+  EXPECT_EQ(notes[0]["level"], "warning");
+  EXPECT_EQ(notes[0]["message"]["text"], "17 events were dropped while recording");
+  EXPECT_EQ(notes[1]["message"]["text"], "the process was killed");
+  EXPECT_EQ(notes[2]["message"]["text"], "5 more were dropped \xef\xbf\xbd");  // invalid UTF-8 replaced
+  // One descriptor per id, in first-use order; each notification points at its own.
+  const json& descriptors = log["runs"][0]["tool"]["driver"]["notifications"];
+  ASSERT_EQ(descriptors.size(), 2u);
+  EXPECT_EQ(descriptors[0]["id"], "dropped-events");
+  EXPECT_EQ(descriptors[0]["shortDescription"]["text"], "Events were dropped");
+  EXPECT_EQ(descriptors[1]["id"], "unclean-stop");
+  EXPECT_EQ(notes[0]["descriptor"], (json{{"id", "dropped-events"}, {"index", 0}}));
+  EXPECT_EQ(notes[1]["descriptor"], (json{{"id", "unclean-stop"}, {"index", 1}}));
+  EXPECT_EQ(notes[2]["descriptor"], (json{{"id", "dropped-events"}, {"index", 0}}));
+}
+
 TEST(EmitSarif, RuleDescriptorComesFromTheCatalogue) {
   const Rule* rule = find_rule("GD004");
   ASSERT_NE(rule, nullptr);
@@ -375,7 +409,9 @@ TEST(EmitSarifSchema, OutputValidatesAgainstTheOfficialSchema) {
   const std::string file = (dir.path() / "log.sarif").string();
   {
     std::ofstream out(file);
-    emit_sarif(out, every_shape("/repo"), options_for("/repo"));
+    SarifOptions options = options_for("/repo");
+    options.warnings = {{"dropped-events", "Events were dropped", "3 events were dropped"}, {"", "", "no id"}};
+    emit_sarif(out, every_shape("/repo"), options);
   }
   EXPECT_EQ(schema.errors(file, dir.path()), "");
   // The validator is real: a log without the required "version" is rejected.

@@ -4,6 +4,7 @@
 #include <iosfwd>
 #include <span>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -44,12 +45,21 @@ nlohmann::json to_json(const Finding& finding);
 nlohmann::json to_json(std::span<const Finding> findings);
 void emit_json(std::ostream& out, std::span<const Finding> findings);
 
+// A condition of the run that is not a finding but limits what the results
+// can be trusted for (e.g. events dropped while recording a trace).
+struct SarifNotification {
+  std::string id;           // stable, e.g. "dropped-events"
+  std::string description;  // what the id means, the same every run
+  std::string message;      // what happened this time
+};
+
 struct SarifOptions {
   std::string tool_name = "gpudiag";
   std::string tool_version;
   std::string information_uri;
   std::string base_dir;  // artifact URIs are made relative to it (uriBaseId SRCROOT);
                          // empty: the current working directory
+  std::vector<SarifNotification> warnings;  // see to_sarif
 };
 
 // A SARIF 2.1.0 log as GitHub code scanning takes it. tool.driver.rules holds
@@ -68,6 +78,10 @@ struct SarifOptions {
 // message with hex numbers and digit runs blanked out, so addresses and sizes
 // that change between runs do not change it); n counts equal hashes within
 // the run. It therefore survives lines moving and re-runs.
+// runs[0].invocations[0] has executionSuccessful true (the analysis ran to
+// its end) and one toolExecutionNotifications entry per options.warnings,
+// level "warning", its descriptor.id naming a tool.driver.notifications
+// descriptor, so a viewer can say the results may be incomplete.
 nlohmann::json to_sarif(std::span<const Finding> findings, const SarifOptions& options);
 void emit_sarif(std::ostream& out, std::span<const Finding> findings, const SarifOptions& options);
 
