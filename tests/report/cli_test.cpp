@@ -92,6 +92,36 @@ TEST(ReportCli, JsonSarifAndHtmlFiles) {
   EXPECT_FALSE(nlohmann::json::parse(cf)["traceEvents"].empty());
 }
 
+TEST(ReportCli, EveryFormSaysWhenTheTraceMayBeIncomplete) {
+  Trace t;
+  t.source = TraceSource::Gdtrace;
+  alloc(t, 10, 0x1000, 64, 0);
+  free_at(t, 50, 0x1000);
+  t.dropped_events = 4;
+  t.stopped_cleanly = false;  // written without the End chunk, as after SIGKILL
+  const auto dir = temp_dir();
+  const std::string path = (dir / "killed.gdtrace").string();
+  write_gdtrace(t, path);
+
+  const CliRun summary = run("report --no-color " + path);
+  ASSERT_EQ(summary.status, 0) << summary.out;
+  EXPECT_NE(summary.out.find("4 events were dropped"), std::string::npos) << summary.out;
+  EXPECT_NE(summary.out.find("the recording did not stop cleanly"), std::string::npos) << summary.out;
+
+  const CliRun j = run("report --json " + path);
+  ASSERT_EQ(j.status, 0) << j.out;
+  EXPECT_EQ(nlohmann::json::parse(j.out)["trace"]["warnings"].size(), 2u) << j.out;
+
+  const CliRun s = run("report --sarif " + path);
+  ASSERT_EQ(s.status, 0) << s.out;
+  const auto log = nlohmann::json::parse(s.out);
+  const auto& invocation = log["runs"][0]["invocations"][0];
+  EXPECT_EQ(invocation["executionSuccessful"], true);
+  ASSERT_EQ(invocation["toolExecutionNotifications"].size(), 2u) << s.out;
+  EXPECT_EQ(invocation["toolExecutionNotifications"][0]["descriptor"]["id"], "dropped-events");
+  EXPECT_EQ(invocation["toolExecutionNotifications"][1]["descriptor"]["id"], "unclean-stop");
+}
+
 TEST(ReportCli, BadInputExitsTwoWithAClearMessage) {
   const auto dir = temp_dir();
   CliRun r = run("report " + (dir / "does-not-exist.gdtrace").string());

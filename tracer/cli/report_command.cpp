@@ -106,7 +106,7 @@ int run_report(const ReportOptions& o) {
   } else if (o.sarif) {
     SarifOptions sarif;
     sarif.tool_version = GPUDIAG_VERSION;
-    emit_sarif(out, report.findings, sarif);
+    emit_report_sarif(out, trace, report, sarif);  // with dropped events, truncation, unclean stop
   } else {
     const bool color = !o.no_color && o.output.empty() && want_color(STDOUT_FILENO);
     print_summary(out, trace, report, {.color = color});

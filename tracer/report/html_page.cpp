@@ -53,8 +53,7 @@ function frameText(f) { return (f.function || f.address || "?") + (f.file ? " " 
 document.getElementById("gd-title").textContent = "gpudiag report: " + data.title;
 document.getElementById("gd-meta").textContent = data.source + " trace, " + data.events + " events over " + fmtUs(data.duration_us);
 const warnings = document.getElementById("gd-warnings");
-if (data.dropped_events > 0) warnings.append(el("div", "warn", data.dropped_events + " events were dropped while recording: findings may miss what they held."));
-if (data.truncated) warnings.append(el("div", "warn", "The trace is truncated (" + (data.truncation_note || "the process died mid-write") + "): it ends where the recording stopped."));
+for (const w of data.warnings) warnings.append(el("div", "warn", w.message.charAt(0).toUpperCase() + w.message.slice(1) + "."));
 
 // Findings, grouped by rule, each with the catalogue entry.
 const fsec = document.getElementById("gd-findings");

@@ -28,6 +28,12 @@ nlohmann::json gpu_time_json(const GpuTime& g) {
           {"memcpys", g.memcpys},         {"memsets", g.memsets}};
 }
 
+nlohmann::json warnings_json(const Trace& trace) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const SarifNotification& w : trace_warnings(trace)) out.push_back({{"id", w.id}, {"message", w.message}});
+  return out;
+}
+
 nlohmann::json report_json(const Trace& trace, const Report& report) {
   nlohmann::json j;
   j["trace"] = {{"path", trace.path},
@@ -37,7 +43,10 @@ nlohmann::json report_json(const Trace& trace, const Report& report) {
                 {"end_ns", trace.end_ns()},
                 {"dropped_events", trace.dropped_events},
                 {"truncated", trace.truncated},
-                {"truncation_note", trace.truncation_note}};
+                {"truncation_note", trace.truncation_note},
+                {"corrupt_chunk", trace.corrupt_chunk},
+                {"stopped_cleanly", trace.stopped_cleanly},
+                {"warnings", warnings_json(trace)}};
   j["findings"] = to_json(report.findings)["findings"];
   j["memory"] = nlohmann::json::array();
   for (const DeviceMemory& m : report.memory.devices) {

@@ -60,14 +60,8 @@ void print_summary(std::ostream& out, const Trace& trace, const Report& report, 
   out << fmt::format("  {} trace, {} events, {} kernels, {} copies, {} allocations, over {}\n", to_string(trace.source),
                      trace.event_count(), trace.kernels.size(), trace.memcpys.size(), trace.allocs.size(),
                      format_duration(trace.end_ns() - trace.begin_ns()));
-  if (trace.dropped_events > 0)
-    out << st.warn(fmt::format("  {} events were dropped while recording: the findings may miss what they held",
-                               trace.dropped_events))
-        << '\n';
-  if (trace.truncated)
-    out << st.warn(fmt::format("  the trace is truncated ({}): it ends where the recording stopped",
-                               trace.truncation_note.empty() ? "the process died mid-write" : trace.truncation_note))
-        << '\n';
+  // Dropped events, a file cut short or damaged, an unclean stop: always shown.
+  for (const SarifNotification& w : trace_warnings(trace)) out << st.warn("  " + w.message) << '\n';
 
   // Findings by rule.
   std::map<std::string, std::vector<const Finding*>> by_rule;

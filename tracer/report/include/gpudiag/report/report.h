@@ -13,6 +13,7 @@
 #include "gpudiag/analysis/gpu_time.h"
 #include "gpudiag/analysis/memory_timeline.h"
 #include "gpudiag/detect/detect.h"
+#include "gpudiag/emit.h"
 #include "gpudiag/finding.h"
 #include "gpudiag/trace.h"
 
@@ -26,6 +27,16 @@ struct Report {
 
 Report analyze(const Trace& trace, const DetectOptions& options = {});
 
+// What the trace may be missing, worded once for every report form (terminal
+// summary, HTML, JSON, SARIF notifications): events dropped while recording,
+// a file that ends early or has a corrupt chunk, a recording that did not stop
+// cleanly. Empty when the trace is complete. Each is a SarifNotification so
+// SARIF can carry it as it is (ids: dropped-events, truncated-trace,
+// corrupt-trace, unclean-stop).
+std::vector<SarifNotification> trace_warnings(const Trace& trace);
+// [{"id": ..., "message": ...}] of trace_warnings, for the JSON outputs.
+nlohmann::json warnings_json(const Trace& trace);
+
 // The terminal summary: trace facts, dropped events and truncation (always,
 // when there are any), findings by rule with counts and top stacks, peak
 // memory per device, the GPU time breakdown.
@@ -35,8 +46,14 @@ struct SummaryOptions {
 };
 void print_summary(std::ostream& out, const Trace& trace, const Report& report, const SummaryOptions& options);
 
-// {"trace": {...}, "findings": [...emit.h schema...], "memory": [...], "gpu_time": [...]}
+// {"trace": {..., "warnings": [{"id", "message"}]}, "findings": [...emit.h schema...],
+//  "memory": [...], "gpu_time": [...]}
 nlohmann::json report_json(const Trace& trace, const Report& report);
+
+// The findings as SARIF 2.1.0 (emit.h), with trace_warnings(trace) added to
+// options.warnings so the log says when its results may be incomplete.
+nlohmann::json report_sarif(const Trace& trace, const Report& report, SarifOptions options);
+void emit_report_sarif(std::ostream& out, const Trace& trace, const Report& report, SarifOptions options);
 nlohmann::json gpu_time_json(const GpuTime& g);
 
 struct HtmlOptions {

@@ -1,0 +1,43 @@
+// What a trace may be missing, in the words every report form uses, and the
+// SARIF log that carries them as tool execution notifications.
+#include <ostream>
+
+#include <fmt/format.h>
+
+#include "gpudiag/report/report.h"
+
+namespace gpudiag {
+
+std::vector<SarifNotification> trace_warnings(const Trace& trace) {
+  std::vector<SarifNotification> out;
+  if (trace.dropped_events > 0)
+    out.push_back({"dropped-events", "Events were dropped while recording the trace",
+                   fmt::format("{} events were dropped while recording: the findings may miss what they held",
+                               trace.dropped_events)});
+  if (trace.truncated && trace.corrupt_chunk)
+    // Bytes may follow the corrupt chunk: the recording did not necessarily stop there.
+    out.push_back({"corrupt-trace", "The trace file has a corrupt chunk; reading stopped there",
+                   fmt::format("the trace file is damaged ({}): the events in and after the corrupt chunk are missing",
+                               trace.truncation_note.empty() ? "a corrupt chunk" : trace.truncation_note)});
+  else if (trace.truncated)
+    out.push_back({"truncated-trace", "The trace file ends inside a chunk (the process died mid-write)",
+                   fmt::format("the trace is truncated ({}): it ends where the recording stopped",
+                               trace.truncation_note.empty() ? "the process died mid-write" : trace.truncation_note)});
+  if (!trace.stopped_cleanly)
+    out.push_back({"unclean-stop", "The recording did not stop cleanly",
+                   "the recording did not stop cleanly (the process was killed or crashed?): the newest events of "
+                   "each thread may be missing"});
+  return out;
+}
+
+nlohmann::json report_sarif(const Trace& trace, const Report& report, SarifOptions options) {
+  for (SarifNotification& w : trace_warnings(trace)) options.warnings.push_back(std::move(w));
+  return to_sarif(report.findings, options);
+}
+
+void emit_report_sarif(std::ostream& out, const Trace& trace, const Report& report, SarifOptions options) {
+  out << report_sarif(trace, report, std::move(options)).dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+      << '\n';
+}
+
+}  // namespace gpudiag
