@@ -99,6 +99,8 @@ TEST(TraceCommand, KilledCommandGives128PlusSignalAndAReadableTrace) {
   const CliRun r = gpudiag({"trace", "-o", "run.gdtrace", TRACED_PROGRAM, "0", "segv"}, dir);
   EXPECT_EQ(r.status, 128 + SIGSEGV) << r.err;
   EXPECT_EQ(load_trace(dir + "/run.gdtrace").allocs.size(), 100u);
+  // No clean stop wrote the End chunk: the short summary says so (indented under its trace).
+  EXPECT_NE(r.err.find("\n    the recording did not stop cleanly"), std::string::npos) << r.err;
 }
 
 // Runs `gpudiag trace` on a command that records 100 allocations and sleeps,

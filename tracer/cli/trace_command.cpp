@@ -35,6 +35,9 @@ void summarize(const std::string& path, std::ostream& out) {
   if (t.dropped_events != 0)
     out << fmt::format("    dropped: {} events were not recorded (buffers full); counts above are lower bounds\n", t.dropped_events);
   if (t.truncated) out << "    the trace ends early (the process died while writing): " << t.truncation_note << '\n';
+  // No End chunk: killed or crashed while recording (worded as in every report).
+  for (const SarifNotification& w : trace_warnings(t))
+    if (w.id == "unclean-stop") out << "    " << w.message << '\n';
 }
 
 int run_trace(const TraceRunOptions& options) {
