@@ -112,6 +112,24 @@ TEST_F(Browser, RealTracePageLoadsWithoutConsoleErrorsAndDrawsEverySeries) {
   EXPECT_GT(fs::file_size(png), 10000u);
 }
 
+TEST_F(Browser, WarningsAboutAnIncompleteTraceAreShownAboveEverything) {
+  Trace t;
+  alloc(t, 1000, 0x1000, 4096, 0);
+  t.dropped_events = 12;
+  t.truncated = true;
+  t.corrupt_chunk = true;
+  t.truncation_note = "corrupt chunk at byte 4096 (checksum mismatch); the 900 bytes after it were ignored";
+  t.stopped_cleanly = false;
+  const Page page = load(write_page(t, "incomplete.html"));
+  EXPECT_EQ(page.console, "") << "console output while loading";
+  const auto warnings = page.dom.find("id=\"gd-warnings\"");
+  ASSERT_NE(warnings, std::string::npos) << page.dom;
+  for (const char* text : {"12 events were dropped while recording", "The trace file is damaged (corrupt chunk at byte 4096",
+                           "The recording did not stop cleanly"})
+    EXPECT_NE(page.dom.find(std::string("<div class=\"warn\">") + text, warnings), std::string::npos) << text << "\n" << page.dom;
+  EXPECT_EQ(page.dom.find("recording stopped"), std::string::npos) << "a corrupt chunk is not where the recording stopped";
+}
+
 TEST_F(Browser, ZoomedViewDrawsOnlyTheChosenTimeRange) {
   Trace t;
   for (std::uint64_t i = 0; i < 20; ++i) alloc(t, 1'000'000 * i, 0x1000 * (i + 1), 1024 * (i + 1), 0);
