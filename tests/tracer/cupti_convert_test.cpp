@@ -89,6 +89,33 @@ TEST(CuptiConvert, MemcpyRecordUsesCuptiMemoryKinds) {
   EXPECT_EQ(as<rec::MemcpyEvent>(e2).copy, CopyKind::PtoP);
 }
 
+TEST(CuptiConvert, PeerToPeerRecordNamesTheOtherDevice) {
+  CUpti_ActivityMemcpyPtoP4 m{};
+  m.kind = CUPTI_ACTIVITY_KIND_MEMCPY2;
+  m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_PTOP;
+  m.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+  m.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+  m.flags = CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC;
+  m.bytes = 1 << 20;
+  m.start = 30, m.end = 90;
+  m.deviceId = 0, m.srcDeviceId = 0, m.dstDeviceId = 3;
+  m.streamId = 9;
+  m.correlationId = 12;
+  FakeHooks f;
+  Event e = convert(reinterpret_cast<CUpti_Activity*>(&m), f.hooks());
+  const auto& me = as<rec::MemcpyEvent>(e);
+  EXPECT_EQ(me.copy, CopyKind::PtoP);
+  EXPECT_EQ(me.device, 0);
+  EXPECT_EQ(me.peer_device, 3);
+  EXPECT_EQ(me.bytes, 1u << 20);
+  EXPECT_TRUE(me.async);
+  EXPECT_EQ(me.stream, 9u);
+  EXPECT_EQ(me.correlation, 12u);
+  m.deviceId = 3;  // recorded on the destination's side
+  Event e2 = convert(reinterpret_cast<CUpti_Activity*>(&m), f.hooks());
+  EXPECT_EQ(as<rec::MemcpyEvent>(e2).peer_device, 0);
+}
+
 TEST(CuptiConvert, MemsetAndMemoryRecords) {
   CUpti_ActivityMemset4 s{};
   s.kind = CUPTI_ACTIVITY_KIND_MEMSET;
@@ -144,6 +171,9 @@ TEST(CuptiConvert, SyncApiAndOverheadRecords) {
   EXPECT_EQ(f.names[api.name], "cudaMalloc_v3020");
   EXPECT_EQ(api.status, 2);
   EXPECT_EQ(api.domain, ApiDomain::Runtime);
+  a.threadId = 4242;
+  Event threaded = convert(reinterpret_cast<CUpti_Activity*>(&a), f.hooks());
+  EXPECT_EQ(as<rec::ApiEvent>(threaded).tid, 4242u) << "the calling thread, not CUPTI's buffer thread";
   a.kind = CUPTI_ACTIVITY_KIND_DRIVER;
   a.cbid = 9999;
   Event de = convert(reinterpret_cast<CUpti_Activity*>(&a), f.hooks());

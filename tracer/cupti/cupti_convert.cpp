@@ -109,6 +109,23 @@ Event convert(const CUpti_Activity* record, const Hooks& h) {
       e.stack = stack(h, m->correlationId);
       return e;
     }
+    case CUPTI_ACTIVITY_KIND_MEMCPY2: {  // peer to peer
+      const auto* m = reinterpret_cast<const CUpti_ActivityMemcpyPtoP4*>(record);
+      rec::MemcpyEvent e;
+      e.start_ns = m->start;
+      e.end_ns = m->end;
+      e.bytes = m->bytes;
+      e.copy = copy_kind(m->copyKind);
+      e.src_kind = mem_kind(m->srcKind);
+      e.dst_kind = mem_kind(m->dstKind);
+      e.async = (m->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) != 0;
+      e.device = static_cast<std::int32_t>(m->deviceId);
+      e.peer_device = static_cast<std::int32_t>(m->deviceId == m->srcDeviceId ? m->dstDeviceId : m->srcDeviceId);
+      e.stream = m->streamId;
+      e.correlation = m->correlationId;
+      e.stack = stack(h, m->correlationId);
+      return e;
+    }
     case CUPTI_ACTIVITY_KIND_MEMSET: {
       const auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(record);
       rec::MemsetEvent e;
@@ -153,7 +170,7 @@ Event convert(const CUpti_Activity* record, const Hooks& h) {
                            .name = intern(h, name ? std::string_view(name) : std::string_view("unknown API")),
                            .domain = runtime ? ApiDomain::Runtime : ApiDomain::Driver,
                            .status = static_cast<std::int32_t>(a->returnValue), .correlation = a->correlationId,
-                           .stack = stack(h, a->correlationId)};
+                           .stack = stack(h, a->correlationId), .tid = a->threadId};
     }
     case CUPTI_ACTIVITY_KIND_OVERHEAD: {
       const auto* o = reinterpret_cast<const CUpti_ActivityOverhead3*>(record);

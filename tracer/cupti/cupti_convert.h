@@ -1,5 +1,5 @@
 // CUPTI activity records (CUDA 13 layouts: CUpti_ActivityKernel10,
-// CUpti_ActivityMemcpy6, CUpti_ActivityMemset4, CUpti_ActivityMemory4,
+// CUpti_ActivityMemcpy6, CUpti_ActivityMemcpyPtoP4, CUpti_ActivityMemset4, CUpti_ActivityMemory4,
 // CUpti_ActivitySynchronization2, CUpti_ActivityAPI, CUpti_ActivityOverhead3)
 // turned into recording-API events. Pure: no CUPTI calls, so it is tested
 // with records built in the test.

@@ -160,7 +160,8 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     warn("cuptiActivityRegisterCallbacks", r);
     return 0;
   }
-  const CUpti_ActivityKind kinds[] = {CUPTI_ACTIVITY_KIND_MEMORY2, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,
+  const CUpti_ActivityKind kinds[] = {CUPTI_ACTIVITY_KIND_MEMORY2, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2,
+                                      CUPTI_ACTIVITY_KIND_MEMSET,
                                       CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
                                       CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_ACTIVITY_KIND_OVERHEAD};
   for (CUpti_ActivityKind k : kinds)

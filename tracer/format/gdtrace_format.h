@@ -62,7 +62,8 @@ inline constexpr std::uint32_t kMaxChunk = 64u << 20;
 //   Memset       a=MemKind, flags bit0=async, x=value, p0=addr p1=bytes
 //   Kernel       x=name, p0..p3 = u32 grid[3], block[3], shared bytes, 0
 //   Sync         a=SyncKind, p0=event
-//   Api          a=ApiDomain, x=name, p0=status (int32)
+//   Api          a=ApiDomain, x=name, p0=status (int32), tid=calling thread
+//                when another thread recorded the call (CUPTI), else 0
 //   HostAccess   a=AccessKind, t0=time, p0=addr, p1=bytes
 //   OutOfMemory  t0=time, p0=requested, p1=free, p2=capacity
 //   Finding      t0=time, x=rule id string, p0=message string
@@ -80,7 +81,7 @@ struct RawEvent {
   std::uint32_t x;
   std::uint16_t flags;
   std::uint16_t reserved0;
-  std::uint32_t reserved1;
+  std::uint32_t tid;  // the thread the event happened on, when not the chunk's (0: the chunk's)
   std::uint64_t p[4];
 };
 static_assert(sizeof(RawEvent) == 88);

@@ -267,7 +267,8 @@ void Reader::convert(std::uint32_t tid, const RawEvent& e) {
       break;
     case EventKind::Api:
       trace_.api_calls.push_back({e.t0, e.t1, str(e.x), enum_or_unknown<ApiDomain>(e.a, 3),
-                                  static_cast<std::int32_t>(static_cast<std::int64_t>(e.p[0])), e.device, tid, e.correlation, st});
+                                  static_cast<std::int32_t>(static_cast<std::int64_t>(e.p[0])), e.device,
+                                  e.tid != 0 ? e.tid : tid, e.correlation, st});
       break;
     case EventKind::HostAccess:
       trace_.host_accesses.push_back({e.t0, e.p[0], e.p[1], enum_or_unknown<AccessKind>(e.a, 1), e.device, tid, st});

@@ -23,14 +23,14 @@ struct Words {
   std::uint64_t head = 0;  // kind, a, b, c, device
   std::uint64_t t0 = 0, t1 = 0, stream = 0, correlation = 0;
   std::uint64_t stack_x = 0;  // stack, x
-  std::uint64_t flags = 0;    // flags (the reserved fields stay 0)
+  std::uint64_t flags = 0;    // flags, reserved0 (0), tid
   std::uint64_t p[4] = {};
 };
 static_assert(std::endian::native == std::endian::little);
 // The words that pack several fields: kind, a, b, c then device; stack then
-// x; flags then the reserved fields.
+// x; flags, reserved0 then tid.
 static_assert(offsetof(RawEvent, kind) == 0 && offsetof(RawEvent, device) == 4 && offsetof(RawEvent, t0) == 8 &&
-              offsetof(RawEvent, x) == offsetof(RawEvent, stack) + 4 && offsetof(RawEvent, reserved1) == offsetof(RawEvent, flags) + 4 &&
+              offsetof(RawEvent, x) == offsetof(RawEvent, stack) + 4 && offsetof(RawEvent, tid) == offsetof(RawEvent, flags) + 4 &&
               offsetof(RawEvent, p) == offsetof(RawEvent, flags) + 8);
 
 inline std::uint64_t u8(auto v) noexcept { return static_cast<std::uint8_t>(v); }
@@ -106,6 +106,7 @@ Words encode(const ApiEvent& v) noexcept {
           .t1 = end_or_start(v.end_ns, v.start_ns),
           .correlation = v.correlation,
           .stack_x = pair(v.stack, v.name),
+          .flags = pair(0, v.tid),
           .p = {static_cast<std::uint64_t>(static_cast<std::int64_t>(v.status))}};
 }
 

@@ -160,6 +160,9 @@ struct ApiEvent {
   std::int32_t device = kHostDevice;
   std::uint64_t correlation = 0;
   StackId stack = 0;
+  // The OS thread that made the call, when another thread records it (CUPTI
+  // delivers API records on its own thread); 0: the recording thread.
+  std::uint32_t tid = 0;
 };
 
 // The host read or wrote a buffer (gdrt: item(), host views of tensors).
