@@ -44,6 +44,9 @@ void expect_events(const Trace& t, bool allow_lost) {
   } else {
     EXPECT_EQ(seen.size(), kEvents);
     EXPECT_EQ(t.dropped_events, 0u);
+    // Everything reached the file (the crash handlers end it with an End
+    // chunk): no report may warn that events may be missing.
+    EXPECT_TRUE(t.stopped_cleanly);
   }
   EXPECT_FALSE(t.truncated) << t.truncation_note;
 }

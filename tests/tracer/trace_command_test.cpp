@@ -99,7 +99,16 @@ TEST(TraceCommand, KilledCommandGives128PlusSignalAndAReadableTrace) {
   const CliRun r = gpudiag({"trace", "-o", "run.gdtrace", TRACED_PROGRAM, "0", "segv"}, dir);
   EXPECT_EQ(r.status, 128 + SIGSEGV) << r.err;
   EXPECT_EQ(load_trace(dir + "/run.gdtrace").allocs.size(), 100u);
-  // No clean stop wrote the End chunk: the short summary says so (indented under its trace).
+  // The crash handler wrote every buffer and the End chunk: nothing is missing.
+  EXPECT_EQ(r.err.find("did not stop cleanly"), std::string::npos) << r.err;
+}
+
+TEST(TraceCommand, SigkilledCommandsTraceSaysTheNewestEventsMayBeMissing) {
+  const std::string dir = fresh_dir("sigkill");
+  const CliRun r = gpudiag({"trace", "-o", "run.gdtrace", TRACED_PROGRAM, "0", "kill"}, dir);
+  EXPECT_EQ(r.status, 128 + SIGKILL) << r.err;
+  EXPECT_NO_THROW(load_trace(dir + "/run.gdtrace"));
+  // No End chunk: the short summary says so (indented under its trace).
   EXPECT_NE(r.err.find("\n    the recording did not stop cleanly"), std::string::npos) << r.err;
 }
 

@@ -1,6 +1,6 @@
 // A program for `gpudiag trace` tests. It links libgpudiag_record, so
 // recording starts by itself from GPUDIAG_TRACE. Usage:
-//   traced_program EXIT_CODE [fork] [exec] [sleep] [segv]
+//   traced_program EXIT_CODE [fork] [exec] [sleep] [segv] [kill]
 // records 100 allocations (and, with "fork", a forked child records 50 more
 // into its own trace), optionally sleeps until signalled, then exits.
 #include <signal.h>
@@ -23,12 +23,13 @@ static void record(int n, std::uint64_t base) {
 
 int main(int argc, char** argv) {
   const int code = argc > 1 ? std::atoi(argv[1]) : 0;
-  bool fork_child = false, exec_child = false, sleep_forever = false, segv = false;
+  bool fork_child = false, exec_child = false, sleep_forever = false, segv = false, killed = false;
   for (int i = 2; i < argc; ++i) {
     fork_child |= std::strcmp(argv[i], "fork") == 0;
     exec_child |= std::strcmp(argv[i], "exec") == 0;
     sleep_forever |= std::strcmp(argv[i], "sleep") == 0;
     segv |= std::strcmp(argv[i], "segv") == 0;
+    killed |= std::strcmp(argv[i], "kill") == 0;
   }
   record(100, 1);
   if (fork_child) {
@@ -54,5 +55,6 @@ int main(int argc, char** argv) {
     pause();
   }
   if (segv) raise(SIGSEGV);
+  if (killed) raise(SIGKILL);
   return code;
 }

@@ -75,13 +75,11 @@ void emergency_flush() noexcept {
   // Let a write the writer thread started finish, so its chunk stays whole.
   for (int i = 0; i < 200 && r->writes_in_flight.load() != 0; ++i) pause_briefly();
   r->writes_in_flight.fetch_add(1);
-  for (std::uint32_t i = 0; i < r->pool_size; ++i) drain_buffer(*r, r->pool[i]);
-  const std::uint64_t dropped = r->dropped.load();
-  if (dropped != 0) {
-    char staging[sizeof(gdtrace::ChunkHeader) + sizeof dropped];
-    __builtin_memcpy(staging + sizeof(gdtrace::ChunkHeader), &dropped, sizeof dropped);
-    write_chunk(r->fd, gdtrace::ChunkType::Dropped, staging, sizeof dropped);
-  }
+  drain_all(*r);
+  // Everything recorded is in the file: readers need not warn that the
+  // newest events may be missing, as they must after SIGKILL.
+  const std::uint64_t written = r->events_written.load();
+  write_small_chunk(r->fd, gdtrace::ChunkType::End, &written, sizeof written);
   r->writes_in_flight.fetch_sub(1);
   g_flushing.store(0);
 }
