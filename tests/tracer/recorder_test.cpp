@@ -53,6 +53,8 @@ TEST(Recorder, EveryEventKindRoundTrips) {
   rec::record(rec::SyncEvent{.start_ns = 410, .end_ns = 500, .kind = SyncKind::Stream, .device = 0, .stream = 7});
   rec::record(rec::ApiEvent{.start_ns = 290, .end_ns = 295, .name = rec::intern("cudaLaunchKernel"), .domain = ApiDomain::Runtime,
                             .status = 2, .device = 0, .correlation = 9});
+  rec::record(rec::ApiEvent{.start_ns = 296, .end_ns = 297, .name = rec::intern("cudaFree"), .domain = ApiDomain::Runtime,
+                            .device = 0, .correlation = 10, .tid = 4242});
   rec::record(rec::HostAccessEvent{.time_ns = 510, .addr = 0x1000, .bytes = 4, .access = AccessKind::Write, .device = 0});
   rec::record(rec::OutOfMemoryEvent{.time_ns = 520, .requested_bytes = 1ull << 40, .free_bytes = 10, .capacity_bytes = 1 << 30, .device = 0});
   rec::record(rec::FindingEvent{.time_ns = 530, .rule_id = rec::intern("GD001"), .message = rec::intern("mixed devices")});
@@ -90,10 +92,12 @@ TEST(Recorder, EveryEventKindRoundTrips) {
   EXPECT_EQ(t.kernels[0].shared_bytes, 1024u);
   ASSERT_EQ(t.syncs.size(), 1u);
   EXPECT_EQ(t.syncs[0].kind, SyncKind::Stream);
-  ASSERT_EQ(t.api_calls.size(), 1u);
+  ASSERT_EQ(t.api_calls.size(), 2u);
   EXPECT_EQ(t.str(t.api_calls[0].name), "cudaLaunchKernel");
   EXPECT_EQ(t.api_calls[0].status, 2);
   EXPECT_EQ(t.api_calls[0].domain, ApiDomain::Runtime);
+  EXPECT_EQ(t.api_calls[0].tid, t.allocs[0].tid) << "recorded on its own thread";
+  EXPECT_EQ(t.api_calls[1].tid, 4242u) << "recorded on behalf of thread 4242";
   ASSERT_EQ(t.host_accesses.size(), 1u);
   EXPECT_EQ(t.host_accesses[0].access, AccessKind::Write);
   ASSERT_EQ(t.ooms.size(), 1u);
