@@ -167,6 +167,9 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
   for (CUpti_ActivityKind k : kinds)
     if (CUptiResult r = cuptiActivityEnable(k); r != CUPTI_SUCCESS) warn(("enabling activity kind " + std::to_string(k)).c_str(), r);
   enable_stack_callbacks();
+  // CUPTI keeps records until a buffer fills: flushed every 100 ms instead,
+  // they reach the trace even when nothing runs at the end (_exit, SIGKILL).
+  if (CUptiResult r = cuptiActivityFlushPeriod(100); r != CUPTI_SUCCESS) warn("cuptiActivityFlushPeriod", r);
   install_crash_flush();
   // Registered after the recorder's own atexit, so it runs first.
   std::atexit(flush_cupti);

@@ -6,7 +6,11 @@
 //   - std::terminate (uncaught exception): drain, then the previous handler;
 //   - exit(): the atexit handler registered by start() stops cleanly;
 //   - _exit()/_Exit(): this library interposes them (as sanitizers do) and
-//     drains before the exit_group system call;
+//     drains before the exit_group system call, when the program links it
+//     (libgdrt does). A CUDA program traced only through the CUPTI injection
+//     library loads it with dlopen, too late to interpose: there _exit loses
+//     what was recorded since the last periodic flush (the writer's
+//     flush_interval_ms, CUPTI's 100 ms flush period), as on SIGKILL;
 //   - SIGKILL: nothing runs. Each live thread loses less than one buffer:
 //     completed halves reach the file before the next half completes (see
 //     recorder_state.h), the writer thread drains partly filled buffers
