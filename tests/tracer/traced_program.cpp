@@ -51,6 +51,9 @@ int main(int argc, char** argv) {
     waitpid(pid, &status, 0);
   }
   if (sleep_forever) {
+    // Not forever: if the test never signals (it failed first), SIGALRM ends
+    // the wait, so no orphan keeps the test's output pipe open.
+    alarm(30);
     write(STDOUT_FILENO, "ready\n", 6);
     pause();
   }
