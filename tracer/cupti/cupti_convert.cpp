@@ -75,6 +75,28 @@ SyncKind sync_kind(std::uint32_t t) {
   }
 }
 
+namespace {
+
+// CUpti_ActivityMemcpy6 and CUpti_ActivityMemcpyPtoP4 name their shared fields alike.
+template <class Record>
+rec::MemcpyEvent copy_event(const Record* m, const Hooks& h) {
+  rec::MemcpyEvent e;
+  e.start_ns = m->start;
+  e.end_ns = m->end;
+  e.bytes = m->bytes;
+  e.copy = copy_kind(m->copyKind);
+  e.src_kind = mem_kind(m->srcKind);
+  e.dst_kind = mem_kind(m->dstKind);
+  e.async = (m->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) != 0;
+  e.device = static_cast<std::int32_t>(m->deviceId);
+  e.stream = m->streamId;
+  e.correlation = m->correlationId;
+  e.stack = stack(h, m->correlationId);
+  return e;
+}
+
+}  // namespace
+
 Event convert(const CUpti_Activity* record, const Hooks& h) {
   switch (record->kind) {
     case CUPTI_ACTIVITY_KIND_KERNEL:
@@ -93,37 +115,12 @@ Event convert(const CUpti_Activity* record, const Hooks& h) {
       e.stack = stack(h, k->correlationId);
       return e;
     }
-    case CUPTI_ACTIVITY_KIND_MEMCPY: {
-      const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(record);
-      rec::MemcpyEvent e;
-      e.start_ns = m->start;
-      e.end_ns = m->end;
-      e.bytes = m->bytes;
-      e.copy = copy_kind(m->copyKind);
-      e.src_kind = mem_kind(m->srcKind);
-      e.dst_kind = mem_kind(m->dstKind);
-      e.async = (m->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) != 0;
-      e.device = static_cast<std::int32_t>(m->deviceId);
-      e.stream = m->streamId;
-      e.correlation = m->correlationId;
-      e.stack = stack(h, m->correlationId);
-      return e;
-    }
+    case CUPTI_ACTIVITY_KIND_MEMCPY:
+      return copy_event(reinterpret_cast<const CUpti_ActivityMemcpy6*>(record), h);
     case CUPTI_ACTIVITY_KIND_MEMCPY2: {  // peer to peer
       const auto* m = reinterpret_cast<const CUpti_ActivityMemcpyPtoP4*>(record);
-      rec::MemcpyEvent e;
-      e.start_ns = m->start;
-      e.end_ns = m->end;
-      e.bytes = m->bytes;
-      e.copy = copy_kind(m->copyKind);
-      e.src_kind = mem_kind(m->srcKind);
-      e.dst_kind = mem_kind(m->dstKind);
-      e.async = (m->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) != 0;
-      e.device = static_cast<std::int32_t>(m->deviceId);
+      rec::MemcpyEvent e = copy_event(m, h);
       e.peer_device = static_cast<std::int32_t>(m->deviceId == m->srcDeviceId ? m->dstDeviceId : m->srcDeviceId);
-      e.stream = m->streamId;
-      e.correlation = m->correlationId;
-      e.stack = stack(h, m->correlationId);
       return e;
     }
     case CUPTI_ACTIVITY_KIND_MEMSET: {
