@@ -32,12 +32,8 @@ void summarize(const std::string& path, std::ostream& out) {
   for (const auto& [name, n] : kinds)
     if (n != 0) line += fmt::format("{}{} {}", line.empty() ? "" : ", ", n, name);
   if (!line.empty()) out << "    " << line << '\n';
-  if (t.dropped_events != 0)
-    out << fmt::format("    dropped: {} events were not recorded (buffers full); counts above are lower bounds\n", t.dropped_events);
-  if (t.truncated) out << "    the trace ends early (the process died while writing): " << t.truncation_note << '\n';
-  // No End chunk: killed or crashed while recording (worded as in every report).
-  for (const SarifNotification& w : trace_warnings(t))
-    if (w.id == "unclean-stop") out << "    " << w.message << '\n';
+  // Dropped events, a file cut short or damaged, a killed recording: worded as in every report.
+  for (const SarifNotification& w : trace_warnings(t)) out << "    " << w.message << '\n';
 }
 
 int run_trace(const TraceRunOptions& options) {

@@ -25,8 +25,8 @@ std::vector<SarifNotification> trace_warnings(const Trace& trace) {
                                trace.truncation_note.empty() ? "the process died mid-write" : trace.truncation_note)});
   if (!trace.stopped_cleanly)
     out.push_back({"unclean-stop", "The recording did not stop cleanly",
-                   "the recording did not stop cleanly (the process was killed or crashed?): the newest events of "
-                   "each thread may be missing"});
+                   "the recording did not stop cleanly (the process was killed: SIGKILL, the OOM killer?): the newest "
+                   "events of each thread may be missing"});
   return out;
 }
 

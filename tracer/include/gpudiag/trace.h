@@ -241,10 +241,11 @@ struct Trace {
   // rather than where the file ends: the recording did not stop there, the
   // file is damaged, and whatever followed the corrupt chunk was not read.
   bool corrupt_chunk = false;
-  // False for a .gdtrace without the End chunk a clean stop writes: the
-  // process crashed or was killed while recording. A crash drains every
-  // buffer first; after SIGKILL the newest events of each thread may be
-  // missing. Imports and traces built in code count as complete.
+  // False for a .gdtrace without an End chunk: the process was killed while
+  // recording (SIGKILL, the OOM killer) and the newest events of each thread
+  // may be missing. A clean stop writes the End chunk, and so do the crash
+  // handlers once every buffer is written. Imports and traces built in code
+  // count as complete.
   bool stopped_cleanly = true;
 
   StringTable strings;
