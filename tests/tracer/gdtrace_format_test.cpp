@@ -157,6 +157,26 @@ TEST(GdtraceFormat, FileWithoutTheEndChunkDidNotStopCleanly) {
   EXPECT_NE(chunks_of(test::read_file(path)).back().type, static_cast<std::uint16_t>(gdtrace::ChunkType::End));
 }
 
+// A crash handler writes End once every buffer is written; if the program's
+// own handler lets it go on, only a later End means nothing is missing.
+TEST(GdtraceFormat, OnlyAnEndChunkWrittenLastIsACleanStop) {
+  const std::string path = test::temp_path("end-then-more.gdtrace");
+  write_gdtrace(sample_trace(), path);
+  const std::string bytes = test::read_file(path);
+  const auto chunks = chunks_of(bytes);
+  ASSERT_GE(chunks.size(), 3u);
+  ASSERT_EQ(chunks.back().type, static_cast<std::uint16_t>(gdtrace::ChunkType::End));
+  // The End chunk moved before the last chunk that precedes it.
+  const std::size_t end_at = chunks.back().pos, before = chunks[chunks.size() - 2].pos;
+  const std::string moved =
+      bytes.substr(0, before) + bytes.substr(end_at) + bytes.substr(before, end_at - before);
+  const Trace t = read_gdtrace_bytes(moved, "end-then-more");
+  EXPECT_FALSE(t.truncated) << t.truncation_note;
+  EXPECT_FALSE(t.stopped_cleanly) << "chunks after the End chunk: the recording went on";
+  EXPECT_TRUE(read_gdtrace_bytes(bytes + bytes.substr(end_at), "two-ends").stopped_cleanly)
+      << "a crash handler's End, then the clean stop's";
+}
+
 TEST(GdtraceFormat, BadTagInTheMiddleIsDamageNotTheEnd) {
   const std::string path = test::temp_path("bad-tag.gdtrace");
   write_gdtrace(sample_trace(), path);

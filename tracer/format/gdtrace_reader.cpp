@@ -139,6 +139,9 @@ class Reader {
       stop_at_corruption(pos, next, "malformed payload for chunk type " + std::to_string(h.type));
       return false;
     }
+    // A crash handler's End may be followed by more of the recording (the
+    // program's own handler let it go on): only an End written last counts.
+    if (h.type != static_cast<std::uint16_t>(ChunkType::End)) trace_.stopped_cleanly = false;
     ++chunks_;
     pos = next;
     return true;
