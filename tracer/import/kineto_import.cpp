@@ -214,20 +214,33 @@ class KinetoImporter {
   void memory(od::object& ev) {
     const std::uint32_t tid = tid_of(number_field(ev, "tid"));
     const std::uint64_t t = micros_to_ns(number_field(ev, "ts"));
-    od::value args_value;
     od::object args;
-    if (!found(ev.find_field_unordered("args").get(args_value)) || !found(args_value.get_object().get(args))) return;
+    if (!args_of(ev, args)) return;
     const std::int64_t bytes = int_field(args, "Bytes", 0);
-    const std::int64_t type = int_field(args, "Device Type", 0);
-    const std::int64_t device_id = int_field(args, "Device Id", 0);
-    const auto device = static_cast<std::int32_t>(type == 0 ? kHostDevice : device_id);
-    const MemKind kind = type == 0 ? MemKind::Pageable : MemKind::Device;
+    const auto [device, host] = allocator_place(args);
+    const MemKind kind = host ? MemKind::Pageable : MemKind::Device;
     const auto addr = static_cast<std::uint64_t>(int_field(args, "Addr", 0));
     if (bytes > 0)
       trace_.allocs.push_back({.time_ns = t, .addr = addr, .bytes = static_cast<std::uint64_t>(bytes), .kind = kind, .device = device, .tid = tid});
     else if (bytes < 0)
       trace_.frees.push_back({.time_ns = t, .addr = addr, .bytes = static_cast<std::uint64_t>(-bytes), .kind = kind, .device = device, .tid = tid});
     totals(args, t, device);
+  }
+
+  // The event's "args" object, if it has one.
+  static bool args_of(od::object& ev, od::object& args) {
+    od::value value;
+    return found(ev.find_field_unordered("args").get(value)) && found(value.get_object().get(args));
+  }
+
+  // Where an allocator event happened: "Device Type" 0 is the CPU (the host).
+  struct AllocatorPlace {
+    std::int32_t device;
+    bool host;
+  };
+  static AllocatorPlace allocator_place(od::object& args) {
+    if (int_field(args, "Device Type", 0) == 0) return {kHostDevice, true};
+    return {static_cast<std::int32_t>(int_field(args, "Device Id", 0)), false};
   }
 
   // PyTorch's allocator totals after the event, when it wrote them.
@@ -244,15 +257,12 @@ class KinetoImporter {
   void out_of_memory(od::object& ev) {
     const std::uint32_t tid = tid_of(number_field(ev, "tid"));
     const std::uint64_t t = micros_to_ns(number_field(ev, "ts"));
-    od::value args_value;
     od::object args;
-    if (!found(ev.find_field_unordered("args").get(args_value)) || !found(args_value.get_object().get(args))) {
+    if (!args_of(ev, args)) {
       trace_.ooms.push_back({.time_ns = t, .tid = tid});
       return;
     }
-    const std::int64_t type = int_field(args, "Device Type", 0);
-    const std::int64_t device_id = int_field(args, "Device Id", 0);
-    const auto device = static_cast<std::int32_t>(type == 0 ? kHostDevice : device_id);
+    const std::int32_t device = allocator_place(args).device;
     const auto bytes = static_cast<std::uint64_t>(std::max<std::int64_t>(0, int_field(args, "Bytes", 0)));
     trace_.ooms.push_back({.time_ns = t, .requested_bytes = bytes, .device = device, .tid = tid});
     totals(args, t, device);
