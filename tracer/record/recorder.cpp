@@ -21,7 +21,7 @@ namespace detail {
 std::atomic<bool> g_enabled{false};
 std::atomic<Recorder*> g_recorder{nullptr};
 std::atomic<std::uint64_t> g_generation{0};
-__attribute__((tls_model("initial-exec"))) constinit thread_local Cursor t_cursor{};
+constinit thread_local Cursor t_cursor{};
 
 namespace {
 

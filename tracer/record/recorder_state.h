@@ -112,9 +112,14 @@ struct Cursor {
   std::uint32_t limit = 0;              // the next half boundary
   std::uint64_t generation = 0;         // of the recording `buffer` belongs to
 };
-// constinit and initial-exec: a plain %fs-relative access on the hot path,
-// no TLS wrapper call or guard.
-extern __attribute__((tls_model("initial-exec"))) constinit thread_local Cursor t_cursor;
+// constinit: no TLS wrapper call or guard on the hot path. Not initial-exec:
+// that model marks the library STATIC_TLS, and the CUDA driver's dlopen of
+// the CUPTI injection library (which needs this one) then fails once the
+// loader's static TLS surplus is used up. The library is built with TLS
+// descriptors (-mtls-dialect=gnu2) instead: a module loaded at start-up, or
+// placed in the static surplus by dlopen, resolves the cursor with one load
+// from the GOT, and any other takes the slower __tls_get_addr-like path.
+extern constinit thread_local Cursor t_cursor;
 
 // begin_event() when the thread has no buffer yet, reached a half boundary
 // of its buffer, or its buffer belongs to an earlier recording.
