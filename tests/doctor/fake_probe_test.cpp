@@ -15,7 +15,7 @@ namespace {
 class FakeProbe final : public Probe {
  public:
   DriverInfo driver_info;
-  LibraryInfo cudart_info, cudnn_info, cupti_info;
+  LibraryInfo cudart_info, cudnn_info, cupti_info, injection_info;
   std::optional<std::string> visible;
   int built = 13000;
 
@@ -28,6 +28,7 @@ class FakeProbe final : public Probe {
   LibraryInfo cuda_runtime() override { return cudart_info; }
   LibraryInfo cudnn() override { return cudnn_info; }
   LibraryInfo cupti() override { return cupti_info; }
+  LibraryInfo injection_library() override { return injection_info; }
   std::optional<std::string> env(const std::string& name) override {
     return name == "CUDA_VISIBLE_DEVICES" ? visible : std::nullopt;
   }
@@ -201,6 +202,26 @@ TEST(Doctor, MissingLibrariesAreWarningsWithFixes) {
   EXPECT_TRUE(contains(all, "libcudart.so.13 (CUDA 13.0) is not loadable"));
   for (const auto& p : r.problems) EXPECT_EQ(p.severity, Problem::Severity::Warning) << p.title;
   EXPECT_EQ(to_json(r)["cudnn"]["found"], false);
+}
+
+TEST(Doctor, AnInjectionLibraryThatDoesNotLoadIsAnErrorWithTheLoadersMessage) {
+  FakeProbe probe;
+  probe.driver_info = driver_with_devices(1);
+  probe.injection_info.tried = {"/opt/gpudiag/lib/libgpudiag_cupti.so"};
+  probe.injection_info.load_error =
+      "/opt/gpudiag/lib/libgpudiag_record.so.0: cannot allocate memory in static TLS block";
+  const Report r = run(probe);
+  const std::string all = problems_of(r);
+  EXPECT_TRUE(contains(all, "gpudiag's CUPTI injection library does not load: /opt/gpudiag/lib/libgpudiag_record.so.0: "
+                            "cannot allocate memory in static TLS block"))
+      << all;
+  EXPECT_TRUE(contains(all, "gpudiag trace would record no CUDA activity")) << all;
+  EXPECT_EQ(to_json(r)["injection_library"]["found"], false);
+
+  probe.injection_info = {true, "/opt/gpudiag/lib/libgpudiag_cupti.so", {"/opt/gpudiag/lib/libgpudiag_cupti.so"}, {}, 0, 0};
+  EXPECT_FALSE(contains(problems_of(run(probe)), "injection library")) << "it loads: nothing to say";
+  probe.injection_info = {};  // built without CUDA: not checked, not a problem
+  EXPECT_FALSE(contains(problems_of(run(probe)), "injection library"));
 }
 
 TEST(Doctor, CudaVisibleDevicesHidesEverything) {

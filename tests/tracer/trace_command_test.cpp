@@ -23,12 +23,13 @@ struct CliRun {
   std::string err;
 };
 
-// Runs gpudiag with args in `dir`, capturing stderr.
-CliRun gpudiag(const std::vector<std::string>& args, const std::string& dir) {
+// Runs gpudiag with args (and extra environment entries) in `dir`, capturing stderr.
+CliRun gpudiag(const std::vector<std::string>& args, const std::string& dir, const std::vector<std::string>& env = {}) {
   const std::string err_file = dir + "/stderr.txt";
   pid_t pid = fork();
   if (pid == 0) {
     if (chdir(dir.c_str()) != 0) _exit(126);
+    for (const auto& e : env) putenv(const_cast<char*>(e.c_str()));
     FILE* f = freopen(err_file.c_str(), "w", stderr);
     (void)f;
     std::vector<char*> argv{const_cast<char*>(GPUDIAG_EXE)};
@@ -220,6 +221,20 @@ TEST(TraceCommand, CommandWithoutRecorderSaysNothingWasRecorded) {
   const CliRun r = gpudiag({"trace", "--", "/bin/true"}, dir);
   EXPECT_EQ(r.status, 0);
   EXPECT_NE(r.err.find("no trace was written"), std::string::npos) << r.err;
+}
+
+TEST(TraceCommand, AnInjectionLibraryThatCannotLoadIsNamedWithTheLoadersReason) {
+  const std::string dir = fresh_dir("bad-injection");
+  const std::string library = dir + "/libgpudiag_cupti.so";
+  test::write_file(library, std::string(4096, 'x'));  // no ELF header
+  const CliRun r = gpudiag({"trace", "-o", "run.gdtrace", "--", TRACED_PROGRAM, "0"}, dir,
+                           {"GPUDIAG_CUPTI_LIBRARY=" + library});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("warning: CUDA activity was not traced: the CUDA driver cannot load the injection library: " +
+                       library + ": "),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("invalid ELF header"), std::string::npos) << "the loader's own reason: " << r.err;
 }
 
 }  // namespace

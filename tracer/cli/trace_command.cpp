@@ -60,7 +60,9 @@ int run_trace(const TraceRunOptions& options) {
   }
   std::ostream& out = std::cerr;  // keep the command's stdout clean
   out << fmt::format("gpudiag trace: '{}' exited with status {}\n", options.command[0], result.exit_status);
-  if (result.cupti_library.empty())
+  if (!result.injection_error.empty())
+    out << "  warning: CUDA activity was not traced: " << result.injection_error << '\n';
+  else if (result.cupti_library.empty())
     out << "  note: libgpudiag_cupti.so was not found (set GPUDIAG_CUPTI_LIBRARY); CUDA activity was not traced\n";
   if (result.traces.empty()) {
     out << "  no trace was written: the command loaded neither libgdrt nor CUDA, so nothing recorded\n";

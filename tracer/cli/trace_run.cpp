@@ -12,6 +12,7 @@
 #include <iterator>
 #include <stdexcept>
 
+#include "gpudiag/doctor/injection.h"
 #include "gpudiag/trace_io.h"
 
 namespace gpudiag::cli {
@@ -43,12 +44,6 @@ bool recorded_nothing(const std::string& path) {
   }
 }
 
-std::string self_dir() {
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string() : exe.parent_path().string();
-}
-
 }  // namespace
 
 std::string trace_pattern(const std::string& output) {
@@ -58,27 +53,19 @@ std::string trace_pattern(const std::string& output) {
   return (p.parent_path() / (p.stem().string() + ".%p" + ext)).string();
 }
 
-std::string find_cupti_library() {
-  if (const char* env = std::getenv("GPUDIAG_CUPTI_LIBRARY"); env && *env) return env;
-  std::vector<fs::path> candidates;
-  if (const std::string dir = self_dir(); !dir.empty()) {
-    candidates.push_back(fs::path(dir) / ".." / GPUDIAG_INSTALL_LIBDIR / "libgpudiag_cupti.so");
-    candidates.push_back(fs::path(dir) / "libgpudiag_cupti.so");
-  }
-#ifdef GPUDIAG_BUILD_CUPTI_LIBRARY
-  candidates.push_back(GPUDIAG_BUILD_CUPTI_LIBRARY);
-#endif
-  for (const auto& c : candidates) {
-    std::error_code ec;
-    if (fs::is_regular_file(c, ec)) return fs::weakly_canonical(c, ec).string();
-  }
-  return {};
-}
-
 TraceRunResult run_traced(const TraceRunOptions& options) {
   if (options.command.empty()) throw std::runtime_error("no command to trace");
   TraceRunResult result;
-  result.cupti_library = options.cupti_library.empty() ? find_cupti_library() : options.cupti_library;
+  // The driver ignores an injection library it cannot load: check it the
+  // same way first, so that a failure is said, with the loader's reason.
+  const std::string library = options.cupti_library.empty() ? doctor::find_injection_library() : options.cupti_library;
+  if (!library.empty()) {
+    const doctor::LibraryInfo check = doctor::check_injection_library(library);
+    if (check.loaded)
+      result.cupti_library = library;
+    else
+      result.injection_error = "the CUDA driver cannot load the injection library: " + check.load_error;
+  }
   std::error_code ec;
   // `-o runs/`: the root's trace is runs/trace.gdtrace, its children's beside it.
   const std::string output = fs::is_directory(options.output, ec) ? (fs::path(options.output) / "trace.gdtrace").string()

@@ -19,14 +19,12 @@ struct TraceRunResult {
   int exit_status = 0;              // CMD's status, 128+signal when killed
   std::vector<std::string> traces;  // files written: the root's first
   std::string cupti_library;        // what CUDA_INJECTION64_PATH was set to ("" none)
+  std::string injection_error;      // why the injection library found was not used
 };
 
 // The pattern every traced process writes to: `output` with ".%p" before the
 // extension (unless it already has %p).
 std::string trace_pattern(const std::string& output);
-// libgpudiag_cupti.so: $GPUDIAG_CUPTI_LIBRARY, next to this executable's
-// lib directory once installed, else the build tree's; "" if none exists.
-std::string find_cupti_library();
 // The output cannot be written (its directory is missing): a usage error,
 // detected before the command runs.
 struct OutputError : std::runtime_error {

@@ -127,6 +127,16 @@ void check_libraries(const Facts& f, Report& r) {
                           "gpudiag trace records kernels and copies on a real GPU through CUPTI.",
                           "install the toolkit's CUPTI (extras/CUPTI) and add its lib64 folder to LD_LIBRARY_PATH"});
   }
+  // Built with CUDA (something was tried) but the driver would fail to load it.
+  if (!f.injection_library.tried.empty() && !f.injection_library.loaded) {
+    r.problems.push_back({Severity::Error,
+                          fmt::format("gpudiag's CUPTI injection library does not load: {}", f.injection_library.load_error),
+                          "the CUDA driver loads it with dlopen and ignores a failure: gpudiag trace would record no "
+                          "CUDA activity at all.",
+                          f.cupti.loaded ? "reinstall gpudiag, or point GPUDIAG_CUPTI_LIBRARY at a libgpudiag_cupti.so "
+                                           "that loads"
+                                         : "make libcupti.so loadable (see the CUPTI problem above), then check again"});
+  }
 }
 
 // A CUDA major has no code for GPUs older than its minimum architecture:

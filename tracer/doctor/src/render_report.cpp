@@ -64,6 +64,7 @@ void render_text(std::ostream& out, const Report& r, bool color) {
   row("cuDNN", library_line(f.cudnn, fmt::format("{}, built for CUDA {}", cudnn_version_string(f.cudnn.version),
                                                  cuda_version_string(f.cudnn.cudart_version))));
   row("CUPTI", library_line(f.cupti, fmt::format("API version {}", f.cupti.version)));
+  if (!f.injection_library.tried.empty()) row("gpudiag tracer", library_line(f.injection_library, "loads as the driver loads it"));
   row("CUDA_VISIBLE_DEVICES", r.visible.description);
 
   if (!r.problems.empty()) {
@@ -138,6 +139,7 @@ nlohmann::json to_json(const Report& r) {
           {"cuda_runtime", runtime},
           {"cudnn", cudnn},
           {"cupti", library(f.cupti)},
+          {"injection_library", library(f.injection_library)},
           {"cuda_visible_devices", visible},
           {"problems", problems},
           {"notes", r.notes},

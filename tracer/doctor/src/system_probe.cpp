@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "gpudiag/doctor/injection.h"
 #include "gpudiag/doctor/probe.h"
 
 #if GPUDIAG_HAVE_CUDA_HEADERS
@@ -146,6 +147,14 @@ class SystemProbe final : public Probe {
     return info;
   }
 
+  LibraryInfo injection_library() override {
+#if GPUDIAG_HAVE_CUDA_HEADERS
+    return check_injection_library(find_injection_library());
+#else
+    return {};
+#endif
+  }
+
   std::optional<std::string> env(const std::string& name) override {
     const char* value = std::getenv(name.c_str());
     if (value == nullptr) return std::nullopt;
@@ -173,6 +182,7 @@ Facts gather(Probe& probe) {
   facts.cuda_runtime = probe.cuda_runtime();
   facts.cudnn = probe.cudnn();
   facts.cupti = probe.cupti();
+  facts.injection_library = probe.injection_library();
   return facts;
 }
 

@@ -69,6 +69,10 @@ class Probe {
   virtual LibraryInfo cuda_runtime() = 0;  // libcudart, cudaRuntimeGetVersion
   virtual LibraryInfo cudnn() = 0;         // libcudnn, cudnnGetVersion, cudnnGetCudartVersion
   virtual LibraryInfo cupti() = 0;         // libcupti, cuptiGetVersion
+  // gpudiag's own libgpudiag_cupti.so, loaded as the driver loads it
+  // (check_injection_library); not loaded with an empty `tried` when this
+  // gpudiag was built without CUDA.
+  virtual LibraryInfo injection_library() = 0;
   virtual std::optional<std::string> env(const std::string& name) = 0;
   // CUDART_VERSION of the toolkit gpudiag was built with; 0 when built without CUDA.
   virtual int built_runtime_version() = 0;
@@ -83,6 +87,7 @@ struct Facts {
   LibraryInfo cuda_runtime;
   LibraryInfo cudnn;
   LibraryInfo cupti;
+  LibraryInfo injection_library;
   int built_runtime_version = 0;
   std::optional<std::string> cuda_visible_devices;  // nullopt: unset
 };
