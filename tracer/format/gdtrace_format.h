@@ -31,6 +31,10 @@ enum class ChunkType : std::uint16_t {
   Dropped = 5,  // u64 events dropped so far (monotonic; the reader keeps the max)
   Process = 6,  // i64 pid, i64 ppid, then the command line (arguments separated by NUL)
   End = 7,      // u64 events written; present when the recording was stopped cleanly
+  // Written by the crash handler, with write(2) only: i32 signal, i32 si_code,
+  // u64 fault address, u64 time, u32 tid, u32 frame count, u64 frames
+  // (innermost first, starting at the faulting instruction when known).
+  Crash = 8,
 };
 
 struct ChunkHeader {  // 16 bytes, then `length` bytes of payload
@@ -62,8 +66,9 @@ inline constexpr std::uint32_t kMaxChunk = 64u << 20;
 //   Memset       a=MemKind, flags bit0=async, x=value, p0=addr p1=bytes
 //   Kernel       x=name, p0..p3 = u32 grid[3], block[3], shared bytes, 0
 //   Sync         a=SyncKind, p0=event
-//   Api          a=ApiDomain, x=name, p0=status (int32), tid=calling thread
-//                when another thread recorded the call (CUPTI), else 0
+//   Api          a=ApiDomain, x=name, p0=status (int32), p1=symbol (the
+//                launched kernel's name string), tid=calling thread when
+//                another thread recorded the call (CUPTI), else 0
 //   HostAccess   a=AccessKind, t0=time, p0=addr, p1=bytes
 //   OutOfMemory  t0=time, p0=requested, p1=free, p2=capacity
 //   Finding      t0=time, x=rule id string, p0=message string

@@ -194,6 +194,21 @@ class Reader {
         if (n != 8) return false;
         trace_.stopped_cleanly = true;
         return true;
+      case ChunkType::Crash: {
+        if (n < 32) return false;
+        const auto count = load<std::uint32_t>(p + 28);
+        if (std::uint64_t{count} * 8 + 32 != n) return false;
+        Stack s;
+        s.starts_at_fault = true;
+        for (std::uint32_t i = 0; i < count; ++i) s.frames.push_back({.ip = load<std::uint64_t>(p + 32 + std::size_t{i} * 8)});
+        trace_.crashes.push_back({.time_ns = load<std::uint64_t>(p + 16),
+                                  .signal = load<std::int32_t>(p),
+                                  .code = load<std::int32_t>(p + 4),
+                                  .address = load<std::uint64_t>(p + 8),
+                                  .tid = load<std::uint32_t>(p + 24),
+                                  .stack = count ? trace_.add_stack(std::move(s)) : kNoStack});
+        return true;
+      }
     }
     return true;  // a chunk type from a newer minor revision: skip it
   }
@@ -271,7 +286,7 @@ void Reader::convert(std::uint32_t tid, const RawEvent& e) {
     case EventKind::Api:
       trace_.api_calls.push_back({e.t0, e.t1, str(e.x), enum_or_unknown<ApiDomain>(e.a, 3),
                                   static_cast<std::int32_t>(static_cast<std::int64_t>(e.p[0])), e.device,
-                                  e.tid != 0 ? e.tid : tid, e.correlation, st});
+                                  e.tid != 0 ? e.tid : tid, e.correlation, st, str(static_cast<std::uint32_t>(e.p[1]))});
       break;
     case EventKind::HostAccess:
       trace_.host_accesses.push_back({e.t0, e.p[0], e.p[1], enum_or_unknown<AccessKind>(e.a, 1), e.device, tid, st});

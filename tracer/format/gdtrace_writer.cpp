@@ -148,6 +148,7 @@ void write_gdtrace(const Trace& t, const std::string& path) {
   for (const auto& a : t.api_calls) {
     RawEvent e = base(EventKind::Api, a.device, a.start_ns, a.end_ns, 0, a.correlation, a.stack);
     e.a = u8(a.domain), e.x = a.name, e.p[0] = static_cast<std::uint64_t>(static_cast<std::int64_t>(a.status));
+    e.p[1] = a.symbol;
     w.event(a.tid, e);
   }
   for (const auto& h : t.host_accesses) {
@@ -171,6 +172,12 @@ void write_gdtrace(const Trace& t, const std::string& path) {
     w.event(0, e);
   }
   w.flush_all();
+  for (const auto& c : t.crashes) {
+    const auto& frames = t.stack(c.stack).frames;
+    std::string p = words(c.signal, c.code, c.address, c.time_ns, c.tid, static_cast<std::uint32_t>(frames.size()));
+    for (const auto& f : frames) p += words(f.ip);
+    w.chunk(gdtrace::ChunkType::Crash, p);
+  }
   if (t.dropped_events != 0) w.chunk(gdtrace::ChunkType::Dropped, words(t.dropped_events));
   // A trace whose recording did not stop cleanly is written without the End chunk, as it was recorded.
   if (t.stopped_cleanly) w.chunk(gdtrace::ChunkType::End, words(static_cast<std::uint64_t>(t.event_count())));

@@ -2,7 +2,11 @@
 // file first.
 //   - fatal signals (SEGV, BUS, ABRT, FPE, ILL) and termination signals (INT,
 //     TERM, HUP, QUIT): drain every buffer with write(2) only, then call the
-//     handler the program had installed, or re-raise with the default action;
+//     handler the program had installed, or re-raise with the default action.
+//     A fatal signal that will kill the process (no handler of the program's
+//     comes after us) is itself recorded first, as a Crash chunk: signal,
+//     si_code, fault address, thread and the stack from the faulting
+//     instruction, so the report can say what the program died of;
 //   - std::terminate (uncaught exception): drain, then the previous handler;
 //   - exit(): the atexit handler registered by start() stops cleanly;
 //   - _exit()/_Exit(): this library interposes them (as sanitizers do) and
@@ -15,11 +19,15 @@
 //     completed halves reach the file before the next half completes (see
 //     recorder_state.h), the writer thread drains partly filled buffers
 //     every flush_interval_ms, and a chunk cut in half is ignored by the reader.
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
 #include <signal.h>
 #include <sys/syscall.h>
+#include <ucontext.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <cstddef>
 #include <cstdlib>
 #include <exception>
 
@@ -39,7 +47,56 @@ void pause_briefly() noexcept {
   nanosleep(&ts, nullptr);
 }
 
+bool is_fault(int sig) { return sig == SIGSEGV || sig == SIGBUS || sig == SIGABRT || sig == SIGFPE || sig == SIGILL; }
+
+std::uint64_t faulting_pc(const void* context) {
+#if defined(__x86_64__)
+  return context ? static_cast<std::uint64_t>(static_cast<const ucontext_t*>(context)->uc_mcontext.gregs[REG_RIP]) : 0;
+#elif defined(__aarch64__)
+  return context ? static_cast<const ucontext_t*>(context)->uc_mcontext.pc : 0;
+#else
+  return 0;
+#endif
+}
+
+// Async-signal-safe: a stack buffer, libunwind's local unwinder (which
+// steps through the signal frame) and one write(2). The stack starts at the
+// faulting instruction when the unwinder reaches it, so the handler's own
+// frames are not shown.
+void record_crash(int sig, const siginfo_t* info, const void* context) noexcept {
+  Recorder* r = g_recorder.load(std::memory_order_acquire);
+  if (r == nullptr || r->fd < 0 || r->pid != static_cast<std::uint64_t>(getpid())) return;
+  constexpr int kMaxFrames = 64;
+  struct {
+    std::int32_t signal, code;
+    std::uint64_t address, time_ns;
+    std::uint32_t tid, count;
+    std::uint64_t frames[kMaxFrames];
+  } crash{};
+  static_assert(offsetof(decltype(crash), frames) == 32);
+  crash.signal = sig;
+  crash.code = info ? info->si_code : 0;
+  crash.address = info && sig != SIGABRT ? reinterpret_cast<std::uint64_t>(info->si_addr) : 0;
+  crash.time_ns = now_ns();
+  crash.tid = current_tid();
+  void* ips[kMaxFrames];
+  const int n = unw_backtrace(ips, kMaxFrames);
+  int first = 0;
+  if (const std::uint64_t pc = faulting_pc(context); pc != 0)
+    for (int i = 0; i < n; ++i)
+      if (reinterpret_cast<std::uint64_t>(ips[i]) == pc) {
+        first = i;
+        break;
+      }
+  for (int i = first; i < n; ++i) crash.frames[crash.count++] = reinterpret_cast<std::uint64_t>(ips[i]);
+  write_small_chunk(r->fd, gdtrace::ChunkType::Crash, &crash, 32 + crash.count * 8);
+}
+
 void on_signal(int sig, siginfo_t* info, void* context) {
+  const struct sigaction& before = g_previous[sig];
+  // Only where the default action follows: a program's own handler may
+  // recover (a JIT's guard page, a runtime's fault handling).
+  if (is_fault(sig) && !(before.sa_flags & SA_SIGINFO) && before.sa_handler == SIG_DFL) record_crash(sig, info, context);
   emergency_flush();
   // A handler the program installed before us (e.g. one that maps pages on
   // a fault) gets the original siginfo and context, and we stay installed.

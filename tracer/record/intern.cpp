@@ -153,6 +153,15 @@ void interning_before_fork() noexcept { interning().mutex.lock(); }
 void interning_after_fork_in_parent() noexcept { interning().mutex.unlock(); }
 void interning_after_fork_in_child() noexcept { new (&interning().mutex) std::mutex(); }
 
+void write_loaded_modules(Recorder& r) noexcept {
+  try {
+    Interning& in = interning();
+    std::lock_guard<std::mutex> lock(in.mutex);
+    record_modules(r, current(r));
+  } catch (...) {
+  }
+}
+
 void write_process_info(Recorder& r) noexcept {
   try {
     std::ifstream in("/proc/self/cmdline", std::ios::binary);

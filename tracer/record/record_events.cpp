@@ -107,7 +107,7 @@ Words encode(const ApiEvent& v) noexcept {
           .correlation = v.correlation,
           .stack_x = pair(v.stack, v.name),
           .flags = pair(0, v.tid),
-          .p = {static_cast<std::uint64_t>(static_cast<std::int64_t>(v.status))}};
+          .p = {static_cast<std::uint64_t>(static_cast<std::int64_t>(v.status)), v.symbol}};
 }
 
 Words encode(const HostAccessEvent& v) noexcept {

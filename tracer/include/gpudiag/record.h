@@ -163,6 +163,9 @@ struct ApiEvent {
   // The OS thread that made the call, when another thread records it (CUPTI
   // delivers API records on its own thread); 0: the recording thread.
   std::uint32_t tid = 0;
+  // What a launch call launched (the kernel's name), 0 for other calls: when
+  // the kernel faults, its own activity record may never arrive.
+  StringId symbol = 0;
 };
 
 // The host read or wrote a buffer (gdrt: item(), host views of tensors).

@@ -73,6 +73,9 @@ struct StackFrame {
 
 struct Stack {
   std::vector<StackFrame> frames;  // innermost first
+  // frames[0] is the instruction that faulted (a crash's stack), not a
+  // return address: symbolized as it is, not as the call before it.
+  bool starts_at_fault = false;
 };
 
 struct DeviceDesc {
@@ -184,6 +187,7 @@ struct ApiCall {
   std::uint32_t tid = 0;
   std::uint64_t correlation = 0;
   StackId stack = 0;
+  StringId symbol = 0;  // the kernel a launch call launched, 0 otherwise
 };
 
 struct HostAccess {
@@ -213,6 +217,16 @@ struct RaisedFinding {
   StringId message = 0;
   std::uint32_t tid = 0;
   StackId stack = 0;
+};
+
+// The traced process died of a fatal signal (recorded by its crash handler).
+struct Crash {
+  std::uint64_t time_ns = 0;
+  std::int32_t signal = 0;
+  std::int32_t code = 0;       // si_code: SEGV_MAPERR, SEGV_ACCERR, ...
+  std::uint64_t address = 0;   // si_addr: the faulting address for SIGSEGV/SIGBUS
+  std::uint32_t tid = 0;
+  StackId stack = 0;           // from the faulting instruction outwards
 };
 
 // Allocator totals sampled by the source (Kineto "[memory]": Total Allocated
@@ -250,6 +264,9 @@ struct Trace {
 
   StringTable strings;
   std::vector<Module> modules;
+  // Set by symbolize(): modules whose frames got a function name but no
+  // file:line, because reading their debug information would stall a report.
+  std::vector<StringId> modules_without_lines;
   std::vector<Stack> stacks;  // index = StackId; stacks[0] is empty
   std::vector<DeviceDesc> devices;
   std::vector<StreamDesc> streams;
@@ -265,6 +282,8 @@ struct Trace {
   std::vector<OutOfMemory> ooms;
   std::vector<RaisedFinding> findings;
   std::vector<MemoryCounter> memory_counters;
+  // Fatal signals, in time order: usually none or one (two threads may fault together).
+  std::vector<Crash> crashes;
 
   Trace() : stacks(1) {}
 
