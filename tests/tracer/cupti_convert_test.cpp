@@ -20,10 +20,6 @@ struct FakeHooks {
               names[it->second] = it->first;
               return it->second;
             },
-        .api_name = [](CUpti_CallbackDomain d, CUpti_CallbackId id) -> const char* {
-          if (d == CUPTI_CB_DOMAIN_RUNTIME_API && id == CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020) return "cudaMalloc_v3020";
-          return nullptr;
-        },
         .stack_of = [](std::uint32_t corr) -> rec::StackId { return corr == 77 ? 5 : 0; },
     };
   }
@@ -116,7 +112,7 @@ TEST(CuptiConvert, PeerToPeerRecordNamesTheOtherDevice) {
   EXPECT_EQ(as<rec::MemcpyEvent>(e2).peer_device, 0);
 }
 
-TEST(CuptiConvert, MemsetAndMemoryRecords) {
+TEST(CuptiConvert, MemsetRecordsAndNoMemoryRecords) {
   CUpti_ActivityMemset4 s{};
   s.kind = CUPTI_ACTIVITY_KIND_MEMSET;
   s.value = 0xff;
@@ -130,27 +126,11 @@ TEST(CuptiConvert, MemsetAndMemoryRecords) {
   CUpti_ActivityMemory4 m{};
   m.kind = CUPTI_ACTIVITY_KIND_MEMORY2;
   m.memoryOperationType = CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION;
-  m.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
-  m.address = 0x7f0000;
-  m.bytes = 1 << 20;
-  m.timestamp = 99;
-  m.deviceId = 0;
-  m.correlationId = 77;
-  Event a = convert(reinterpret_cast<CUpti_Activity*>(&m), f.hooks());
-  auto& ae = as<rec::AllocEvent>(a);
-  EXPECT_EQ(ae.addr, 0x7f0000u);
-  EXPECT_EQ(ae.bytes, 1u << 20);
-  EXPECT_EQ(ae.kind, MemKind::Device);
-  EXPECT_EQ(ae.time_ns, 99u);
-  EXPECT_EQ(ae.stack, 5u);
-  m.memoryOperationType = CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE;
-  Event r = convert(reinterpret_cast<CUpti_Activity*>(&m), f.hooks());
-  EXPECT_EQ(as<rec::FreeEvent>(r).addr, 0x7f0000u);
-  m.memoryOperationType = CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_INVALID;
-  EXPECT_TRUE(std::holds_alternative<std::monostate>(convert(reinterpret_cast<CUpti_Activity*>(&m), f.hooks())));
+  EXPECT_TRUE(std::holds_alternative<std::monostate>(convert(reinterpret_cast<CUpti_Activity*>(&m), f.hooks())))
+      << "allocations come from API callbacks: MEMORY2 records crash the driver and stay off";
 }
 
-TEST(CuptiConvert, SyncApiAndOverheadRecords) {
+TEST(CuptiConvert, SyncRecordsAndNoApiRecords) {
   FakeHooks f;
   CUpti_ActivitySynchronization2 s{};
   s.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
@@ -163,28 +143,8 @@ TEST(CuptiConvert, SyncApiAndOverheadRecords) {
 
   CUpti_ActivityAPI a{};
   a.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
-  a.cbid = CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020;
-  a.returnValue = 2;  // cudaErrorMemoryAllocation
-  a.start = 5, a.end = 6;
-  Event ae = convert(reinterpret_cast<CUpti_Activity*>(&a), f.hooks());
-  auto& api = as<rec::ApiEvent>(ae);
-  EXPECT_EQ(f.names[api.name], "cudaMalloc_v3020");
-  EXPECT_EQ(api.status, 2);
-  EXPECT_EQ(api.domain, ApiDomain::Runtime);
-  a.threadId = 4242;
-  Event threaded = convert(reinterpret_cast<CUpti_Activity*>(&a), f.hooks());
-  EXPECT_EQ(as<rec::ApiEvent>(threaded).tid, 4242u) << "the calling thread, not CUPTI's buffer thread";
-  a.kind = CUPTI_ACTIVITY_KIND_DRIVER;
-  a.cbid = 9999;
-  Event de = convert(reinterpret_cast<CUpti_Activity*>(&a), f.hooks());
-  EXPECT_EQ(as<rec::ApiEvent>(de).domain, ApiDomain::Driver);
-  EXPECT_EQ(f.names[as<rec::ApiEvent>(de).name], "unknown API");
-
-  CUpti_ActivityOverhead3 o{};
-  o.kind = CUPTI_ACTIVITY_KIND_OVERHEAD;
-  o.overheadKind = CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH;
-  Event oe = convert(reinterpret_cast<CUpti_Activity*>(&o), f.hooks());
-  EXPECT_EQ(f.names[as<rec::ApiEvent>(oe).name], "overhead: CUPTI buffer flush");
+  EXPECT_TRUE(std::holds_alternative<std::monostate>(convert(reinterpret_cast<CUpti_Activity*>(&a), f.hooks())))
+      << "API calls come from callbacks, only those the detectors read";
 }
 
 TEST(CuptiConvert, KindNumberingDiffersFromNsysAndIsMapped) {

@@ -1,16 +1,27 @@
-// The CUPTI injection library traces a real CUDA program end to end. Needs a
-// GPU and its driver; skips with the reason otherwise.
+// The CUPTI injection library traces a real CUDA program end to end
+// (cuda_trace_program.cu: every allocation family, streams, events, a graph)
+// without changing what it does. Needs a GPU and its driver; skips with the
+// reason otherwise.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
 #include <string>
 
+#include <map>
+#include <set>
+#include <stdexcept>
+
+#include "../report/detect_support.h"
+#include "gpudiag/api_kinds.h"
+#include "gpudiag/report/report.h"
 #include "gpudiag/trace_io.h"
 #include "test_support.h"
 
 namespace gpudiag {
 namespace {
+
+using namespace gpudiag::testing;
 
 // Why CUDA cannot run here, or "" when it can.
 std::string why_no_gpu() {
@@ -29,28 +40,99 @@ std::string why_no_gpu() {
   return why;
 }
 
-TEST(CuptiEndToEnd, TracesAllocCopyKernelSyncFree) {
-  if (std::string(CUDA_TRACE_PROGRAM).empty()) GTEST_SKIP() << "nvcc was not found at configure time: no CUDA test program";
-  if (const std::string why = why_no_gpu(); !why.empty()) GTEST_SKIP() << why;
+struct ProgramRun {
+  int status = 0;
+  std::string out;
+};
+
+// Runs the CUDA program with extra environment, capturing its stdout.
+ProgramRun run_program(const std::vector<std::string>& env) {
+  const std::string out = test::temp_path("cuda-stdout.txt");
+  const int status = test::run({"/bin/sh", "-c", "exec \"$0\" >" + out, CUDA_TRACE_PROGRAM}, env);
+  return {status, test::read_file(out)};
+}
+
+std::string skip_reason() {
+  if (std::string(CUDA_TRACE_PROGRAM).empty()) return "nvcc was not found at configure time: no CUDA test program";
+  return why_no_gpu();
+}
+
+Trace traced_run(ProgramRun& run) {
   const std::string pattern = test::temp_path("cuda-%p.gdtrace");
-  const int status = test::run({CUDA_TRACE_PROGRAM}, {"GPUDIAG_TRACE=" + pattern, "CUDA_INJECTION64_PATH=" GPUDIAG_CUPTI_LIBRARY});
-  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
+  run = run_program({"GPUDIAG_TRACE=" + pattern, "CUDA_INJECTION64_PATH=" GPUDIAG_CUPTI_LIBRARY});
   const auto dir = std::filesystem::path(pattern).parent_path();
   std::string file;
   for (const auto& e : std::filesystem::directory_iterator(dir))
-    if (e.path().filename().string().find("cuda-") != std::string::npos) file = e.path().string();
-  ASSERT_FALSE(file.empty());
-  const Trace t = load_trace(file);
-  EXPECT_GE(t.kernels.size(), 1u);
-  EXPECT_GE(t.memcpys.size(), 2u);
+    if (e.path().filename().string().find("cuda-") != std::string::npos && e.path().extension() == ".gdtrace")
+      file = e.path().string();
+  if (file.empty()) throw std::runtime_error("the traced run wrote no trace");
+  Trace t = load_trace(file);
+  symbolize(t);
+  return t;
+}
+
+TEST(CuptiEndToEnd, ATracedRunBehavesAsTheUntracedOne) {
+  if (const std::string why = skip_reason(); !why.empty()) GTEST_SKIP() << why;
+  const ProgramRun untraced = run_program({});
+  ASSERT_TRUE(WIFEXITED(untraced.status) && WEXITSTATUS(untraced.status) == 0) << untraced.out;
+  ProgramRun traced;
+  const Trace t = traced_run(traced);
+  EXPECT_EQ(traced.status, untraced.status);
+  EXPECT_EQ(traced.out, untraced.out) << "same results, traced or not";
+  EXPECT_TRUE(t.stopped_cleanly);
+  EXPECT_TRUE(t.crashes.empty());
+}
+
+TEST(CuptiEndToEnd, EveryAllocationFamilyIsRecordedWithTheCallersStack) {
+  if (const std::string why = skip_reason(); !why.empty()) GTEST_SKIP() << why;
+  ProgramRun run;
+  const Trace t = traced_run(run);
+  std::map<MemKind, int> kinds;
+  for (const Alloc& a : t.allocs) ++kinds[a.kind];
+  EXPECT_GE(kinds[MemKind::Device], 5) << "cudaMalloc, pitched, async, pool, cuMemMap";
+  EXPECT_GE(kinds[MemKind::Pinned], 3) << "cudaMallocHost, cudaHostAlloc, cudaHostRegister";
+  EXPECT_GE(kinds[MemKind::Managed], 1);
+  const Report r = analyze(t);
+  for (const DeviceMemory& m : r.memory.devices)
+    EXPECT_TRUE(m.leaked.empty()) << "device " << m.device << ": every allocation of the program is freed";
+  bool stream_ordered_free = false;
+  for (const Free& f : t.frees) stream_ordered_free |= f.stream != 0;
+  EXPECT_TRUE(stream_ordered_free) << "cudaFreeAsync carries its stream";
+  for (const Alloc& a : t.allocs) {
+    const auto frames = frames_of(t, a.stack);
+    ASSERT_FALSE(frames.empty());
+    EXPECT_TRUE(frames[0].function.find("main") != std::string::npos ||
+                frames[0].function.find("virtual_memory") != std::string::npos)
+        << "the first frame is the program's call, not CUDA's or gpudiag's: " << frames[0].function;
+  }
+}
+
+TEST(CuptiEndToEnd, TheFailedRequestIsAnOutOfMemoryWithTheDevicesCapacity) {
+  if (const std::string why = skip_reason(); !why.empty()) GTEST_SKIP() << why;
+  ProgramRun run;
+  const Trace t = traced_run(run);
+  ASSERT_EQ(t.ooms.size(), 1u);
+  EXPECT_EQ(t.ooms[0].requested_bytes, std::uint64_t{1} << 50);
+  EXPECT_GT(t.ooms[0].capacity_bytes, 0u);
+  const Report r = analyze(t);
+  EXPECT_EQ(only(r.findings, "GD008").size(), 1u);
+  EXPECT_TRUE(only(r.findings, "GD006").empty()) << "the program checked every status";
+}
+
+TEST(CuptiEndToEnd, OnlyTheCallsTheDetectorsReadAreRecordedWithTheGpuWork) {
+  if (const std::string why = skip_reason(); !why.empty()) GTEST_SKIP() << why;
+  ProgramRun run;
+  const Trace t = traced_run(run);
+  for (const ApiCall& a : t.api_calls)
+    EXPECT_TRUE(api_kind(t.str(a.name)) != ApiKind::Other || a.status != 0) << t.str(a.name);
+  std::set<std::string> kernels;
+  for (const Kernel& k : t.kernels) kernels.insert(std::string(t.str(k.name)).substr(0, 5));
+  for (const char* k : {"fill(", "scale", "add(c"}) EXPECT_TRUE(kernels.count(k)) << k;
+  EXPECT_GE(t.memcpys.size(), 5u);
   EXPECT_GE(t.memsets.size(), 1u);
-  EXPECT_GE(t.allocs.size(), 1u);
-  EXPECT_GE(t.frees.size(), 1u);
-  EXPECT_GE(t.syncs.size(), 1u);
-  EXPECT_FALSE(t.api_calls.empty());
-  bool scale = false;
-  for (const auto& k : t.kernels) scale |= t.str(k.name).find("scale") != std::string_view::npos;
-  EXPECT_TRUE(scale);
+  EXPECT_FALSE(t.syncs.empty());
+  ASSERT_FALSE(t.devices.empty());
+  EXPECT_GT(t.devices[0].memory_bytes, 0u);
 }
 
 }  // namespace

@@ -21,19 +21,6 @@ std::uint32_t dim(std::int32_t v) { return v < 0 ? 0 : static_cast<std::uint32_t
 rec::StackId stack(const Hooks& h, std::uint32_t correlation) { return h.stack_of && correlation ? h.stack_of(correlation) : 0; }
 rec::StringId intern(const Hooks& h, std::string_view s) { return h.intern ? h.intern(s) : 0; }
 
-std::string_view overhead_name(CUpti_ActivityOverheadKind k) {
-  switch (k) {
-    case CUPTI_ACTIVITY_OVERHEAD_DRIVER_COMPILER: return "overhead: driver JIT compilation";
-    case CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH: return "overhead: CUPTI buffer flush";
-    case CUPTI_ACTIVITY_OVERHEAD_CUPTI_INSTRUMENTATION: return "overhead: CUPTI instrumentation";
-    case CUPTI_ACTIVITY_OVERHEAD_CUPTI_RESOURCE: return "overhead: CUPTI resources";
-    case CUPTI_ACTIVITY_OVERHEAD_RUNTIME_TRIGGERED_MODULE_LOADING: return "overhead: module loading";
-    case CUPTI_ACTIVITY_OVERHEAD_LAZY_FUNCTION_LOADING: return "overhead: lazy function loading";
-    case CUPTI_ACTIVITY_OVERHEAD_COMMAND_BUFFER_FULL: return "overhead: command buffer full";
-    default: return "overhead: other";
-  }
-}
-
 }  // namespace
 
 MemKind mem_kind(std::uint32_t k) {
@@ -138,41 +125,11 @@ Event convert(const CUpti_Activity* record, const Hooks& h) {
       e.stack = stack(h, m->correlationId);
       return e;
     }
-    case CUPTI_ACTIVITY_KIND_MEMORY2: {
-      const auto* m = reinterpret_cast<const CUpti_ActivityMemory4*>(record);
-      const MemKind kind = mem_kind(m->memoryKind);
-      const auto device = static_cast<std::int32_t>(m->deviceId);
-      if (m->memoryOperationType == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION)
-        return rec::AllocEvent{.time_ns = m->timestamp, .addr = m->address, .bytes = m->bytes, .kind = kind, .device = device,
-                               .stream = m->isAsync ? m->streamId : 0u, .correlation = m->correlationId,
-                               .stack = stack(h, m->correlationId)};
-      if (m->memoryOperationType == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE)
-        return rec::FreeEvent{.time_ns = m->timestamp, .addr = m->address, .bytes = m->bytes, .kind = kind, .device = device,
-                              .stream = m->isAsync ? m->streamId : 0u, .correlation = m->correlationId,
-                              .stack = stack(h, m->correlationId)};
-      return {};
-    }
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
       const auto* s = reinterpret_cast<const CUpti_ActivitySynchronization2*>(record);
       return rec::SyncEvent{.start_ns = s->start, .end_ns = s->end, .kind = sync_kind(s->type),
                             .stream = s->streamId == 0xffffffffu ? 0u : s->streamId, .event = s->cudaEventId,
                             .correlation = s->correlationId, .stack = stack(h, s->correlationId)};
-    }
-    case CUPTI_ACTIVITY_KIND_RUNTIME:
-    case CUPTI_ACTIVITY_KIND_DRIVER: {
-      const auto* a = reinterpret_cast<const CUpti_ActivityAPI*>(record);
-      const bool runtime = record->kind == CUPTI_ACTIVITY_KIND_RUNTIME;
-      const char* name = h.api_name ? h.api_name(runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API, a->cbid) : nullptr;
-      return rec::ApiEvent{.start_ns = a->start, .end_ns = a->end,
-                           .name = intern(h, name ? std::string_view(name) : std::string_view("unknown API")),
-                           .domain = runtime ? ApiDomain::Runtime : ApiDomain::Driver,
-                           .status = static_cast<std::int32_t>(a->returnValue), .correlation = a->correlationId,
-                           .stack = stack(h, a->correlationId), .tid = a->threadId};
-    }
-    case CUPTI_ACTIVITY_KIND_OVERHEAD: {
-      const auto* o = reinterpret_cast<const CUpti_ActivityOverhead3*>(record);
-      return rec::ApiEvent{.start_ns = o->start, .end_ns = o->end, .name = intern(h, overhead_name(o->overheadKind)),
-                           .domain = ApiDomain::Other, .correlation = o->correlationId};
     }
     default:
       return {};

@@ -1,7 +1,7 @@
 // CUPTI activity records (CUDA 13 layouts: CUpti_ActivityKernel10,
-// CUpti_ActivityMemcpy6, CUpti_ActivityMemcpyPtoP4, CUpti_ActivityMemset4, CUpti_ActivityMemory4,
-// CUpti_ActivitySynchronization2, CUpti_ActivityAPI, CUpti_ActivityOverhead3)
-// turned into recording-API events. Pure: no CUPTI calls, so it is tested
+// CUpti_ActivityMemcpy6, CUpti_ActivityMemcpyPtoP4, CUpti_ActivityMemset4,
+// CUpti_ActivitySynchronization2) turned into recording-API events. API
+// calls and allocations come from callbacks instead (callbacks.cpp). Pure: no CUPTI calls, so it is tested
 // with records built in the test.
 #pragma once
 
@@ -18,14 +18,11 @@ namespace gpudiag::cupti {
 
 struct Hooks {
   std::function<rec::StringId(std::string_view)> intern;
-  // Name of a runtime/driver API call by callback id (cuptiGetCallbackName).
-  std::function<const char*(CUpti_CallbackDomain, CUpti_CallbackId)> api_name;
   // Host stack captured when the API call with this correlation id began, or 0.
   std::function<rec::StackId(std::uint32_t)> stack_of;
 };
 
-using Event = std::variant<std::monostate, rec::AllocEvent, rec::FreeEvent, rec::MemcpyEvent, rec::MemsetEvent,
-                           rec::KernelEvent, rec::SyncEvent, rec::ApiEvent>;
+using Event = std::variant<std::monostate, rec::MemcpyEvent, rec::MemsetEvent, rec::KernelEvent, rec::SyncEvent>;
 
 // The event for one record; monostate for kinds gpudiag does not model.
 Event convert(const CUpti_Activity* record, const Hooks& hooks);

@@ -1,18 +1,22 @@
 // libgpudiag_cupti.so: loaded by the CUDA driver through CUDA_INJECTION64_PATH
-// (set by `gpudiag trace`). It enables CUPTI activity tracing, captures host
-// stacks at the entry of allocation, free, copy and launch calls, and turns
-// every completed record into a recording-API event of this process's trace.
+// (set by `gpudiag trace`). It records what the detectors need and nothing
+// more, and changes nothing the traced program sees:
+//   - API calls through CUPTI callbacks as they return (callbacks.cpp):
+//     allocations and frees of every family with their stacks, out-of-memory
+//     failures, the copy/memset/launch/sync calls, and any call that failed;
+//   - GPU activity records: kernels, copies, memsets, synchronisations.
+// CUPTI's MEMORY2 activity is not enabled: with it, cuMemFreeAsync of memory
+// from cudaMalloc crashes inside the driver. Neither are the RUNTIME and
+// DRIVER activity kinds, which record every one of a framework's calls.
 #include <cupti.h>
 #include <signal.h>
 
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <mutex>
 #include <string>
-#include <unordered_map>
 
+#include "callbacks.h"
 #include "cupti_convert.h"
 
 namespace gpudiag::cupti {
@@ -20,11 +24,7 @@ namespace {
 
 constexpr std::size_t kBufferBytes = 8u << 20;
 constexpr std::size_t kAlign = 8;
-constexpr std::size_t kMaxPendingStacks = 1u << 16;
 
-CUpti_SubscriberHandle g_subscriber = nullptr;
-std::mutex g_stacks_mutex;
-std::unordered_map<std::uint32_t, rec::StackId> g_stacks;  // correlation -> stack at API entry
 std::atomic<bool> g_flushing{false};
 
 void warn(const char* what, CUptiResult r) {
@@ -33,22 +33,10 @@ void warn(const char* what, CUptiResult r) {
   std::fprintf(stderr, "gpudiag: CUPTI %s failed: %s\n", what, text ? text : "unknown error");
 }
 
-rec::StackId take_stack(std::uint32_t correlation) {
-  std::lock_guard<std::mutex> lock(g_stacks_mutex);
-  auto it = g_stacks.find(correlation);
-  if (it == g_stacks.end()) return 0;
-  return it->second;  // kept: API and GPU records of one call share it
-}
-
 const Hooks& hooks() {
   static const Hooks h{
       .intern = [](std::string_view s) { return rec::intern(s); },
-      .api_name =
-          [](CUpti_CallbackDomain domain, CUpti_CallbackId cbid) -> const char* {
-        const char* name = nullptr;
-        return cuptiGetCallbackName(domain, cbid, &name) == CUPTI_SUCCESS ? name : nullptr;
-      },
-      .stack_of = take_stack,
+      .stack_of = stack_of_call,
   };
   return h;
 }
@@ -71,43 +59,7 @@ void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* buffer, 
   size_t dropped = 0;
   if (cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped != 0) rec::add_dropped(dropped);
   std::free(buffer);
-  // Once its records are in, stacks of completed calls are no longer needed.
-  std::lock_guard<std::mutex> lock(g_stacks_mutex);
-  if (g_stacks.size() > kMaxPendingStacks) g_stacks.clear();
-}
-
-bool wants_stack(const char* name) {
-  static const char* kPrefixes[] = {"cudaMalloc", "cudaFree", "cudaHostAlloc", "cudaMemcpy", "cudaMemset", "cudaLaunch",
-                                    "cuMemAlloc", "cuMemFree", "cuMemcpy", "cuMemset", "cuLaunch"};
-  for (const char* p : kPrefixes)
-    if (std::strncmp(name, p, std::strlen(p)) == 0) return true;
-  return false;
-}
-
-void CUPTIAPI on_api(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void* data) {
-  const auto* cb = static_cast<const CUpti_CallbackData*>(data);
-  if (cb->callbackSite != CUPTI_API_ENTER) return;
-  const rec::StackId s = rec::capture_stack(2);
-  if (s == 0) return;
-  std::lock_guard<std::mutex> lock(g_stacks_mutex);
-  g_stacks[cb->correlationId] = s;
-}
-
-void enable_stack_callbacks() {
-  if (!rec::stacks_enabled()) return;
-  if (CUptiResult r = cuptiSubscribe(&g_subscriber, reinterpret_cast<CUpti_CallbackFunc>(on_api), nullptr); r != CUPTI_SUCCESS) {
-    warn("cuptiSubscribe", r);
-    return;
-  }
-  const std::pair<CUpti_CallbackDomain, CUpti_CallbackId> domains[] = {
-      {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE}, {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE}};
-  for (const auto& [domain, count] : domains) {
-    for (CUpti_CallbackId id = 1; id < count; ++id) {
-      const char* name = nullptr;
-      if (cuptiGetCallbackName(domain, id, &name) != CUPTI_SUCCESS || name == nullptr) continue;
-      if (wants_stack(name)) cuptiEnableCallback(1, g_subscriber, domain, id);
-    }
-  }
+  forget_old_stacks();
 }
 
 uint64_t CUPTIAPI timestamp() { return rec::now_ns(); }
@@ -149,24 +101,31 @@ void install_crash_flush() {
 
 using namespace gpudiag::cupti;
 
-// Called by the CUDA driver when it loads this library. Returns 1 on success.
+// Called by the CUDA driver when it loads this library. Returns 1 on success;
+// whatever fails is said on stderr and in the trace, and the program runs on
+// untraced rather than stopped.
 extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) {
   if (!gpudiag::rec::enabled()) {
     std::fprintf(stderr, "gpudiag: CUPTI injection loaded but tracing is off (GPUDIAG_TRACE not set); not tracing\n");
     return 1;
   }
-  if (CUptiResult r = cuptiActivityRegisterTimestampCallback(timestamp); r != CUPTI_SUCCESS) warn("timestamp callback", r);
+  // The first call says whether CUPTI works in this process at all (it does
+  // not without a driver): one line then, not one per call.
+  if (CUptiResult r = cuptiActivityRegisterTimestampCallback(timestamp); r != CUPTI_SUCCESS) {
+    warn("cuptiActivityRegisterTimestampCallback", r);
+    std::fprintf(stderr, "gpudiag: CUDA activity of this process is not traced\n");
+    return 0;
+  }
   if (CUptiResult r = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed); r != CUPTI_SUCCESS) {
     warn("cuptiActivityRegisterCallbacks", r);
     return 0;
   }
-  const CUpti_ActivityKind kinds[] = {CUPTI_ACTIVITY_KIND_MEMORY2, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2,
-                                      CUPTI_ACTIVITY_KIND_MEMSET,
-                                      CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
-                                      CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_ACTIVITY_KIND_OVERHEAD};
+  const CUpti_ActivityKind kinds[] = {CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET,
+                                      CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION};
   for (CUpti_ActivityKind k : kinds)
     if (CUptiResult r = cuptiActivityEnable(k); r != CUPTI_SUCCESS) warn(("enabling activity kind " + std::to_string(k)).c_str(), r);
-  enable_stack_callbacks();
+  if (const std::string failed = enable_callbacks(); !failed.empty())
+    std::fprintf(stderr, "gpudiag: CUPTI %s; allocations and API calls are not traced\n", failed.c_str());
   // CUPTI keeps records until a buffer fills: flushed every 100 ms instead,
   // they reach the trace even when nothing runs at the end (_exit, SIGKILL).
   if (CUptiResult r = cuptiActivityFlushPeriod(100); r != CUPTI_SUCCESS) warn("cuptiActivityFlushPeriod", r);

@@ -1,0 +1,199 @@
+#include "callbacks.h"
+
+#include <cupti.h>
+#include <dlfcn.h>
+
+#include <array>
+#include <cstring>
+#include <mutex>
+#include <set>
+#include <unordered_map>
+#include <vector>
+
+#include "gpudiag/api_kinds.h"
+#include "memory_calls.h"
+
+namespace gpudiag::cupti {
+namespace {
+
+constexpr std::size_t kMaxPendingStacks = 1u << 16;
+
+CUpti_SubscriberHandle g_subscriber = nullptr;
+// ApiKind of every callback id, per domain, filled once before subscribing.
+std::vector<ApiKind> g_runtime_kinds, g_driver_kinds;
+
+std::mutex g_stacks_mutex;
+std::unordered_map<std::uint32_t, rec::StackId> g_stacks;  // correlation -> stack of the issuing call
+
+// Runtime calls in progress on this thread. The runtime implements its calls
+// with driver calls; those are the runtime call's own business (its memory is
+// recorded once, from the runtime call, and its failure is the runtime
+// call's), so driver callbacks inside a runtime call are ignored.
+thread_local int t_runtime_depth = 0;
+
+ApiKind kind_of(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
+  const auto& kinds = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? g_runtime_kinds : g_driver_kinds;
+  return cbid < kinds.size() ? kinds[cbid] : ApiKind::Other;
+}
+
+std::int32_t device_of(CUcontext context) {
+  std::uint32_t id = 0;
+  return cuptiGetDeviceId(context, &id) == CUPTI_SUCCESS ? static_cast<std::int32_t>(id) : kHostDevice;
+}
+
+std::uint64_t stream_id(CUcontext context, const MemoryEffect& e) {
+  std::uint32_t id = 0;
+  if (cuptiGetStreamIdEx(context, static_cast<CUstream>(const_cast<void*>(e.stream)), e.per_thread_stream ? 1 : 0, &id) !=
+      CUPTI_SUCCESS)
+    return 0;
+  return id;
+}
+
+// Driver entry points, looked up in the libcuda that loaded us: this library
+// links no libcuda, so that it loads (and can be checked) where none exists.
+template <class Fn>
+Fn driver_function(const char* name) {
+  static void* const libcuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+  return libcuda ? reinterpret_cast<Fn>(dlsym(libcuda, name)) : nullptr;
+}
+
+void record_out_of_memory(const CUpti_CallbackData& cb, const MemoryEffect& e, std::uint64_t time, rec::StackId stack) {
+  rec::OutOfMemoryEvent oom{.time_ns = time, .requested_bytes = e.bytes, .device = device_of(cb.context), .stack = stack};
+  if (e.kind == MemKind::Pinned) {
+    oom.device = kHostDevice;
+  } else if (auto get_info = driver_function<int (*)(std::size_t*, std::size_t*)>("cuMemGetInfo_v2")) {
+    std::size_t free = 0, total = 0;
+    if (get_info(&free, &total) == 0) oom.free_bytes = free, oom.capacity_bytes = total;
+  }
+  rec::record(oom);
+}
+
+void record_memory(const CUpti_CallbackData& cb, const MemoryEffect& e, std::uint64_t time, rec::StackId stack) {
+  const std::int32_t device = e.kind == MemKind::Pinned ? kHostDevice : device_of(cb.context);
+  const std::uint64_t stream = e.stream_ordered ? stream_id(cb.context, e) : 0;
+  if (e.op == MemoryEffect::Op::Alloc)
+    rec::record(rec::AllocEvent{.time_ns = time, .addr = e.addr, .bytes = e.bytes, .kind = e.kind, .device = device,
+                                .stream = stream, .correlation = cb.correlationId, .stack = stack});
+  else
+    rec::record(rec::FreeEvent{.time_ns = time, .addr = e.addr, .bytes = e.bytes, .kind = e.kind, .device = device,
+                               .stream = stream, .correlation = cb.correlationId, .stack = stack});
+}
+
+void on_return(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData& cb, ApiKind kind,
+               std::int32_t status) {
+  const std::uint64_t end = rec::now_ns();
+  const std::uint64_t start = cb.correlationData && *cb.correlationData ? *cb.correlationData : end;
+  const rec::StackId stack = rec::capture_stack();
+  rec::record(rec::ApiEvent{.start_ns = start, .end_ns = end, .name = rec::intern(cb.functionName ? cb.functionName : ""),
+                            .domain = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? ApiDomain::Runtime : ApiDomain::Driver,
+                            .status = status, .correlation = cb.correlationId, .stack = stack,
+                            .symbol = kind == ApiKind::Launch && cb.symbolName ? rec::intern(cb.symbolName) : 0});
+  if (kind == ApiKind::Memory) {
+    const MemoryEffect e = memory_effect(domain, cbid, cb.functionParams, status == 0);
+    if (e.op != MemoryEffect::Op::None && status == 0) record_memory(cb, e, end, stack);
+    if (e.op == MemoryEffect::Op::Alloc && status == kCudaOutOfMemory) record_out_of_memory(cb, e, end, stack);
+  } else if (kind != ApiKind::Other && stack != 0) {
+    std::lock_guard<std::mutex> lock(g_stacks_mutex);
+    g_stacks[cb.correlationId] = stack;
+  }
+}
+
+void on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData& cb) {
+  const bool runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
+  const ApiKind kind = kind_of(domain, cbid);
+  if (cb.callbackSite == CUPTI_API_ENTER) {
+    if (runtime)
+      ++t_runtime_depth;
+    else if (t_runtime_depth > 0)
+      return;
+    if (kind != ApiKind::Other && cb.correlationData) *cb.correlationData = rec::now_ns();
+    return;
+  }
+  if (runtime)
+    --t_runtime_depth;
+  else if (t_runtime_depth > 0)
+    return;
+  std::int32_t status = 0;  // cudaError_t or CUresult: both an int-sized enum
+  if (cb.functionReturnValue) std::memcpy(&status, cb.functionReturnValue, sizeof status);
+  // Calls nobody analyses are recorded only when they fail ("not ready" is a
+  // query's answer, not a failure).
+  if (kind == ApiKind::Other && (status == 0 || status == kCudaNotReady)) return;
+  on_return(domain, cbid, cb, kind, status);
+}
+
+void describe_device(CUcontext context) {
+  static std::mutex mutex;
+  static std::set<std::int32_t> described;
+  const std::int32_t ordinal = device_of(context);
+  if (ordinal < 0) return;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!described.insert(ordinal).second) return;
+  }
+  rec::DeviceInfo info{.device = ordinal};
+  auto get = driver_function<int (*)(int*, int)>("cuDeviceGet");
+  auto name = driver_function<int (*)(char*, int, int)>("cuDeviceGetName");
+  auto total = driver_function<int (*)(std::size_t*, int)>("cuDeviceTotalMem_v2");
+  int device = 0;
+  if (get && get(&device, ordinal) == 0) {
+    std::array<char, 256> text{};
+    if (name && name(text.data(), static_cast<int>(text.size()), device) == 0) info.name = rec::intern(text.data());
+    std::size_t bytes = 0;
+    if (total && total(&bytes, device) == 0) info.memory_bytes = bytes;
+  }
+  rec::record(info);
+}
+
+void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
+  if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
+    if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) describe_device(static_cast<const CUpti_ResourceData*>(data)->context);
+    return;
+  }
+  on_api(domain, cbid, *static_cast<const CUpti_CallbackData*>(data));
+}
+
+std::vector<ApiKind> kinds_of(CUpti_CallbackDomain domain, CUpti_CallbackId count) {
+  std::vector<ApiKind> kinds(count, ApiKind::Other);
+  for (CUpti_CallbackId id = 1; id < count; ++id) {
+    const char* name = nullptr;
+    if (cuptiGetCallbackName(domain, id, &name) == CUPTI_SUCCESS && name != nullptr) kinds[id] = api_kind(name);
+  }
+  return kinds;
+}
+
+std::string failure(const char* what, CUptiResult r) {
+  const char* text = nullptr;
+  cuptiGetResultString(r, &text);
+  return std::string(what) + ": " + (text ? text : "unknown error");
+}
+
+}  // namespace
+
+std::string enable_callbacks() {
+  g_runtime_kinds = kinds_of(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE);
+  g_driver_kinds = kinds_of(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE);
+  if (CUptiResult r = cuptiSubscribe(&g_subscriber, reinterpret_cast<CUpti_CallbackFunc>(on_callback), nullptr);
+      r != CUPTI_SUCCESS)
+    return failure("cuptiSubscribe", r);
+  if (CUptiResult r = cuptiEnableDomain(1, g_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API); r != CUPTI_SUCCESS)
+    return failure("enabling the runtime API callbacks", r);
+  for (CUpti_CallbackId id = 1; id < g_driver_kinds.size(); ++id)
+    if (g_driver_kinds[id] != ApiKind::Other) cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API, id);
+  if (CUptiResult r = cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
+      r != CUPTI_SUCCESS)
+    return failure("enabling the context-creation callback", r);
+  return {};
+}
+
+rec::StackId stack_of_call(std::uint32_t correlation) {
+  std::lock_guard<std::mutex> lock(g_stacks_mutex);
+  auto it = g_stacks.find(correlation);
+  return it == g_stacks.end() ? 0 : it->second;  // kept: a graph launch has many kernels
+}
+
+void forget_old_stacks() {
+  std::lock_guard<std::mutex> lock(g_stacks_mutex);
+  if (g_stacks.size() > kMaxPendingStacks) g_stacks.clear();
+}
+
+}  // namespace gpudiag::cupti
