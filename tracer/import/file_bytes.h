@@ -5,6 +5,8 @@
 #include <string>
 #include <string_view>
 
+#include "gpudiag/trace.h"
+
 namespace gpudiag::import {
 
 // Every string returned here has at least this many bytes of spare capacity
@@ -18,5 +20,8 @@ std::string read_file_bytes(const std::string& path);
 // returns the input unchanged when it is not gzip.
 std::string maybe_gunzip(std::string_view bytes, const std::string& name);
 bool is_gzip(std::string_view bytes);
+
+// Kineto JSON already read (and gunzipped) by read_file_bytes, with its padding.
+Trace import_kineto_text(std::string text, const std::string& name);
 
 }  // namespace gpudiag::import

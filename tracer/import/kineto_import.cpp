@@ -308,8 +308,8 @@ Trace import_kineto_bytes(std::string_view json, const std::string& name) {
   return KinetoImporter(name).run(text);
 }
 
-Trace import_kineto(const std::string& path) {
-  return KinetoImporter(path).run(import::read_file_bytes(path));
-}
+Trace import_kineto(const std::string& path) { return import::import_kineto_text(import::read_file_bytes(path), path); }
+
+Trace import::import_kineto_text(std::string text, const std::string& name) { return KinetoImporter(name).run(std::move(text)); }
 
 }  // namespace gpudiag
