@@ -54,5 +54,40 @@ TEST(RealTraces, EveryRealTraceAnalysesWithoutError) {
   EXPECT_GE(n, 4);
 }
 
+// gpudiag's own traces of small CUDA programs on an H100 (shared/data/gpu/README.md).
+std::string gpu_trace(const char* name) { return std::string(GPUDIAG_SHARED_DATA_DIR) + "/gpu/" + name; }
+
+TEST(RealGpuTraces, AGzippedGdtraceLoadsAsItself) {
+  const std::string path = gpu_trace("h100-cuda-leak.gdtrace.gz");
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << "no " << path;
+  const Trace t = load_trace(path);
+  EXPECT_EQ(t.source, TraceSource::Gdtrace);
+  EXPECT_EQ(t.allocs.size(), 5u);
+}
+
+TEST(RealGpuTraces, AnAllocationOutOfMemoryIsGD008NotAnUncheckedError) {
+  const std::string path = gpu_trace("h100-cuda-oom.gdtrace.gz");
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << "no " << path;
+  const Report r = analyze(load_trace(path));
+  const auto oom = only(r.findings, "GD008");
+  ASSERT_EQ(oom.size(), 1u);
+  EXPECT_NE(oom[0].message.find("out of memory on device 0"), std::string::npos) << oom[0].message;
+  // The program read cudaGetLastError after the failure: that is checking, not ignoring.
+  EXPECT_TRUE(only(r.findings, "GD006").empty()) << only(r.findings, "GD006").front().message;
+}
+
+TEST(RealGpuTraces, AnIllegalAddressNamesTheFirstCallThatReportedItAndTheKernelLaunchedBefore) {
+  const std::string path = gpu_trace("h100-cuda-host_ptr_kernel.gdtrace.gz");
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << "no " << path;
+  const Report r = analyze(load_trace(path));
+  const auto f = only(r.findings, "GD006");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_NE(f[0].message.find("cudaDeviceSynchronize"), std::string::npos) << f[0].message;
+  EXPECT_NE(f[0].message.find("error 700 \"an illegal memory access was encountered\": a kernel launched earlier"),
+            std::string::npos)
+      << f[0].message;
+  EXPECT_NE(f[0].message.find("newest first: scale("), std::string::npos) << f[0].message;
+}
+
 }  // namespace
 }  // namespace gpudiag

@@ -1,22 +1,62 @@
 // GD008 out-of-memory at run time: at each failed request, who held the
 // memory (live allocations by stack), the peak against capacity, and how
 // much the allocator had reserved but not handed out (fragmentation/cache).
+// The failed requests are the recorded out-of-memory events, and the
+// allocation calls that returned out-of-memory with no such event (traces
+// that recorded only the call).
 #include <algorithm>
 
 #include <fmt/format.h>
 
+#include "gpudiag/api_kinds.h"
 #include "gpudiag/detect/detect.h"
 
 namespace gpudiag {
+namespace {
+
+// The device of an allocation call that recorded none: the host for pinned
+// memory, else the one device the trace used (0 when it used none or several).
+std::int32_t device_of_call(const DetectContext& ctx, std::string_view name) {
+  if (name.find("Host") != std::string_view::npos) return kHostDevice;
+  std::int32_t device = 0, devices = 0;
+  for (const DeviceMemory& m : ctx.memory.devices)
+    if (m.device != kHostDevice) device = m.device, ++devices;
+  return devices == 1 ? device : 0;
+}
+
+std::vector<OutOfMemory> failed_requests(const DetectContext& ctx) {
+  const Trace& t = ctx.trace;
+  std::vector<OutOfMemory> all = t.ooms;
+  for (const ApiCall& a : t.api_calls) {
+    if (a.status != kCudaOutOfMemory || !is_allocation_call(t.str(a.name))) continue;
+    const bool recorded = std::any_of(t.ooms.begin(), t.ooms.end(), [&](const OutOfMemory& o) {
+      return o.time_ns >= a.start_ns && o.time_ns <= a.end_ns && (o.tid == a.tid || o.tid == 0 || a.tid == 0);
+    });
+    if (!recorded)
+      all.push_back({.time_ns = a.end_ns,
+                     .device = a.device != kHostDevice ? a.device : device_of_call(ctx, t.str(a.name)),
+                     .tid = a.tid,
+                     .stack = a.stack});
+  }
+  return all;
+}
+
+std::string request_text(const OutOfMemory& oom) {
+  return oom.requested_bytes ? fmt::format("a request for {}", format_bytes(oom.requested_bytes)) : std::string("a request");
+}
+
+}  // namespace
 
 void detect_out_of_memory(const DetectContext& ctx, std::vector<Finding>& out) {
   const Trace& t = ctx.trace;
-  for (const OutOfMemory& oom : t.ooms) {
+  for (const OutOfMemory& oom : failed_requests(ctx)) {
     const DeviceMemory* m = ctx.memory.device(oom.device);
     const std::uint64_t capacity = oom.capacity_bytes ? oom.capacity_bytes : (m ? m->capacity_bytes : 0);
     const std::uint64_t live = m ? live_bytes_at(*m, oom.time_ns) : 0;
-    std::string msg = fmt::format("out of memory on device {}: a request for {} failed with {} live", oom.device,
-                                  format_bytes(oom.requested_bytes), format_bytes(live));
+    std::string msg = fmt::format("out of memory on {}: {} failed with {} live",
+                                  oom.device == kHostDevice ? std::string("the host (pinned memory)")
+                                                            : fmt::format("device {}", oom.device),
+                                  request_text(oom), format_bytes(live));
     if (capacity) msg += fmt::format(" of {} capacity", format_bytes(capacity));
     if (oom.free_bytes) msg += fmt::format(" ({} reported free)", format_bytes(oom.free_bytes));
     if (m) msg += fmt::format("; the trace's peak was {}", format_bytes(m->peak_bytes));

@@ -1,6 +1,6 @@
 // GD004 premature-free at run time: memory freed while copies or memsets on
-// another stream still used it, copies, memsets or host accesses into a
-// freed range, and double frees.
+// another stream still used it, copies, memsets, host accesses or the fault
+// a program died of inside a freed range, and double frees.
 #include <fmt/format.h>
 
 #include "gpudiag/detect/detect.h"
@@ -66,6 +66,8 @@ void detect_premature_free(const DetectContext& ctx, std::vector<Finding>& out) 
       if (w.device == m.device) after_free(w.addr, w.start_ns, w.stack, w.what);
     if (m.device != kHostDevice)
       for (const HostAccess& a : t.host_accesses) after_free(a.addr, a.time_ns, a.stack, "host access to");
+    for (const Crash& c : t.crashes)
+      if (is_memory_fault(c)) after_free(c.address, c.time_ns, c.stack, "the program died of a fault touching");
     for (std::uint32_t i : m.double_frees) {
       const Free& fr = t.frees[i];
       Finding f = make_finding("GD004", fmt::format("double free of 0x{:x} on device {}: it was already freed and not "

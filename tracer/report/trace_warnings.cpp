@@ -4,12 +4,16 @@
 
 #include <fmt/format.h>
 
+#include "gpudiag/detect/detect.h"
 #include "gpudiag/report/report.h"
 
 namespace gpudiag {
 
 std::vector<SarifNotification> trace_warnings(const Trace& trace) {
   std::vector<SarifNotification> out;
+  // First: how the run ended matters more than anything missing from its trace.
+  for (const Crash& c : trace.crashes)
+    out.push_back({"crashed", "The traced program crashed", describe_crash(trace, c)});
   if (trace.dropped_events > 0)
     out.push_back({"dropped-events", "Events were dropped while recording the trace",
                    fmt::format("{} events were dropped while recording: the findings may miss what they held",
@@ -23,6 +27,17 @@ std::vector<SarifNotification> trace_warnings(const Trace& trace) {
     out.push_back({"truncated-trace", "The trace file ends inside a chunk (the process died mid-write)",
                    fmt::format("the trace is truncated ({}): it ends where the recording stopped",
                                trace.truncation_note.empty() ? "the process died mid-write" : trace.truncation_note)});
+  if (!trace.modules_without_lines.empty()) {
+    std::string names;
+    for (StringId m : trace.modules_without_lines) {
+      const std::string_view path = trace.str(m);
+      names += fmt::format("{}{}", names.empty() ? "" : ", ", path.substr(path.rfind('/') + 1));
+    }
+    out.push_back({"symbols-without-lines", "Some stack frames have no file and line",
+                   fmt::format("frames in {} show function names without file:line: the modules are too large to read "
+                               "their debug information for a report",
+                               names)});
+  }
   if (!trace.stopped_cleanly)
     out.push_back({"unclean-stop", "The recording did not stop cleanly",
                    "the recording did not stop cleanly (the process was killed: SIGKILL, the OOM killer?): the newest "

@@ -46,17 +46,41 @@ Finding make_finding(std::string_view rule_id, std::string message) {
   return f;
 }
 
+namespace {
+
+// The CUDA libraries and gpudiag's own: frames in them are how a call was
+// recorded, not where the program made it.
+bool in_tooling(const Trace& trace, const StackFrame& frame) {
+  if (frame.module < 0 || static_cast<std::size_t>(frame.module) >= trace.modules.size()) return false;
+  std::string_view path = trace.str(trace.modules[static_cast<std::size_t>(frame.module)].path);
+  path.remove_prefix(path.rfind('/') == std::string_view::npos ? 0 : path.rfind('/') + 1);
+  for (std::string_view library : {"libcuda.so", "libcudart.so", "libcupti.so", "libcudnn", "libcublas", "libgpudiag_"})
+    if (path.starts_with(library)) return true;
+  return false;
+}
+
+}  // namespace
+
 std::vector<Frame> frames_of(const Trace& trace, StackId stack) {
   std::vector<Frame> out;
   if (stack == kNoStack) return out;
-  for (const StackFrame& sf : trace.stack(stack).frames) {
+  const std::vector<StackFrame>& frames = trace.stack(stack).frames;
+  std::size_t first = 0;
+  while (first < frames.size() && in_tooling(trace, frames[first])) ++first;
+  if (first == frames.size()) first = 0;  // nothing of the program's own: show what there is
+  for (const StackFrame& sf : std::span(frames).subspan(first)) {
     Frame f;
     f.address = sf.ip;
     f.function = std::string(trace.str(sf.function));
     f.file = std::string(trace.str(sf.file));
     f.line = sf.line;
-    if (sf.module >= 0 && static_cast<std::size_t>(sf.module) < trace.modules.size())
-      f.module = std::string(trace.str(trace.modules[static_cast<std::size_t>(sf.module)].path));
+    if (sf.module >= 0 && static_cast<std::size_t>(sf.module) < trace.modules.size()) {
+      const Module& m = trace.modules[static_cast<std::size_t>(sf.module)];
+      f.module = std::string(trace.str(m.path));
+      // No symbol: where it is in its module, which a disassembler or addr2line can still place.
+      if (f.function.empty() && sf.ip >= m.base)
+        f.function = fmt::format("{}+0x{:x}", f.module.substr(f.module.rfind('/') + 1), sf.ip - m.base);
+    }
     out.push_back(std::move(f));
   }
   return out;

@@ -51,8 +51,15 @@ std::vector<Finding> run_detectors(const DetectContext& context);
 // Helpers for detectors.
 // A Finding of `rule_id` with the catalogue's severity.
 Finding make_finding(std::string_view rule_id, std::string message);
-// The frames of a recorded stack, innermost first.
+// The frames of a recorded stack, innermost first, from the program's own
+// call: the leading frames inside the CUDA libraries (libcuda, libcudart,
+// libcupti, cuDNN, cuBLAS) and gpudiag's are dropped.
 std::vector<Frame> frames_of(const Trace& trace, StackId stack);
+// "the program crashed: SIGSEGV (address not mapped at 0x7f..) on thread 12, in main at train.cu:40".
+std::string describe_crash(const Trace& trace, const Crash& crash);
+// Crashes whose address is a memory access that faulted (SIGSEGV, SIGBUS).
+bool is_memory_fault(const Crash& crash);
+
 // "1.5 MiB", "12 B".
 std::string format_bytes(std::uint64_t bytes);
 // "1.25 ms", "830 us", "2.1 s".
