@@ -52,7 +52,7 @@ TEST(Recorder, EveryEventKindRoundTrips) {
                                .shared_bytes = 1024, .device = 0, .stream = 7, .correlation = 9});
   rec::record(rec::SyncEvent{.start_ns = 410, .end_ns = 500, .kind = SyncKind::Stream, .device = 0, .stream = 7});
   rec::record(rec::ApiEvent{.start_ns = 290, .end_ns = 295, .name = rec::intern("cudaLaunchKernel"), .domain = ApiDomain::Runtime,
-                            .status = 2, .device = 0, .correlation = 9});
+                            .status = 2, .device = 0, .correlation = 9, .symbol = rec::intern("scale(float*, int)")});
   rec::record(rec::ApiEvent{.start_ns = 296, .end_ns = 297, .name = rec::intern("cudaFree"), .domain = ApiDomain::Runtime,
                             .device = 0, .correlation = 10, .tid = 4242});
   rec::record(rec::HostAccessEvent{.time_ns = 510, .addr = 0x1000, .bytes = 4, .access = AccessKind::Write, .device = 0});
@@ -96,6 +96,8 @@ TEST(Recorder, EveryEventKindRoundTrips) {
   EXPECT_EQ(t.str(t.api_calls[0].name), "cudaLaunchKernel");
   EXPECT_EQ(t.api_calls[0].status, 2);
   EXPECT_EQ(t.api_calls[0].domain, ApiDomain::Runtime);
+  EXPECT_EQ(t.str(t.api_calls[0].symbol), "scale(float*, int)") << "the kernel the launch call launched";
+  EXPECT_EQ(t.api_calls[1].symbol, 0u);
   EXPECT_EQ(t.api_calls[0].tid, t.allocs[0].tid) << "recorded on its own thread";
   EXPECT_EQ(t.api_calls[1].tid, 4242u) << "recorded on behalf of thread 4242";
   ASSERT_EQ(t.host_accesses.size(), 1u);
@@ -138,6 +140,35 @@ TEST(Recorder, StacksAreInternedAndSymbolized) {
   bool found = false;
   for (const auto& f : named.frames) found |= t.str(f.function).find("allocate_with_stack") != std::string_view::npos;
   EXPECT_TRUE(found) << "innermost function: " << t.str(named.frames[0].function);
+}
+
+// file:line comes from DWARF, except in modules over the size limit, which
+// keep their function names and are listed so the report can say so.
+TEST(Recorder, SymbolizedFramesHaveLinesUnlessTheirModuleIsTooLarge) {
+  const std::string path = test::temp_path("lines.gdtrace");
+  ASSERT_TRUE(rec::start(path.c_str()));
+  (void)allocate_with_stack();
+  rec::stop();
+  const auto innermost_named = [](const Trace& t) -> const StackFrame* {
+    for (const auto& f : t.stack(t.allocs[0].stack).frames)
+      if (t.str(f.function).find("allocate_with_stack") != std::string_view::npos) return &f;
+    return nullptr;
+  };
+  Trace with_lines = read_gdtrace(path);
+  symbolize(with_lines);
+  const StackFrame* f = innermost_named(with_lines);
+  ASSERT_NE(f, nullptr);
+  EXPECT_NE(with_lines.str(f->file).find("recorder_test.cpp"), std::string_view::npos) << with_lines.str(f->file);
+  EXPECT_GT(f->line, 0u);
+  EXPECT_TRUE(with_lines.modules_without_lines.empty());
+
+  Trace limited = read_gdtrace(path);
+  symbolize(limited, {.max_module_bytes_for_lines = 1024});
+  f = innermost_named(limited);
+  ASSERT_NE(f, nullptr) << "names still come from the symbol table";
+  EXPECT_EQ(f->line, 0u);
+  EXPECT_TRUE(limited.str(f->file).empty());
+  ASSERT_FALSE(limited.modules_without_lines.empty());
 }
 
 __attribute__((noinline)) rec::StackId stack_from_site_b() {

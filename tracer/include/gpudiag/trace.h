@@ -311,10 +311,18 @@ struct Trace {
 // has `truncated` set; one without an End chunk has `stopped_cleanly` false.
 Trace load_trace(const std::string& path);
 
+struct SymbolizeOptions {
+  // Modules larger than this get function names from their symbol table but
+  // no file:line: indexing the DWARF of a library of a gigabyte
+  // (libtorch_cuda) takes longer than a report may.
+  std::uint64_t max_module_bytes_for_lines = 512ull << 20;
+};
+
 // Resolves the frames of every stack recorded as bare addresses (a .gdtrace
 // from this machine) to function, file and line with libdw, when the modules
-// are still present. Frames it cannot resolve keep their address. Returns
-// the number of frames resolved.
-std::size_t symbolize(Trace& trace);
+// are still present. Frames it cannot resolve keep their address. Each
+// distinct address is resolved once; modules over the size limit are listed
+// in modules_without_lines. Returns the number of frames resolved.
+std::size_t symbolize(Trace& trace, const SymbolizeOptions& options = {});
 
 }  // namespace gpudiag
