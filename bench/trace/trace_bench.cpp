@@ -19,10 +19,12 @@
 
 #include "gpudiag/record.h"
 #include "gpudiag/trace_io.h"
+#include "timed_run.h"
 
 namespace rec = gpudiag::rec;
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
+using namespace gpudiag::bench;
 
 namespace {
 
@@ -40,11 +42,6 @@ double process_cpu_ns() {
   timespec ts;
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
   return static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec);
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0.0 : v[v.size() / 2];
 }
 
 // Records n events with explicit timestamps (as CUPTI records arrive);
@@ -178,37 +175,6 @@ void import_throughput(const std::string& only, double min_seconds) {
   }
 }
 
-struct Run {
-  double wall = 0;  // seconds
-  double cpu = 0;   // user + system seconds of the child and its threads
-  int status = 0;
-};
-
-// Runs argv with extra environment entries ("NAME=value"), stdout to /dev/null.
-Run timed_run(const std::vector<std::string>& argv, const std::vector<std::string>& env) {
-  std::fflush(stdout);  // or the child's freopen writes our buffer a second time
-  const auto t0 = Clock::now();
-  pid_t pid = fork();
-  if (pid == 0) {
-    std::freopen("/dev/null", "w", stdout);
-    for (const auto& e : env) putenv(const_cast<char*>(e.c_str()));
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    execv(args[0], args.data());
-    _exit(127);
-  }
-  int status = 0;
-  rusage ru{};
-  wait4(pid, &status, 0, &ru);
-  Run r;
-  r.wall = seconds_since(t0);
-  r.cpu = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-          static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
-  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return r;
-}
-
 // A gdrt UNet training run untraced and traced (GPUDIAG_TRACE, as `gpudiag
 // trace` sets it: gdrt's hooks record every allocation, free, copy and
 // kernel), interleaved `rounds` times; medians of CPU and wall time.
@@ -270,6 +236,7 @@ void unet_overhead(int rounds) {
 // trace_bench record [EVENTS] recording cost only (EVENTS per thread, default 4M)
 // trace_bench import [FILE]   one import per trace (or of FILE): for profiling under callgrind
 // trace_bench unet [ROUNDS]   traced/untraced UNet training run only
+// trace_bench gpu [ROUNDS]    a PyTorch UNet step on a GPU: untraced, traced, under torch.profiler
 int main(int argc, char** argv) {
   const std::string what = argc > 1 ? argv[1] : "";
   if (what.empty()) recording_cost(4'000'000);
@@ -278,8 +245,9 @@ int main(int argc, char** argv) {
   if (what == "import") import_throughput(argc > 2 ? argv[2] : "", 0.0);
   if (what.empty()) unet_overhead(11);
   if (what == "unet") unet_overhead(argc > 2 ? std::stoi(argv[2]) : 11);
-  if (!what.empty() && what != "record" && what != "import" && what != "unet") {
-    std::fprintf(stderr, "usage: trace_bench [record [EVENTS] | import [FILE] | unet [ROUNDS]]\n");
+  if (what.empty() || what == "gpu") torch_unet_overhead(argc > 2 && !what.empty() ? std::stoi(argv[2]) : 5);
+  if (!what.empty() && what != "record" && what != "import" && what != "unet" && what != "gpu") {
+    std::fprintf(stderr, "usage: trace_bench [record [EVENTS] | import [FILE] | unet [ROUNDS] | gpu [ROUNDS]]\n");
     return 2;
   }
 }

@@ -1,0 +1,57 @@
+// Running a benchmark's child process and timing it, for bench/trace.
+#pragma once
+
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+namespace gpudiag::bench {
+
+inline double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+struct Run {
+  double wall = 0;  // seconds
+  double cpu = 0;   // user + system seconds of the child and its threads
+  int status = 0;
+};
+
+// Runs argv with extra environment entries ("NAME=value"), stdout to /dev/null.
+inline Run timed_run(const std::vector<std::string>& argv, const std::vector<std::string>& env) {
+  std::fflush(stdout);  // or the child's freopen writes our buffer a second time
+  const auto t0 = std::chrono::steady_clock::now();
+  pid_t pid = fork();
+  if (pid == 0) {
+    std::freopen("/dev/null", "w", stdout);
+    for (const auto& e : env) putenv(const_cast<char*>(e.c_str()));
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  int status = 0;
+  rusage ru{};
+  wait4(pid, &status, 0, &ru);
+  Run r;
+  r.wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  r.cpu = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+          static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return r;
+}
+
+// A PyTorch UNet training step on a GPU untraced, traced and under
+// torch.profiler (torch_unet_overhead.cpp).
+void torch_unet_overhead(int rounds);
+
+}  // namespace gpudiag::bench
