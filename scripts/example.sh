@@ -30,5 +30,7 @@ echo "== gpudiag trace: a UNet trains on synthetic shapes under the tracer"
 
 echo
 echo "== gpudiag explain GD004"
-"$build/tracer/cli/gpudiag" explain GD004 | head -n 40
+# sed reads to the end: head would close the pipe early, and pipefail would
+# turn explain's SIGPIPE into the script's exit status 141.
+"$build/tracer/cli/gpudiag" explain GD004 | sed -n '1,40p'
 echo "Open $out/train_unet.gdtrace.html in a browser for the memory timeline."

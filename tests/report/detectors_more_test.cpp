@@ -95,6 +95,13 @@ TEST(LaunchBound, TinyKernelsLongGapsAndCopiesDominating) {
   EXPECT_NE(f[0].message.find("faster on the CPU"), std::string::npos);
 }
 
+TEST(LaunchBound, KernelsACpuDeviceRanAreNotAGpuWaiting) {
+  Trace t;
+  for (int i = 0; i < 40; ++i) kernel(t, 100'000u * i, 100'000u * i + 5'000, "cpu_conv", kHostDevice);
+  kernel(t, 2'000'000'000, 2'000'001'000, "after_a_gap", kHostDevice);
+  EXPECT_TRUE(only(detect(t), "GD011").empty()) << "the host is no GPU: " << only(detect(t), "GD011").front().message;
+}
+
 TEST(LaunchBound, BusyGpuWithLongKernelsIsFine) {
   Trace t;
   for (int i = 0; i < 40; ++i) kernel(t, 1'000'000u * i, 1'000'000u * i + 990'000, "big_gemm");

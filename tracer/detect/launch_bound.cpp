@@ -1,6 +1,7 @@
 // GD011 launch-bound at run time: the GPU waits on the host. Signs: long idle
 // gaps between GPU work, kernels shorter than the API call that launched
-// them, and copies taking more GPU time than computation.
+// them, and copies taking more GPU time than computation. Kernels a CPU
+// device ran (device -1, the host) have no GPU to keep busy.
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -18,6 +19,7 @@ void detect_launch_bound(const DetectContext& ctx, std::vector<Finding>& out) {
       launch_ns.emplace(a.correlation, a.end_ns - a.start_ns);
 
   for (const GpuTime& g : ctx.gpu_time) {
+    if (g.device == kHostDevice) continue;  // work a CPU device did: no GPU to wait
     std::vector<std::string> reasons;
     // Idle gaps between merged busy intervals.
     std::uint64_t gaps = 0, gap_ns = 0, longest = 0;
