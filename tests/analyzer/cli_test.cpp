@@ -2,10 +2,12 @@
 // configuration files, suppressions and header filtering.
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "gpudiag/catalogue.h"
 #include "run_gpulint.h"
 
 namespace gpudiag::lint::test {
@@ -74,11 +76,27 @@ TEST(Cli, TemplateLaunchReportedOnce) {
   EXPECT_EQ(count_rule(run.out, "GD006"), 1u) << run.out;
 }
 
-TEST(Cli, ListRules) {
+// The catalogue drives the list: every rule gpulint can see in source has the
+// check of its id and name, and every registered check is a static rule's.
+TEST(Cli, ListRulesHasACheckForEveryStaticRuleOfTheCatalogue) {
   const LintRun run = run_gpulint({"--list-rules"});
   EXPECT_EQ(run.exit_code, 0);
-  for (const char* rule : {"GD001", "GD002", "GD003", "GD004", "GD005", "GD006", "GD007", "GD009", "GD010", "GD012"})
-    EXPECT_NE(run.out.find(rule), std::string::npos) << rule;
+  std::size_t checks = 0;
+  std::istringstream lines(run.out);
+  for (std::string line; std::getline(lines, line); ++checks) {
+    const std::string id = line.substr(0, line.find(' '));
+    const Rule* rule = find_rule(id);
+    ASSERT_NE(rule, nullptr) << line;
+    EXPECT_TRUE(line.starts_with(std::string(rule->id) + "  " + std::string(rule->name) + "  ")) << line;
+    EXPECT_TRUE(rule->is_static) << line;
+  }
+  std::size_t static_rules = 0;
+  for (const Rule& r : catalogue()) {
+    if (!r.is_static) continue;
+    ++static_rules;
+    EXPECT_NE(run.out.find(std::string(r.id) + "  " + std::string(r.name) + "  "), std::string::npos) << r.id;
+  }
+  EXPECT_EQ(checks, static_rules);
 }
 
 TEST(Cli, ChecksGlobsSelect) {

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "detect_support.h"
+#include "gpudiag/catalogue.h"
 #include "trace_builder.h"
 
 namespace gpudiag {
@@ -9,12 +10,21 @@ namespace {
 
 using namespace gpudiag::testing;
 
-TEST(Detectors, EveryRuntimeRuleHasADetector) {
-  std::vector<std::string> ids;
-  for (const Detector& d : detectors()) ids.emplace_back(d.rule);
-  for (const char* id : {"GD001", "GD002", "GD003", "GD004", "GD005", "GD006", "GD007", "GD008", "GD009", "GD010",
-                         "GD011"})
-    EXPECT_NE(std::find(ids.begin(), ids.end(), id), ids.end()) << id;
+// The catalogue drives the list: every rule a trace can show has the
+// detector of its name, and every detector is a rule's.
+TEST(Detectors, EveryRuntimeRuleOfTheCatalogueHasTheDetectorOfItsName) {
+  std::vector<std::string> names;
+  for (const Detector& d : rule_detectors()) names.emplace_back(d.rule);
+  for (const Rule& r : catalogue()) {
+    if (!r.is_runtime) continue;
+    EXPECT_NE(std::find(names.begin(), names.end(), r.name), names.end()) << r.id << " " << r.name;
+  }
+  for (const std::string& name : names) {
+    const Rule* rule = find_rule(name);
+    ASSERT_NE(rule, nullptr) << "tracer/detect/" << name << ".cpp has no rules/" << name << ".md";
+    EXPECT_TRUE(rule->is_runtime) << name << " is not a runtime rule in its catalogue entry";
+  }
+  EXPECT_EQ(detectors().size(), rule_detectors().size() + 1) << "and the pass over findings the program raised";
 }
 
 TEST(DeviceMismatch, HostReadOfDeviceMemoryIsReportedWithTheAllocatingStack) {

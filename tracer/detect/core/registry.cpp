@@ -9,21 +9,15 @@
 
 namespace gpudiag {
 
+void detect_raised_findings(const DetectContext&, std::vector<Finding>&);  // core/raised_findings.cpp
+
 std::span<const Detector> detectors() {
-  static const std::array<Detector, 12> all{{
-      {"GD000", detect_raised_findings},
-      {"GD001", detect_device_mismatch},
-      {"GD002", detect_float64_leak},
-      {"GD003", detect_unsynced_transfer},
-      {"GD004", detect_premature_free},
-      {"GD005", detect_scalar_indexing},
-      {"GD006", detect_unchecked_cuda_error},
-      {"GD007", detect_memory_leak},
-      {"GD008", detect_out_of_memory},
-      {"GD009", detect_pageable_async_copy},
-      {"GD010", detect_sync_in_loop},
-      {"GD011", detect_launch_bound},
-  }};
+  static const std::vector<Detector> all = [] {
+    const auto rules = rule_detectors();
+    std::vector<Detector> v(rules.begin(), rules.end());
+    v.push_back({"", detect_raised_findings});
+    return v;
+  }();
   return all;
 }
 

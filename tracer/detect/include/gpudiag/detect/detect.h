@@ -37,12 +37,16 @@ struct DetectContext {
 using DetectFn = void (*)(const DetectContext&, std::vector<Finding>&);
 
 struct Detector {
-  std::string_view rule;  // catalogue id
+  std::string_view rule;  // the catalogue's rule name ("premature-free")
   DetectFn run;
 };
 
-// Every detector, ordered by rule id (GD000 is the pass that turns findings
-// the traced process raised itself into Findings).
+// One detector per rule file tracer/detect/<rule_name>.cpp, which defines
+// detect_<rule_name> (the list is generated from the files' names).
+std::span<const Detector> rule_detectors();
+
+// Every pass over a trace: the rule detectors, then the pass that turns
+// findings the traced process raised itself into Findings (any rule).
 std::span<const Detector> detectors();
 
 // Runs every detector; findings ordered by rule id, then as each detector emits.
@@ -67,19 +71,5 @@ std::string format_duration(std::uint64_t ns);
 
 // GD002: the demangled name says the kernel computes in double precision.
 bool is_float64_kernel(std::string_view demangled_name);
-
-// One function per rule, defined in tracer/detect/<rule_name>.cpp.
-void detect_raised_findings(const DetectContext&, std::vector<Finding>&);
-void detect_device_mismatch(const DetectContext&, std::vector<Finding>&);
-void detect_float64_leak(const DetectContext&, std::vector<Finding>&);
-void detect_unsynced_transfer(const DetectContext&, std::vector<Finding>&);
-void detect_premature_free(const DetectContext&, std::vector<Finding>&);
-void detect_scalar_indexing(const DetectContext&, std::vector<Finding>&);
-void detect_unchecked_cuda_error(const DetectContext&, std::vector<Finding>&);
-void detect_memory_leak(const DetectContext&, std::vector<Finding>&);
-void detect_out_of_memory(const DetectContext&, std::vector<Finding>&);
-void detect_pageable_async_copy(const DetectContext&, std::vector<Finding>&);
-void detect_sync_in_loop(const DetectContext&, std::vector<Finding>&);
-void detect_launch_bound(const DetectContext&, std::vector<Finding>&);
 
 }  // namespace gpudiag
