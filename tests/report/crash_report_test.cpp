@@ -106,7 +106,8 @@ TEST(CrashReport, EveryReportFormLeadsWithTheCrash) {
 
 TEST(CrashReport, ACrashSurvivesWritingTheTraceAgain) {
   const Crashed c = run_faulting_program("live");
-  const std::string copy = (std::filesystem::temp_directory_path() / "gpudiag-crash-copy.gdtrace").string();
+  const std::string copy =
+      (std::filesystem::temp_directory_path() / ("gpudiag-crash-copy-" + std::to_string(getpid()) + ".gdtrace")).string();
   write_gdtrace(c.trace, copy);
   const Trace again = load_trace(copy);
   std::filesystem::remove(copy);

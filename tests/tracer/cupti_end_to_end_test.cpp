@@ -58,13 +58,15 @@ std::string skip_reason() {
 }
 
 Trace traced_run(ProgramRun& run) {
+  // temp_path numbers each call: this run's trace is the one file with its prefix.
   const std::string pattern = test::temp_path("cuda-%p.gdtrace");
   run = run_program({"GPUDIAG_TRACE=" + pattern, "CUDA_INJECTION64_PATH=" GPUDIAG_CUPTI_LIBRARY});
   const auto dir = std::filesystem::path(pattern).parent_path();
+  const std::string name = std::filesystem::path(pattern).filename().string();
+  const std::string stem = name.substr(0, name.find("%p"));
   std::string file;
   for (const auto& e : std::filesystem::directory_iterator(dir))
-    if (e.path().filename().string().find("cuda-") != std::string::npos && e.path().extension() == ".gdtrace")
-      file = e.path().string();
+    if (e.path().filename().string().starts_with(stem) && e.path().extension() == ".gdtrace") file = e.path().string();
   if (file.empty()) throw std::runtime_error("the traced run wrote no trace");
   Trace t = load_trace(file);
   symbolize(t);

@@ -18,12 +18,29 @@ namespace {
 
 constexpr std::size_t kMaxPendingStacks = 1u << 16;
 
-CUpti_SubscriberHandle g_subscriber = nullptr;
-// ApiKind of every callback id, per domain, filled once before subscribing.
-std::vector<ApiKind> g_runtime_kinds, g_driver_kinds;
+// State the callbacks use. Never destroyed: CUPTI and other threads may call
+// back while static destructors run at exit.
+struct State {
+  CUpti_SubscriberHandle subscriber = nullptr;
+  // ApiKind of every callback id, per domain, filled once before subscribing.
+  std::vector<ApiKind> runtime_kinds, driver_kinds;
+  std::mutex stacks_mutex;
+  std::unordered_map<std::uint32_t, rec::StackId> stacks;  // correlation -> stack of the issuing call
+  std::mutex devices_mutex;
+  std::set<std::int32_t> described_devices;
+  // Driver entry points, looked up once in the libcuda that loaded us (this
+  // library links none, so that it loads, and can be checked, where no driver
+  // is): never from a callback, where the loader's lock could meet the driver's.
+  int (*mem_get_info)(std::size_t*, std::size_t*) = nullptr;
+  int (*device_get)(int*, int) = nullptr;
+  int (*device_get_name)(char*, int, int) = nullptr;
+  int (*device_total_mem)(std::size_t*, int) = nullptr;
+};
 
-std::mutex g_stacks_mutex;
-std::unordered_map<std::uint32_t, rec::StackId> g_stacks;  // correlation -> stack of the issuing call
+State& state() {
+  static State* s = new State();
+  return *s;
+}
 
 // Runtime calls in progress on this thread. The runtime implements its calls
 // with driver calls; those are the runtime call's own business (its memory is
@@ -32,7 +49,7 @@ std::unordered_map<std::uint32_t, rec::StackId> g_stacks;  // correlation -> sta
 thread_local int t_runtime_depth = 0;
 
 ApiKind kind_of(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
-  const auto& kinds = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? g_runtime_kinds : g_driver_kinds;
+  const auto& kinds = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? state().runtime_kinds : state().driver_kinds;
   return cbid < kinds.size() ? kinds[cbid] : ApiKind::Other;
 }
 
@@ -49,21 +66,18 @@ std::uint64_t stream_id(CUcontext context, const MemoryEffect& e) {
   return id;
 }
 
-// Driver entry points, looked up in the libcuda that loaded us: this library
-// links no libcuda, so that it loads (and can be checked) where none exists.
 template <class Fn>
-Fn driver_function(const char* name) {
-  static void* const libcuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
-  return libcuda ? reinterpret_cast<Fn>(dlsym(libcuda, name)) : nullptr;
+void look_up(void* libcuda, const char* name, Fn& fn) {
+  fn = libcuda ? reinterpret_cast<Fn>(dlsym(libcuda, name)) : nullptr;
 }
 
 void record_out_of_memory(const CUpti_CallbackData& cb, const MemoryEffect& e, std::uint64_t time, rec::StackId stack) {
   rec::OutOfMemoryEvent oom{.time_ns = time, .requested_bytes = e.bytes, .device = device_of(cb.context), .stack = stack};
   if (e.kind == MemKind::Pinned) {
     oom.device = kHostDevice;
-  } else if (auto get_info = driver_function<int (*)(std::size_t*, std::size_t*)>("cuMemGetInfo_v2")) {
+  } else if (state().mem_get_info != nullptr) {
     std::size_t free = 0, total = 0;
-    if (get_info(&free, &total) == 0) oom.free_bytes = free, oom.capacity_bytes = total;
+    if (state().mem_get_info(&free, &total) == 0) oom.free_bytes = free, oom.capacity_bytes = total;
   }
   rec::record(oom);
 }
@@ -82,7 +96,8 @@ void record_memory(const CUpti_CallbackData& cb, const MemoryEffect& e, std::uin
 void on_return(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData& cb, ApiKind kind,
                std::int32_t status) {
   const std::uint64_t end = rec::now_ns();
-  const std::uint64_t start = cb.correlationData && *cb.correlationData ? *cb.correlationData : end;
+  // Only analysed calls had their start noted on entry.
+  const std::uint64_t start = kind != ApiKind::Other && cb.correlationData && *cb.correlationData ? *cb.correlationData : end;
   const rec::StackId stack = rec::capture_stack();
   rec::record(rec::ApiEvent{.start_ns = start, .end_ns = end, .name = rec::intern(cb.functionName ? cb.functionName : ""),
                             .domain = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? ApiDomain::Runtime : ApiDomain::Driver,
@@ -91,10 +106,14 @@ void on_return(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_C
   if (kind == ApiKind::Memory) {
     const MemoryEffect e = memory_effect(domain, cbid, cb.functionParams, status == 0);
     if (e.op != MemoryEffect::Op::None && status == 0) record_memory(cb, e, end, stack);
-    if (e.op == MemoryEffect::Op::Alloc && status == kCudaOutOfMemory) record_out_of_memory(cb, e, end, stack);
+    // Out of memory is an allocation's failure (GD008); the same status of a
+    // registration or a mapping is that call's own error (GD006).
+    if (e.op == MemoryEffect::Op::Alloc && status == kCudaOutOfMemory && cb.functionName &&
+        is_allocation_call(cb.functionName))
+      record_out_of_memory(cb, e, end, stack);
   } else if (kind != ApiKind::Other && stack != 0) {
-    std::lock_guard<std::mutex> lock(g_stacks_mutex);
-    g_stacks[cb.correlationId] = stack;
+    std::lock_guard<std::mutex> lock(state().stacks_mutex);
+    state().stacks[cb.correlationId] = stack;
   }
 }
 
@@ -109,8 +128,9 @@ void on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_Call
     if (kind != ApiKind::Other && cb.correlationData) *cb.correlationData = rec::now_ns();
     return;
   }
+  // An exit whose entry came before the callbacks were enabled leaves the count alone.
   if (runtime)
-    --t_runtime_depth;
+    t_runtime_depth = t_runtime_depth > 0 ? t_runtime_depth - 1 : 0;
   else if (t_runtime_depth > 0)
     return;
   std::int32_t status = 0;  // cudaError_t or CUresult: both an int-sized enum
@@ -122,24 +142,21 @@ void on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_Call
 }
 
 void describe_device(CUcontext context) {
-  static std::mutex mutex;
-  static std::set<std::int32_t> described;
+  State& s = state();
   const std::int32_t ordinal = device_of(context);
   if (ordinal < 0) return;
   {
-    std::lock_guard<std::mutex> lock(mutex);
-    if (!described.insert(ordinal).second) return;
+    std::lock_guard<std::mutex> lock(s.devices_mutex);
+    if (!s.described_devices.insert(ordinal).second) return;
   }
   rec::DeviceInfo info{.device = ordinal};
-  auto get = driver_function<int (*)(int*, int)>("cuDeviceGet");
-  auto name = driver_function<int (*)(char*, int, int)>("cuDeviceGetName");
-  auto total = driver_function<int (*)(std::size_t*, int)>("cuDeviceTotalMem_v2");
   int device = 0;
-  if (get && get(&device, ordinal) == 0) {
+  if (s.device_get && s.device_get(&device, ordinal) == 0) {
     std::array<char, 256> text{};
-    if (name && name(text.data(), static_cast<int>(text.size()), device) == 0) info.name = rec::intern(text.data());
+    if (s.device_get_name && s.device_get_name(text.data(), static_cast<int>(text.size()), device) == 0)
+      info.name = rec::intern(text.data());
     std::size_t bytes = 0;
-    if (total && total(&bytes, device) == 0) info.memory_bytes = bytes;
+    if (s.device_total_mem && s.device_total_mem(&bytes, device) == 0) info.memory_bytes = bytes;
   }
   rec::record(info);
 }
@@ -170,30 +187,38 @@ std::string failure(const char* what, CUptiResult r) {
 }  // namespace
 
 std::string enable_callbacks() {
-  g_runtime_kinds = kinds_of(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE);
-  g_driver_kinds = kinds_of(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE);
-  if (CUptiResult r = cuptiSubscribe(&g_subscriber, reinterpret_cast<CUpti_CallbackFunc>(on_callback), nullptr);
+  State& s = state();
+  s.runtime_kinds = kinds_of(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE);
+  s.driver_kinds = kinds_of(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE);
+  void* libcuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+  look_up(libcuda, "cuMemGetInfo_v2", s.mem_get_info);
+  look_up(libcuda, "cuDeviceGet", s.device_get);
+  look_up(libcuda, "cuDeviceGetName", s.device_get_name);
+  look_up(libcuda, "cuDeviceTotalMem_v2", s.device_total_mem);
+  if (CUptiResult r = cuptiSubscribe(&s.subscriber, reinterpret_cast<CUpti_CallbackFunc>(on_callback), nullptr);
       r != CUPTI_SUCCESS)
     return failure("cuptiSubscribe", r);
-  if (CUptiResult r = cuptiEnableDomain(1, g_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API); r != CUPTI_SUCCESS)
+  if (CUptiResult r = cuptiEnableDomain(1, s.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API); r != CUPTI_SUCCESS)
     return failure("enabling the runtime API callbacks", r);
-  for (CUpti_CallbackId id = 1; id < g_driver_kinds.size(); ++id)
-    if (g_driver_kinds[id] != ApiKind::Other) cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API, id);
-  if (CUptiResult r = cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
+  for (CUpti_CallbackId id = 1; id < s.driver_kinds.size(); ++id)
+    if (s.driver_kinds[id] != ApiKind::Other) cuptiEnableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_DRIVER_API, id);
+  if (CUptiResult r = cuptiEnableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
       r != CUPTI_SUCCESS)
     return failure("enabling the context-creation callback", r);
   return {};
 }
 
 rec::StackId stack_of_call(std::uint32_t correlation) {
-  std::lock_guard<std::mutex> lock(g_stacks_mutex);
-  auto it = g_stacks.find(correlation);
-  return it == g_stacks.end() ? 0 : it->second;  // kept: a graph launch has many kernels
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.stacks_mutex);
+  auto it = s.stacks.find(correlation);
+  return it == s.stacks.end() ? 0 : it->second;  // kept: a graph launch has many kernels
 }
 
 void forget_old_stacks() {
-  std::lock_guard<std::mutex> lock(g_stacks_mutex);
-  if (g_stacks.size() > kMaxPendingStacks) g_stacks.clear();
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.stacks_mutex);
+  if (s.stacks.size() > kMaxPendingStacks) s.stacks.clear();
 }
 
 }  // namespace gpudiag::cupti

@@ -9,9 +9,7 @@
 // from cudaMalloc crashes inside the driver. Neither are the RUNTIME and
 // DRIVER activity kinds, which record every one of a framework's calls.
 #include <cupti.h>
-#include <signal.h>
 
-#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -24,8 +22,6 @@ namespace {
 
 constexpr std::size_t kBufferBytes = 8u << 20;
 constexpr std::size_t kAlign = 8;
-
-std::atomic<bool> g_flushing{false};
 
 void warn(const char* what, CUptiResult r) {
   const char* text = nullptr;
@@ -64,37 +60,7 @@ void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* buffer, 
 
 uint64_t CUPTIAPI timestamp() { return rec::now_ns(); }
 
-void flush_cupti() {
-  if (g_flushing.exchange(true)) return;
-  cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-  g_flushing.store(false);
-}
-
-struct sigaction g_previous[65];
-
-// Best effort on a crash: CUPTI's pending records into our buffers, then the
-// recorder's own handler (installed before ours) writes them with write(2).
-void on_crash(int sig, siginfo_t* info, void* context) {
-  flush_cupti();
-  sigaction(sig, &g_previous[sig], nullptr);
-  if (g_previous[sig].sa_flags & SA_SIGINFO) {
-    if (g_previous[sig].sa_sigaction) g_previous[sig].sa_sigaction(sig, info, context);
-  } else if (g_previous[sig].sa_handler != SIG_DFL && g_previous[sig].sa_handler != SIG_IGN) {
-    g_previous[sig].sa_handler(sig);
-  } else {
-    raise(sig);
-  }
-}
-
-void install_crash_flush() {
-  for (int sig : {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL, SIGINT, SIGTERM}) {
-    struct sigaction sa {};
-    sa.sa_sigaction = on_crash;
-    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
-    sigemptyset(&sa.sa_mask);
-    sigaction(sig, &sa, &g_previous[sig]);
-  }
-}
+void flush_cupti() { cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); }
 
 }  // namespace
 }  // namespace gpudiag::cupti
@@ -129,7 +95,9 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
   // CUPTI keeps records until a buffer fills: flushed every 100 ms instead,
   // they reach the trace even when nothing runs at the end (_exit, SIGKILL).
   if (CUptiResult r = cuptiActivityFlushPeriod(100); r != CUPTI_SUCCESS) warn("cuptiActivityFlushPeriod", r);
-  install_crash_flush();
+  // On a fatal signal nothing of CUPTI is called: the signal may have hit a
+  // thread inside the driver or CUPTI, whose locks a flush would wait on for
+  // ever. What CUPTI still holds then (at most its last flush period) is lost.
   // Registered after the recorder's own atexit, so it runs first.
   std::atexit(flush_cupti);
   return 1;

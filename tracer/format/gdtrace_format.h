@@ -32,10 +32,13 @@ enum class ChunkType : std::uint16_t {
   Process = 6,  // i64 pid, i64 ppid, then the command line (arguments separated by NUL)
   End = 7,      // u64 events written; present when the recording was stopped cleanly
   // Written by the crash handler, with write(2) only: i32 signal, i32 si_code,
-  // u64 fault address, u64 time, u32 tid, u32 frame count, u64 frames
-  // (innermost first, starting at the faulting instruction when known).
+  // u64 fault address, u64 time, u32 tid, u16 frame count, u16 flags, u64
+  // frames (innermost first; kCrashStartsAtFault: the first is the faulting
+  // instruction, not a return address).
   Crash = 8,
 };
+
+inline constexpr std::uint16_t kCrashStartsAtFault = 1;
 
 struct ChunkHeader {  // 16 bytes, then `length` bytes of payload
   std::uint32_t tag;     // kChunkTag

@@ -196,10 +196,10 @@ class Reader {
         return true;
       case ChunkType::Crash: {
         if (n < 32) return false;
-        const auto count = load<std::uint32_t>(p + 28);
+        const auto count = load<std::uint16_t>(p + 28);
         if (std::uint64_t{count} * 8 + 32 != n) return false;
         Stack s;
-        s.starts_at_fault = true;
+        s.starts_at_fault = (load<std::uint16_t>(p + 30) & gdtrace::kCrashStartsAtFault) != 0;
         for (std::uint32_t i = 0; i < count; ++i) s.frames.push_back({.ip = load<std::uint64_t>(p + 32 + std::size_t{i} * 8)});
         trace_.crashes.push_back({.time_ns = load<std::uint64_t>(p + 16),
                                   .signal = load<std::int32_t>(p),

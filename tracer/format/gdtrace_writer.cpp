@@ -1,9 +1,12 @@
 // Writes a Trace as .gdtrace: used to save imported traces and by tests and
 // tools that build traces in code. The recorder writes the same layout
 // incrementally (tracer/record).
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <span>
 
 #include "gdtrace_format.h"
 #include "gpudiag/trace_io.h"
@@ -173,8 +176,10 @@ void write_gdtrace(const Trace& t, const std::string& path) {
   }
   w.flush_all();
   for (const auto& c : t.crashes) {
-    const auto& frames = t.stack(c.stack).frames;
-    std::string p = words(c.signal, c.code, c.address, c.time_ns, c.tid, static_cast<std::uint32_t>(frames.size()));
+    const Stack& stack = t.stack(c.stack);
+    const auto frames = std::span(stack.frames).first(std::min<std::size_t>(stack.frames.size(), UINT16_MAX));
+    const std::uint16_t flags = stack.starts_at_fault ? gdtrace::kCrashStartsAtFault : 0;
+    std::string p = words(c.signal, c.code, c.address, c.time_ns, c.tid, static_cast<std::uint16_t>(frames.size()), flags);
     for (const auto& f : frames) p += words(f.ip);
     w.chunk(gdtrace::ChunkType::Crash, p);
   }

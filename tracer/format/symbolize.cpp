@@ -59,10 +59,15 @@ struct ModuleSymbols {
   const char* function_at(GElf_Addr pc) {
     if (!loaded) load();
     auto it = std::upper_bound(symbols.begin(), symbols.end(), pc, [](GElf_Addr v, const Symbol& s) { return v < s.addr; });
-    if (it == symbols.begin()) return nullptr;
-    --it;
-    // A sized symbol must cover pc; an unsized one (hand-written assembly) is the nearest below.
-    return it->size == 0 || pc < it->addr + it->size ? it->name : nullptr;
+    // The nearest symbols below pc: a sized one must cover it (one that ends
+    // before pc may sit inside a larger one that does); an unsized one
+    // (hand-written assembly) stands for the code up to the next symbol.
+    for (int looked = 0; it != symbols.begin() && looked < 16; ++looked) {
+      --it;
+      if (it->size == 0) return looked == 0 ? it->name : nullptr;
+      if (pc < it->addr + it->size) return it->name;
+    }
+    return nullptr;
   }
 };
 
@@ -114,7 +119,7 @@ std::size_t symbolize(Trace& trace, const SymbolizeOptions& options) {
   for (auto& stack : trace.stacks) {
     for (std::size_t i = 0; i < stack.frames.size(); ++i) {
       StackFrame& frame = stack.frames[i];
-      if (frame.function != 0 || frame.module < 0) continue;
+      if (frame.function != 0 || frame.module < 0 || static_cast<std::size_t>(frame.module) >= modules.size()) continue;
       ModuleSymbols& m = modules[static_cast<std::size_t>(frame.module)];
       if (m.module == nullptr) continue;
       // Return addresses point after the call; look up the call itself.

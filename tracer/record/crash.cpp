@@ -70,13 +70,15 @@ void record_crash(int sig, const siginfo_t* info, const void* context) noexcept 
   struct {
     std::int32_t signal, code;
     std::uint64_t address, time_ns;
-    std::uint32_t tid, count;
+    std::uint32_t tid;
+    std::uint16_t count, flags;
     std::uint64_t frames[kMaxFrames];
   } crash{};
   static_assert(offsetof(decltype(crash), frames) == 32);
   crash.signal = sig;
   crash.code = info ? info->si_code : 0;
-  crash.address = info && sig != SIGABRT ? reinterpret_cast<std::uint64_t>(info->si_addr) : 0;
+  // si_addr is the fault's only when the kernel raised it (si_code > 0), not kill() or raise().
+  crash.address = info && info->si_code > 0 && sig != SIGABRT ? reinterpret_cast<std::uint64_t>(info->si_addr) : 0;
   crash.time_ns = now_ns();
   crash.tid = current_tid();
   void* ips[kMaxFrames];
@@ -86,6 +88,7 @@ void record_crash(int sig, const siginfo_t* info, const void* context) noexcept 
     for (int i = 0; i < n; ++i)
       if (reinterpret_cast<std::uint64_t>(ips[i]) == pc) {
         first = i;
+        crash.flags |= gdtrace::kCrashStartsAtFault;
         break;
       }
   for (int i = first; i < n; ++i) crash.frames[crash.count++] = reinterpret_cast<std::uint64_t>(ips[i]);

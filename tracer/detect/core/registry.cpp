@@ -58,9 +58,11 @@ bool in_tooling(const Trace& trace, const StackFrame& frame) {
 std::vector<Frame> frames_of(const Trace& trace, StackId stack) {
   std::vector<Frame> out;
   if (stack == kNoStack) return out;
-  const std::vector<StackFrame>& frames = trace.stack(stack).frames;
+  const Stack& recorded = trace.stack(stack);
+  const std::vector<StackFrame>& frames = recorded.frames;
   std::size_t first = 0;
-  while (first < frames.size() && in_tooling(trace, frames[first])) ++first;
+  // A crash's stack is shown from where it faulted, even inside a library.
+  while (!recorded.starts_at_fault && first < frames.size() && in_tooling(trace, frames[first])) ++first;
   if (first == frames.size()) first = 0;  // nothing of the program's own: show what there is
   for (const StackFrame& sf : std::span(frames).subspan(first)) {
     Frame f;

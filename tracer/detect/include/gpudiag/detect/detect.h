@@ -57,7 +57,8 @@ std::vector<Finding> run_detectors(const DetectContext& context);
 Finding make_finding(std::string_view rule_id, std::string message);
 // The frames of a recorded stack, innermost first, from the program's own
 // call: the leading frames inside the CUDA libraries (libcuda, libcudart,
-// libcupti, cuDNN, cuBLAS) and gpudiag's are dropped.
+// libcupti, cuDNN, cuBLAS) and gpudiag's are dropped, except from a crash's
+// stack, which starts where it faulted.
 std::vector<Frame> frames_of(const Trace& trace, StackId stack);
 // "the program crashed: SIGSEGV (address not mapped at 0x7f..) on thread 12, in main at train.cu:40".
 std::string describe_crash(const Trace& trace, const Crash& crash);
