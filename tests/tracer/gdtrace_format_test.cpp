@@ -33,6 +33,11 @@ Trace sample_trace() {
                        .dst_kind = MemKind::Pinned, .async = true, .device = 0, .stream = 7});
   t.memory_counters.push_back({.time_ns = 3, .device = 0, .allocated_bytes = 100, .reserved_bytes = 200});
   t.findings.push_back({.time_ns = 4, .rule_id = t.intern("GD005"), .message = t.intern("scalar access")});
+  t.ranges.push_back({.start_ns = 2, .end_ns = 40, .name = t.intern("ProfilerStep#1"), .tid = 1});
+  Stack fault;
+  fault.starts_at_fault = true;
+  fault.frames.push_back({.ip = 0x401234});
+  t.crashes.push_back({.time_ns = 50000, .signal = 11, .code = 2, .address = 0xdead000, .tid = 9, .stack = t.add_stack(fault)});
   return t;
 }
 
@@ -85,6 +90,12 @@ TEST(GdtraceFormat, WriteThenReadGivesTheSameTrace) {
   EXPECT_EQ(out.memory_counters[0].reserved_bytes, 200u);
   EXPECT_EQ(out.str(out.findings.at(0).rule_id), "GD005");
   EXPECT_EQ(out.str(out.devices.at(0).name), "NVIDIA A100");
+  ASSERT_EQ(out.ranges.size(), 1u);
+  EXPECT_EQ(out.str(out.ranges[0].name), "ProfilerStep#1");
+  EXPECT_EQ(out.ranges[0].end_ns, 40u);
+  ASSERT_EQ(out.crashes.size(), 1u);
+  EXPECT_EQ(out.crashes[0].address, 0xdead000u);
+  EXPECT_TRUE(out.stack(out.crashes[0].stack).starts_at_fault);
   EXPECT_EQ(out.event_count(), in.event_count());
 }
 

@@ -71,6 +71,7 @@ TEST(KinetoImport, EveryRealTraceMatchesAnIndependentCount) {
     EXPECT_EQ(t.api_calls.size(), want["api_calls"].get<std::size_t>());
     EXPECT_EQ(t.syncs.size(), want["syncs"].get<std::size_t>());
     EXPECT_EQ(t.ooms.size(), want.value("ooms", std::size_t{0}));
+    EXPECT_EQ(t.ranges.size(), want["profiler_steps"].get<std::size_t>()) << "the profiler's steps, new and old spelling";
     std::size_t pageable_htod = 0;
     for (const auto& m : t.memcpys) pageable_htod += m.copy == CopyKind::HtoD && m.src_kind == MemKind::Pageable;
     EXPECT_EQ(pageable_htod, want["pageable_htod"].get<std::size_t>());

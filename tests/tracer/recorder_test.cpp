@@ -58,6 +58,7 @@ TEST(Recorder, EveryEventKindRoundTrips) {
   rec::record(rec::HostAccessEvent{.time_ns = 510, .addr = 0x1000, .bytes = 4, .access = AccessKind::Write, .device = 0});
   rec::record(rec::OutOfMemoryEvent{.time_ns = 520, .requested_bytes = 1ull << 40, .free_bytes = 10, .capacity_bytes = 1 << 30, .device = 0});
   rec::record(rec::FindingEvent{.time_ns = 530, .rule_id = rec::intern("GD001"), .message = rec::intern("mixed devices")});
+  rec::record(rec::RangeEvent{.start_ns = 540, .end_ns = 560, .name = rec::intern("step 3")});
   rec::stop();
   EXPECT_FALSE(rec::enabled());
 
@@ -107,6 +108,9 @@ TEST(Recorder, EveryEventKindRoundTrips) {
   ASSERT_EQ(t.findings.size(), 1u);
   EXPECT_EQ(t.str(t.findings[0].rule_id), "GD001");
   EXPECT_EQ(t.str(t.findings[0].message), "mixed devices");
+  ASSERT_EQ(t.ranges.size(), 1u);
+  EXPECT_EQ(t.str(t.ranges[0].name), "step 3");
+  EXPECT_EQ(t.ranges[0].end_ns, 560u);
   EXPECT_EQ(t.begin_ns(), 100u);
   EXPECT_EQ(t.end_ns(), 900u);
 }

@@ -78,6 +78,7 @@ inline constexpr std::uint32_t kMaxChunk = 64u << 20;
 //   MemoryCounter t0=time, p0=allocated, p1=reserved
 //   Device       device, x=name, p0=memory bytes
 //   Stream       device, stream, x=name
+//   Range        t0=start, t1=end, x=name
 struct RawEvent {
   std::uint8_t kind;  // EventKind
   std::uint8_t a, b, c;

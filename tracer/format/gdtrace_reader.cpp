@@ -306,6 +306,9 @@ void Reader::convert(std::uint32_t tid, const RawEvent& e) {
     case EventKind::Stream:
       trace_.streams.push_back({e.device, e.stream, str(e.x)});
       break;
+    case EventKind::Range:
+      trace_.ranges.push_back({e.t0, e.t1, str(e.x), tid});
+      break;
     default:
       break;  // a kind from a newer minor revision
   }

@@ -169,6 +169,11 @@ void write_gdtrace(const Trace& t, const std::string& path) {
     e.x = f.rule_id, e.p[0] = f.message;
     w.event(f.tid, e);
   }
+  for (const auto& r : t.ranges) {
+    RawEvent e = base(EventKind::Range, kHostDevice, r.start_ns, r.end_ns, 0, 0, 0);
+    e.x = r.name;
+    w.event(r.tid, e);
+  }
   for (const auto& c : t.memory_counters) {
     RawEvent e = base(EventKind::MemoryCounter, c.device, c.time_ns, c.time_ns, 0, 0, 0);
     e.p[0] = c.allocated_bytes, e.p[1] = c.reserved_bytes;

@@ -60,7 +60,7 @@ const Stack& Trace::stack(StackId id) const {
 std::size_t Trace::event_count() const {
   return allocs.size() + frees.size() + memcpys.size() + memsets.size() + kernels.size() + syncs.size() +
          api_calls.size() + host_accesses.size() + ooms.size() + findings.size() + memory_counters.size() +
-         crashes.size();
+         ranges.size() + crashes.size();
 }
 
 namespace {
@@ -78,6 +78,7 @@ void for_each_time(const Trace& t, F&& f) {
   for (const auto& e : t.ooms) f(e.time_ns, e.time_ns);
   for (const auto& e : t.findings) f(e.time_ns, e.time_ns);
   for (const auto& e : t.memory_counters) f(e.time_ns, e.time_ns);
+  for (const auto& e : t.ranges) f(e.start_ns, e.end_ns);
   for (const auto& e : t.crashes) f(e.time_ns, e.time_ns);
 }
 
@@ -117,6 +118,7 @@ void Trace::sort_by_time() {
   sort_column(ooms, t);
   sort_column(findings, t);
   sort_column(memory_counters, t);
+  sort_column(ranges, s);
   sort_column(crashes, t);
 }
 

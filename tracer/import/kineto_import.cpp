@@ -21,7 +21,7 @@ using namespace import::kineto_json;  // od, found(), the field readers
 
 // The "X" categories event() turns into events, under today's names and the
 // 2021 ones; every other category is Skipped.
-enum class Category { Kernel, Memcpy, Memset, Sync, Runtime, Driver, Skipped };
+enum class Category { Kernel, Memcpy, Memset, Sync, Runtime, Driver, HostRange, Skipped };
 
 Category category_of(std::string_view cat) {
   if (cat == "kernel" || cat == "Kernel") return Category::Kernel;
@@ -30,6 +30,8 @@ Category category_of(std::string_view cat) {
   if (cat == "cuda_sync") return Category::Sync;
   if (cat == "cuda_runtime" || cat == "Runtime") return Category::Runtime;
   if (cat == "cuda_driver") return Category::Driver;
+  // The profiler's steps: "user_annotation" now, "Operator"/"cpu_op" in older traces.
+  if (cat == "user_annotation" || cat == "Operator" || cat == "cpu_op") return Category::HostRange;
   return Category::Skipped;
 }
 
@@ -162,6 +164,8 @@ class KinetoImporter {
     // long args: leave them before looking up any field they would not use.
     if (!instant && category == Category::Skipped) return;
     const std::string_view name = str_field(ev, "name");
+    // Of the host ranges only the profiler's steps: they give the iterations.
+    if (category == Category::HostRange && !name.starts_with("ProfilerStep#")) return;
     if (instant) {
       if (name == "[memory]") memory(ev);
       else if (name == "[OutOfMemory]") out_of_memory(ev);
@@ -204,6 +208,8 @@ class KinetoImporter {
       trace_.syncs.push_back({.start_ns = start, .end_ns = end, .kind = kind, .device = device, .stream = stream,
                               .event = static_cast<std::uint64_t>(std::max<std::int64_t>(0, iarg("event", 0))), .correlation = corr});
       has_gpu_sync_ = true;
+    } else if (category == Category::HostRange) {
+      trace_.ranges.push_back({.start_ns = start, .end_ns = end, .name = trace_.intern(name), .tid = tid});
     } else if (category == Category::Runtime || category == Category::Driver) {
       const ApiDomain domain = category == Category::Driver ? ApiDomain::Driver : ApiDomain::Runtime;
       trace_.api_calls.push_back({.start_ns = start, .end_ns = end, .name = trace_.intern(name), .domain = domain,

@@ -134,6 +134,11 @@ Words encode(const FindingEvent& v) noexcept {
           .p = {v.message}};
 }
 
+Words encode(const RangeEvent& v) noexcept {
+  return {.head = head(EventKind::Range, kHostDevice), .t0 = v.start_ns, .t1 = end_or_start(v.end_ns, v.start_ns),
+          .stack_x = pair(0, v.name)};
+}
+
 // Device and stream descriptions carry no time of their own: stamped now.
 Words encode(const DeviceInfo& v) noexcept {
   const std::uint64_t now = now_ns();
@@ -213,6 +218,7 @@ void record(const ApiEvent& v) noexcept { put(v); }
 void record(const HostAccessEvent& v) noexcept { put(v); }
 void record(const OutOfMemoryEvent& v) noexcept { put(v); }
 void record(const FindingEvent& v) noexcept { put(v); }
+void record(const RangeEvent& v) noexcept { put(v); }
 void record(const DeviceInfo& v) noexcept { put(v); }
 void record(const StreamInfo& v) noexcept { put(v); }
 

@@ -46,6 +46,7 @@ enum class EventKind : std::uint8_t {
   MemoryCounter = 11,
   Device = 12,
   Stream = 13,
+  Range = 14,
 };
 
 // Device number of host memory and host-side events.

@@ -196,6 +196,15 @@ struct FindingEvent {
   StackId stack = 0;
 };
 
+// A named span of the program's own time: a training step (gdrt's step
+// marker, PyTorch's ProfilerStep#N), an NVTX range. Reports find the
+// iterations of a run in the ranges named as steps.
+struct RangeEvent {
+  std::uint64_t start_ns = 0;
+  std::uint64_t end_ns = 0;
+  StringId name = 0;
+};
+
 // Describes a device once (name, memory capacity).
 struct DeviceInfo {
   std::int32_t device = 0;
@@ -222,6 +231,7 @@ void record(const ApiEvent& e) noexcept;
 void record(const HostAccessEvent& e) noexcept;
 void record(const OutOfMemoryEvent& e) noexcept;
 void record(const FindingEvent& e) noexcept;
+void record(const RangeEvent& e) noexcept;
 void record(const DeviceInfo& e) noexcept;
 void record(const StreamInfo& e) noexcept;
 

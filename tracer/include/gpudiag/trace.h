@@ -219,6 +219,15 @@ struct RaisedFinding {
   StackId stack = 0;
 };
 
+// A named span of the program's time (see rec::RangeEvent): a training step
+// (PyTorch's ProfilerStep#N, gdrt's step marker), an NVTX range.
+struct Range {
+  std::uint64_t start_ns = 0;
+  std::uint64_t end_ns = 0;
+  StringId name = 0;
+  std::uint32_t tid = 0;
+};
+
 // The traced process died of a fatal signal (recorded by its crash handler).
 struct Crash {
   std::uint64_t time_ns = 0;
@@ -282,6 +291,7 @@ struct Trace {
   std::vector<OutOfMemory> ooms;
   std::vector<RaisedFinding> findings;
   std::vector<MemoryCounter> memory_counters;
+  std::vector<Range> ranges;
   // Fatal signals, in time order: usually none or one (two threads may fault together).
   std::vector<Crash> crashes;
 
