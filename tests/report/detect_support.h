@@ -12,7 +12,8 @@ namespace gpudiag::testing {
 inline std::vector<Finding> detect(const Trace& t, const DetectOptions& options = {}) {
   const MemoryTimeline memory = build_memory_timeline(t);
   const auto time = gpu_time_breakdown(t);
-  return run_detectors({t, memory, time, options});
+  const RunPhases phases = find_phases(t);
+  return run_detectors({t, memory, time, options, phases});
 }
 
 inline std::vector<Finding> only(const std::vector<Finding>& all, const std::string& rule) {

@@ -12,7 +12,8 @@ Report analyze(const Trace& trace, const DetectOptions& options) {
   Report r;
   r.memory = build_memory_timeline(trace);
   r.gpu_time = gpu_time_breakdown(trace);
-  const DetectContext ctx{trace, r.memory, r.gpu_time, options};
+  r.phases = find_phases(trace);
+  const DetectContext ctx{trace, r.memory, r.gpu_time, options, r.phases};
   r.findings = run_detectors(ctx);
   return r;
 }
@@ -73,6 +74,13 @@ nlohmann::json report_json(const Trace& trace, const Report& report) {
                            {"unmatched_frees", m.unmatched_frees},
                            {"double_frees", m.double_frees.size()}});
   }
+  const RunPhases& p = report.phases;
+  j["phases"] = {{"iterations", p.iterations.size()},
+                 {"iterations_from", std::string(p.source)},
+                 {"median_iteration_ns", median_iteration_ns(p)},
+                 {"startup_ns", p.startup_ns()},
+                 {"steady_begin_ns", p.steady().begin},
+                 {"steady_end_ns", p.steady().end}};
   j["gpu_time"] = nlohmann::json::array();
   for (const GpuTime& g : report.gpu_time) j["gpu_time"].push_back(gpu_time_json(g));
   return j;

@@ -60,6 +60,13 @@ void print_summary(std::ostream& out, const Trace& trace, const Report& report, 
   out << fmt::format("  {} trace, {} events, {} kernels, {} copies, {} allocations, over {}\n", to_string(trace.source),
                      trace.event_count(), trace.kernels.size(), trace.memcpys.size(), trace.allocs.size(),
                      format_duration(trace.end_ns() - trace.begin_ns()));
+  if (const RunPhases& p = report.phases; p.has_loop())
+    out << fmt::format("  training loop: {} iterations ({}), {} each; {}\n", p.iterations.size(), p.source,
+                       format_duration(median_iteration_ns(p)),
+                       p.startup_ns() ? fmt::format("start-up took {} before the first iteration (module loading, "
+                                                    "autotuning, moving the model): judged apart from the loop",
+                                                    format_duration(p.startup_ns()))
+                                      : std::string());
   // Dropped events, a file cut short or damaged, an unclean stop: always shown.
   for (const SarifNotification& w : trace_warnings(trace)) out << st.warn("  " + w.message) << '\n';
 

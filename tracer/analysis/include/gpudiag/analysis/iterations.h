@@ -1,8 +1,13 @@
-// Training iterations recovered from the trace itself: a training loop
-// launches the same sequence of kernels every step, so the places where the
-// first kernels of the trace repeat mark the iterations.
+// Training iterations and the phases of a run. The profiler's own steps
+// (Kineto's ProfilerStep#N) mark iterations where a trace has them; else they
+// are recovered from the trace itself: a training loop launches the same
+// sequence of kernels every step, so where a run of kernels repeats evenly
+// marks the iterations. Before the first iteration is start-up (module
+// loading, cuDNN autotuning, moving the model), after the last shutdown;
+// per-iteration rules are judged on the steady state between them.
 #pragma once
 
+#include <string_view>
 #include <vector>
 
 #include "gpudiag/analysis/gpu_time.h"
@@ -20,5 +25,25 @@ struct IterationOptions {
 // to the start of the next iteration's; empty when no loop shows (the
 // trailing, possibly partial, iteration is left out).
 std::vector<Interval> detect_iterations(const Trace& trace, const IterationOptions& options = {});
+
+struct RunPhases {
+  std::vector<Interval> iterations;  // empty: no loop shows
+  std::string_view source;           // "profiler steps", "repeating kernel sequence", or ""
+  std::uint64_t begin_ns = 0, end_ns = 0;  // of the whole trace
+
+  bool has_loop() const { return !iterations.empty(); }
+  // From the start of the first iteration to the end of the last; the whole
+  // trace when no loop shows.
+  Interval steady() const {
+    return has_loop() ? Interval{iterations.front().begin, iterations.back().end} : Interval{begin_ns, end_ns};
+  }
+  std::uint64_t startup_ns() const { return has_loop() ? iterations.front().begin - begin_ns : 0; }
+  bool in_steady_state(std::uint64_t t) const { return t >= steady().begin && t < steady().end; }
+};
+
+RunPhases find_phases(const Trace& trace, const IterationOptions& options = {});
+
+// The median length of the iterations, 0 without a loop.
+std::uint64_t median_iteration_ns(const RunPhases& phases);
 
 }  // namespace gpudiag

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "gpudiag/analysis/gpu_time.h"
+#include "gpudiag/analysis/iterations.h"
 #include "gpudiag/analysis/memory_timeline.h"
 #include "gpudiag/finding.h"
 #include "gpudiag/trace.h"
@@ -33,6 +34,7 @@ struct DetectContext {
   const std::vector<GpuTime>& gpu_time;
   const DetectOptions& options;
 };
+  const RunPhases& phases;  // iterations, start-up and steady state
 
 using DetectFn = void (*)(const DetectContext&, std::vector<Finding>&);
 

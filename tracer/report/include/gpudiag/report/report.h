@@ -22,6 +22,7 @@ namespace gpudiag {
 struct Report {
   MemoryTimeline memory;
   std::vector<GpuTime> gpu_time;
+  RunPhases phases;
   std::vector<Finding> findings;
 };
 
