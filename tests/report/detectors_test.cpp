@@ -158,11 +158,42 @@ TEST(ScalarIndexing, ManyTinyCopiesAreCountedWithTheirStacks) {
   t.memcpys.push_back(copy(9000, 9100, CopyKind::HtoD, 4096, false));
   const auto f = only(detect(t), "GD005");
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].message.rfind("50 host<->device copies", 0), 0u) << f[0].message;
+  EXPECT_EQ(f[0].message.rfind("the host read device memory 50 times, at most 8 B each", 0), 0u) << f[0].message;
   EXPECT_EQ(f[0].stack.at(0).function, "loop_over_elements");
   DetectOptions strict;
   strict.tiny_transfer_count = 51;
   EXPECT_TRUE(only(detect(t, strict), "GD005").empty());
+}
+
+TEST(ScalarIndexing, SmallWritesNobodyWaitsForAreNoScalarAccess) {
+  Trace t;
+  for (int i = 0; i < 50; ++i) t.memcpys.push_back(copy(100 * i, 100 * i + 5, CopyKind::HtoD, 4, true));
+  EXPECT_TRUE(only(detect(t), "GD005").empty());
+}
+
+TEST(ScalarIndexing, InATrainingLoopOnlyTheReadsInTheLoopCount) {
+  Trace t = training_loop(10, 0, 5'000'000);
+  for (int i = 0; i < 30; ++i) t.memcpys.push_back(copy(1000 + 100 * i, 1000 + 100 * i + 5, CopyKind::DtoH, 4, false));
+  EXPECT_TRUE(only(detect(t), "GD005").empty()) << "30 reads during start-up, none in the loop";
+  for (int s = 0; s < 10; ++s)
+    for (int r = 0; r < 2; ++r)
+      t.memcpys.push_back(copy(5'000'000 + 1'000'000ull * s + 900'000 + r * 100, 5'000'000 + 1'000'000ull * s + 900'050 + r * 100,
+                               CopyKind::DtoH, 4, false));
+  t.sort_by_time();
+  const auto f = only(detect(t), "GD005");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_NE(f[0].message.find("in the training loop (2.0 per iteration)"), std::string::npos) << f[0].message;
+}
+
+TEST(PageableAsyncCopy, TheCopiesOfSettingUpAreNotJudged) {
+  Trace t = training_loop(10, 0, 5'000'000);
+  for (int i = 0; i < 100; ++i)
+    t.memcpys.push_back(copy(1000 + 1000 * i, 1000 + 1000 * i + 500, CopyKind::HtoD, 1 << 20, true, MemKind::Pageable));
+  t.sort_by_time();
+  EXPECT_TRUE(only(detect(t), "GD009").empty()) << "model.to(device) before the loop";
+  t.memcpys.push_back(copy(6'000'000, 6'000'500, CopyKind::HtoD, 1 << 20, true, MemKind::Pageable));
+  t.sort_by_time();
+  EXPECT_EQ(only(detect(t), "GD009").size(), 1u) << "a batch copied from pageable memory in the loop";
 }
 
 TEST(UncheckedCudaError, FailedCallsAreGroupedByNameAndStatus) {

@@ -9,19 +9,6 @@ namespace {
 
 using namespace gpudiag::testing;
 
-// A loop of `steps` iterations, each launching the same 20 kernels; the
-// host syncs at the end of every step for `sync_ns` of the 1 ms step.
-Trace training_loop(int steps, std::uint64_t sync_ns) {
-  Trace t;
-  for (int s = 0; s < steps; ++s) {
-    const std::uint64_t base = 1'000'000ull * s;
-    for (int k = 0; k < 20; ++k) kernel(t, base + 40'000ull * k, base + 40'000ull * k + 30'000, "op" + std::to_string(k));
-    if (sync_ns) t.syncs.push_back({.start_ns = base + 1'000'000 - sync_ns, .end_ns = base + 1'000'000 - 1,
-                                    .kind = SyncKind::Device, .device = 0});
-  }
-  return t;
-}
-
 TEST(Iterations, TheRepeatingKernelSequenceMarksEachStep) {
   const auto it = detect_iterations(training_loop(6, 0));
   ASSERT_EQ(it.size(), 5u);  // the last, possibly partial, step is left out
@@ -40,6 +27,61 @@ TEST(SyncInLoop, ReportsTheSharePerIterationWhenTheLoopShows) {
   ASSERT_EQ(f.size(), 1u);
   EXPECT_NE(f[0].message.find("per iteration (5 iterations"), std::string::npos) << f[0].message;
   EXPECT_NE(f[0].message.find("median 30.0%"), std::string::npos) << f[0].message;
+}
+
+TEST(SyncInLoop, TheSyncsOfStartUpAreNotTheLoops) {
+  Trace t = training_loop(10, 0, 50'000'000);
+  // cuDNN autotuning: thousands of syncs before the first iteration.
+  for (int i = 0; i < 1000; ++i)
+    t.syncs.push_back({.start_ns = 1000ull + 40'000ull * i, .end_ns = 31'000ull + 40'000ull * i, .kind = SyncKind::Device});
+  t.sort_by_time();
+  EXPECT_TRUE(only(detect(t), "GD010").empty());
+}
+
+TEST(SyncInLoop, OneSyncOutsideAnyLoopIsNoSyncInALoop) {
+  Trace t;
+  kernel(t, 0, 1000, "scale");
+  t.syncs.push_back({.start_ns = 10, .end_ns = 1000, .kind = SyncKind::Device});
+  EXPECT_TRUE(only(detect(t), "GD010").empty());
+}
+
+TEST(SyncInLoop, ManyCheapSyncsInEveryIterationAreStillSyncsInTheLoop) {
+  Trace t = training_loop(8, 0, 1'000'000);
+  // A sync after each of 8 layers, each waiting only 1 us (a profiler makes the host the bottleneck).
+  for (int s = 0; s < 8; ++s)
+    for (int l = 0; l < 8; ++l) {
+      const std::uint64_t at = 1'000'000 + 1'000'000ull * s + 100'000ull * l + 50'000;
+      t.syncs.push_back({.start_ns = at, .end_ns = at + 1'000, .kind = SyncKind::Device});
+    }
+  t.sort_by_time();
+  const auto f = only(detect(t), "GD010");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_NE(f[0].message.find("8.0 syncs in each"), std::string::npos) << f[0].message;
+}
+
+TEST(MemoryLeak, MemoryThatGrowsEveryIterationIsALeakWithTheLoopsStack) {
+  Trace t = training_loop(10, 0, 1'000'000);
+  alloc(t, 1000, 0x10000000, 512u << 20, 0, stack_named(t, "caching_allocator_segment"));  // held to the end: no leak
+  for (int s = 0; s < 10; ++s)
+    alloc(t, 1'000'000 + 1'000'000ull * s + 500'000, 0x40000000 + (4ull << 20) * s, 2u << 20, 0,
+          stack_named(t, "losses_append"));
+  t.sort_by_time();
+  const auto f = only(detect(t), "GD007");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_NE(f[0].message.find("live memory on device 0 grew by"), std::string::npos) << f[0].message;
+  ASSERT_FALSE(f[0].stack.empty());
+  EXPECT_EQ(f[0].stack[0].function, "losses_append");
+}
+
+TEST(MemoryLeak, MemoryHeldUntilExitWithoutGrowingIsNoLeakInALoop) {
+  Trace t = training_loop(10, 0, 1'000'000);
+  alloc(t, 1000, 0x10000000, 512u << 20, 0, stack_named(t, "caching_allocator_segment"));
+  for (int s = 0; s < 10; ++s) {  // the activations of a step, freed within it
+    alloc(t, 1'000'000 + 1'000'000ull * s + 100'000, 0x40000000, 2u << 20);
+    free_at(t, 1'000'000 + 1'000'000ull * s + 900'000, 0x40000000);
+  }
+  t.sort_by_time();
+  EXPECT_TRUE(only(detect(t), "GD007").empty()) << only(detect(t), "GD007").front().message;
 }
 
 }  // namespace

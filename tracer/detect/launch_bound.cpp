@@ -1,7 +1,9 @@
 // GD011 launch-bound at run time: the GPU waits on the host. Signs: long idle
 // gaps between GPU work, kernels shorter than the API call that launched
-// them, and copies taking more GPU time than computation. Kernels a CPU
-// device ran (device -1, the host) have no GPU to keep busy.
+// them, and copies taking more GPU time than computation. Judged on the
+// training loop when the trace shows one: start-up (module loading,
+// autotuning) is no idleness of the loop. Kernels a CPU device ran (device
+// -1, the host) have no GPU to keep busy.
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -18,13 +20,21 @@ void detect_launch_bound(const DetectContext& ctx, std::vector<Finding>& out) {
     if (a.correlation != 0 && t.str(a.name).find("Launch") != std::string_view::npos)
       launch_ns.emplace(a.correlation, a.end_ns - a.start_ns);
 
+  const RunPhases& phases = ctx.phases;
   for (const GpuTime& g : ctx.gpu_time) {
     if (g.device == kHostDevice) continue;  // work a CPU device did: no GPU to wait
+    // The device's busy time inside the window judged: the loop, or all of its activity.
+    const Interval window = phases.has_loop() ? phases.steady() : Interval{g.begin_ns, g.end_ns};
+    std::vector<Interval> busy;
+    for (const Interval& b : g.busy)
+      if (const std::uint64_t lo = std::max(b.begin, window.begin), hi = std::min(b.end, window.end); lo < hi)
+        busy.push_back({lo, hi});
+    if (busy.empty() || window.length() == 0) continue;
     std::vector<std::string> reasons;
     // Idle gaps between merged busy intervals.
     std::uint64_t gaps = 0, gap_ns = 0, longest = 0;
-    for (std::size_t i = 1; i < g.busy.size(); ++i) {
-      const std::uint64_t gap = g.busy[i].begin - g.busy[i - 1].end;
+    for (std::size_t i = 1; i < busy.size(); ++i) {
+      const std::uint64_t gap = busy[i].begin - busy[i - 1].end;
       if (gap <= o.idle_gap_ns) continue;
       ++gaps;
       gap_ns += gap;
@@ -37,7 +47,7 @@ void detect_launch_bound(const DetectContext& ctx, std::vector<Finding>& out) {
     // Short kernels, and kernels that ran shorter than their own launch.
     std::uint64_t kernels = 0, short_kernels = 0, with_launch = 0, outrun = 0;
     for (const Kernel& k : t.kernels) {
-      if (k.device != g.device) continue;
+      if (k.device != g.device || k.start_ns < window.begin || k.start_ns >= window.end) continue;
       ++kernels;
       const std::uint64_t d = k.end_ns - k.start_ns;
       short_kernels += d < o.short_kernel_ns;
@@ -60,15 +70,19 @@ void detect_launch_bound(const DetectContext& ctx, std::vector<Finding>& out) {
       reasons.push_back(fmt::format("copies took {} of GPU time against {} of computation",
                                     format_duration(g.memcpy_ns), format_duration(g.computation_ns)));
     if (reasons.empty()) continue;
-    const double busy_share = g.total_ns ? static_cast<double>(g.busy_ns) / static_cast<double>(g.total_ns) : 0.0;
-    std::string msg = fmt::format("device {} was busy only {:.1f}% of {}: ", g.device, busy_share * 100.0,
-                                  format_duration(g.total_ns));
+    const double busy_share =
+        static_cast<double>(total_length(busy)) / static_cast<double>(window.length());
+    std::string msg = fmt::format("device {} was busy only {:.1f}% of {}{}: ", g.device, busy_share * 100.0,
+                                  phases.has_loop() ? "the training loop's " : "", format_duration(window.length()));
     for (std::size_t i = 0; i < reasons.size(); ++i) msg += (i ? "; " : "") + reasons[i];
-    if (busy_share < 0.5 && (many_short || copies_dominate))
-      msg += ". The GPU spends most of its time waiting for the host: at this size this work would likely run as "
-             "fast or faster on the CPU";
-    msg += ". Batch more work per kernel (larger batches, fused ops, CUDA graphs / torch.compile), keep data on the "
-           "device between steps, and overlap copies with compute";
+    if (busy_share < 0.5 && many_short)
+      msg += ". The GPU is launch-bound: it waits for the host to launch one small kernel after another";
+    msg += ". Launch fewer, larger kernels: capture the step in a CUDA graph (torch.cuda.graphs, cudaStreamBeginCapture), "
+           "compile it to fuse small ops (torch.compile), use larger batches; keep data on the device between steps "
+           "and overlap copies with compute";
+    if (phases.startup_ns() > 0)
+      msg += fmt::format(" (the {} of start-up before the first iteration are not counted)",
+                         format_duration(phases.startup_ns()));
     out.push_back(make_finding("GD011", std::move(msg)));
   }
 }

@@ -1,5 +1,10 @@
-// GD007 memory-leak at run time: allocations still live when the traced
-// process ended, grouped by the stack that made them. Only for whole-process
+// GD007 memory-leak at run time. In a run whose training loop shows: live
+// memory that grows from iteration to iteration ("memory grows every
+// epoch"), with the stacks of what the loop allocated and kept. Memory held
+// until exit without growing is not a leak: a caching allocator's segments
+// (PyTorch's, cudaMallocAsync pools, gdrt's cuda backend), parameters and
+// optimiser state. Without a loop: allocations still live when the process
+// ended, grouped by the stack that made them. Only for whole-process
 // recordings (.gdtrace, traces built in code): a profiler window (Kineto,
 // nsys) ends while the program still legitimately holds its memory.
 #include <fmt/format.h>
@@ -8,9 +13,57 @@
 
 namespace gpudiag {
 
+namespace {
+
+std::string where(std::int32_t device) {
+  return device == kHostDevice ? std::string("the host") : fmt::format("device {}", device);
+}
+
+// Live memory at the start of each iteration and at the end of the last:
+// a leak grows it by at least 1 MiB overall, in most iterations, and never
+// gives it back.
+void report_growth(const DetectContext& ctx, const DeviceMemory& m, std::vector<Finding>& out) {
+  const auto& iterations = ctx.phases.iterations;
+  std::vector<std::uint64_t> live;
+  for (const Interval& it : iterations) live.push_back(live_bytes_at(m, it.begin));
+  live.push_back(live_bytes_at(m, iterations.back().end));
+  std::size_t grew = 0, shrank = 0;
+  for (std::size_t i = 1; i < live.size(); ++i) {
+    grew += live[i] > live[i - 1];
+    shrank += live[i] < live[i - 1];
+  }
+  const std::uint64_t growth = live.back() > live.front() ? live.back() - live.front() : 0;
+  if (growth < (1u << 20) || shrank > 0 || grew * 2 < iterations.size()) return;
+  // What the loop allocated and still held when the last iteration ended.
+  const Interval loop = ctx.phases.steady();
+  std::vector<std::uint32_t> kept;
+  for (std::uint32_t i = 0; i < m.blocks.size(); ++i)
+    if (m.blocks[i].alloc_ns >= loop.begin && m.blocks[i].live_at(loop.end)) kept.push_back(i);
+  Finding f = make_finding(
+      "GD007", fmt::format("live memory on {} grew by {} over {} iterations ({} per iteration, from {} to {}): "
+                           "something the loop allocates every iteration is kept (a tensor appended to a list, a "
+                           "loss kept with its graph, a buffer never freed); at this rate the run ends out of memory",
+                           where(m.device), format_bytes(growth), iterations.size(),
+                           format_bytes(growth / iterations.size()), format_bytes(live.front()),
+                           format_bytes(live.back())));
+  const auto groups = group_by_stack(m, kept);
+  if (!groups.empty()) f.stack = frames_of(ctx.trace, groups.front().stack);
+  for (std::size_t i = 0; i < groups.size() && i < ctx.options.max_groups; ++i)
+    f.notes.push_back({fmt::format("{} in {} allocation{} made in the loop and still live, from here",
+                                   format_bytes(groups[i].bytes), groups[i].count, groups[i].count == 1 ? "" : "s"),
+                       {}, frames_of(ctx.trace, groups[i].stack)});
+  out.push_back(std::move(f));
+}
+
+}  // namespace
+
 void detect_memory_leak(const DetectContext& ctx, std::vector<Finding>& out) {
   const Trace& t = ctx.trace;
   if (t.source == TraceSource::Kineto || t.source == TraceSource::Nsys) return;
+  if (ctx.phases.has_loop()) {
+    for (const DeviceMemory& m : ctx.memory.devices) report_growth(ctx, m, out);
+    return;
+  }
   for (const DeviceMemory& m : ctx.memory.devices) {
     if (m.leaked.empty()) continue;
     const auto groups = group_by_stack(m, m.leaked);
@@ -27,8 +80,7 @@ void detect_memory_leak(const DetectContext& ctx, std::vector<Finding>& out) {
       Finding f = make_finding(
           "GD007", fmt::format("{} in {} allocation{} on {} never freed (first at 0x{:x}, {} {}); free it on every "
                                "path, or hold it in an owner (RAII, a tensor) that frees it",
-                               format_bytes(g.bytes), g.count, g.count == 1 ? "" : "s",
-                               m.device == kHostDevice ? std::string("the host") : fmt::format("device {}", m.device),
+                               format_bytes(g.bytes), g.count, g.count == 1 ? "" : "s", where(m.device),
                                b.addr, to_string(b.kind), "memory"));
       f.stack = frames_of(t, g.stack);
       out.push_back(std::move(f));

@@ -1,6 +1,8 @@
 // GD009 pageable-async-copy at run time: asynchronous copies whose host side
 // is pageable memory. CUDA stages them through a pinned buffer and the call
 // returns only when the source is consumed: they do not overlap with compute.
+// Judged in the training loop when the trace shows one: the copies of
+// setting up (the model moved to the GPU once) overlap with nothing anyway.
 #include <algorithm>
 #include <map>
 
@@ -17,7 +19,7 @@ void detect_pageable_async_copy(const DetectContext& ctx, std::vector<Finding>& 
   };
   std::map<std::pair<StackId, CopyKind>, Group> groups;
   for (const Memcpy& c : t.memcpys) {
-    if (!c.async) continue;
+    if (!c.async || !ctx.phases.in_steady_state(c.start_ns)) continue;
     const bool pageable = (c.copy != CopyKind::DtoH && c.src_kind == MemKind::Pageable) ||
                           (c.copy != CopyKind::HtoD && c.dst_kind == MemKind::Pageable);
     if (!pageable || c.copy == CopyKind::HtoH) continue;

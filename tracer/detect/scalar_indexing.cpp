@@ -1,6 +1,9 @@
-// GD005 scalar-indexing at run time: many tiny host<->device copies, the
-// trace of per-element access to device arrays (a loop of x[i] on a device
-// vector, item() per element).
+// GD005 scalar-indexing at run time: many tiny device-to-host copies, the
+// trace of the host reading device values one at a time (a loop of x[i] on a
+// device vector, item() per element or per step); in the training loop when
+// the trace shows one. A read blocks the host until the GPU has caught up; a
+// small write nobody waits for (PyTorch's per-step scalar upload) is no such
+// access.
 #include <algorithm>
 #include <map>
 
@@ -16,15 +19,12 @@ void detect_scalar_indexing(const DetectContext& ctx, std::vector<Finding>& out)
     std::uint64_t count = 0, ns = 0;
   };
   std::map<StackId, Group> by_stack;
-  std::uint64_t count = 0, ns = 0, htod = 0, dtoh = 0;
+  std::uint64_t count = 0, ns = 0;
   for (const Memcpy& c : t.memcpys) {
-    if (c.bytes > ctx.options.tiny_transfer_bytes || c.copy == CopyKind::DtoD || c.copy == CopyKind::PtoP ||
-        c.copy == CopyKind::HtoH)
+    if (c.bytes > ctx.options.tiny_transfer_bytes || c.copy != CopyKind::DtoH || !ctx.phases.in_steady_state(c.start_ns))
       continue;
     ++count;
     ns += c.end_ns - c.start_ns;
-    htod += c.copy == CopyKind::HtoD;
-    dtoh += c.copy == CopyKind::DtoH;
     Group& g = by_stack[ctx.memory.canonical_stack(c.stack)];
     ++g.count;
     g.ns += c.end_ns - c.start_ns;
@@ -32,11 +32,17 @@ void detect_scalar_indexing(const DetectContext& ctx, std::vector<Finding>& out)
   if (count < ctx.options.tiny_transfer_count) return;
   std::vector<std::pair<StackId, Group>> groups(by_stack.begin(), by_stack.end());
   std::sort(groups.begin(), groups.end(), [](const auto& a, const auto& b) { return a.second.count > b.second.count; });
+  const std::string where =
+      ctx.phases.has_loop()
+          ? fmt::format(" in the training loop ({:.1f} per iteration)",
+                        static_cast<double>(count) / static_cast<double>(ctx.phases.iterations.size()))
+          : std::string();
   Finding f = make_finding(
-      "GD005", fmt::format("{} host<->device copies of at most {} B each ({} to the device, {} to the host, {} of copy "
-                           "time, plus a launch and often a sync per copy): this is element-by-element access to "
-                           "device memory; move the loop into a kernel or copy the whole array once",
-                           count, ctx.options.tiny_transfer_bytes, htod, dtoh, format_duration(ns)));
+      "GD005", fmt::format("the host read device memory {} times{}, at most {} B each ({} of copy time, plus a launch "
+                           "and a wait for the GPU per read): this is element-by-element access to device memory; "
+                           "keep the values on the device (accumulate metrics there) and read them once, or copy the "
+                           "whole array once",
+                           count, where, ctx.options.tiny_transfer_bytes, format_duration(ns)));
   f.stack = frames_of(t, groups.front().first);
   for (std::size_t i = 0; i < groups.size() && i < ctx.options.max_groups; ++i)
     f.notes.push_back({fmt::format("{} tiny copies from this stack", groups[i].second.count), {},

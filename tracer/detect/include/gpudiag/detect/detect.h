@@ -24,7 +24,8 @@ struct DetectOptions {
   std::uint64_t min_kernels = 20;              // GD011: kernel statistics need at least this many kernels
   std::uint64_t tiny_transfer_bytes = 8;       // GD005: a copy of at most this many bytes is tiny
   std::uint64_t tiny_transfer_count = 10;      // GD005: report from this many tiny copies on
-  double sync_share = 0.10;                    // GD010: report when syncs block at least this share of wall time
+  double sync_share = 0.10;                    // GD010: report when syncs block at least this share of the loop's time
+  double syncs_per_iteration = 4.0;            // GD010: or this many per iteration, whatever they cost
   std::size_t max_groups = 5;                  // stacks or names listed per finding
 };
 
@@ -33,8 +34,8 @@ struct DetectContext {
   const MemoryTimeline& memory;
   const std::vector<GpuTime>& gpu_time;
   const DetectOptions& options;
-};
   const RunPhases& phases;  // iterations, start-up and steady state
+};
 
 using DetectFn = void (*)(const DetectContext&, std::vector<Finding>&);
 
