@@ -167,8 +167,8 @@ TEST(ScalarIndexing, ManyTinyCopiesAreCountedWithTheirStacks) {
 
 TEST(ScalarIndexing, SmallWritesNobodyWaitsForAreNoScalarAccess) {
   Trace t;
-  for (int i = 0; i < 50; ++i) t.memcpys.push_back(copy(100 * i, 100 * i + 5, CopyKind::HtoD, 4, true));
-  EXPECT_TRUE(only(detect(t), "GD005").empty());
+  for (int i = 0; i < 50; ++i) t.memcpys.push_back(copy(100 * i, 100 * i + 5, CopyKind::HtoD, 4, i % 2 == 0));
+  EXPECT_TRUE(only(detect(t), "GD005").empty()) << "writes, blocking or not, are not reads of device values";
 }
 
 TEST(ScalarIndexing, InATrainingLoopOnlyTheReadsInTheLoopCount) {

@@ -84,5 +84,67 @@ TEST(MemoryLeak, MemoryHeldUntilExitWithoutGrowingIsNoLeakInALoop) {
   EXPECT_TRUE(only(detect(t), "GD007").empty()) << only(detect(t), "GD007").front().message;
 }
 
+TEST(Iterations, TheLoopIsFoundAfterAStartUpOfOtherKernels) {
+  Trace t = training_loop(8, 0, 50'000'000);
+  for (int k = 0; k < 300; ++k) kernel(t, 1000ull + 100'000ull * k, 1000ull + 100'000ull * k + 50, "autotune" + std::to_string(k));
+  t.sort_by_time();
+  const RunPhases p = find_phases(t);
+  ASSERT_EQ(p.iterations.size(), 7u);
+  // It may begin at any kernel of the first step: where the repeating run was found.
+  EXPECT_GE(p.iterations.front().begin, 50'000'000u);
+  EXPECT_LT(p.iterations.front().begin, 51'000'000u);
+  EXPECT_EQ(p.source, "repeating kernel sequence");
+  EXPECT_GT(p.startup_ns(), 49'000'000u);
+}
+
+// A model of 12 identical layers: the layer's kernels repeat 12 times a
+// step, but the step is the iteration.
+TEST(Iterations, RepeatedLayersAreNotIterations) {
+  Trace t;
+  for (int s = 0; s < 9; ++s) {
+    std::uint64_t at = 10'000'000ull * s;
+    kernel(t, at, at + 10, "embed"), at += 1000;
+    for (int layer = 0; layer < 12; ++layer)
+      for (const char* k : {"gemm", "bias", "norm", "relu", "gemm_out"}) kernel(t, at, at + 10, k), at += 1000;
+    for (const char* k : {"head", "loss", "backward", "adam"}) kernel(t, at, at + 10, k), at += 1000;
+  }
+  const auto it = detect_iterations(t);
+  ASSERT_EQ(it.size(), 8u) << "the steps, not the layers";
+  EXPECT_EQ(it[0].length(), 10'000'000u);
+}
+
+TEST(Iterations, ProfilerStepsOfOneThreadMarkTheLoopNestedOrRepeatedOnesLeftOut) {
+  Trace t = training_loop(3, 0);
+  for (int s = 0; s < 4; ++s) {
+    const auto name = t.intern("ProfilerStep#" + std::to_string(s));
+    t.ranges.push_back({.start_ns = 100'000'000ull + 10'000'000ull * s, .end_ns = 100'000'000ull + 10'000'000ull * (s + 1), .name = name, .tid = 1});
+    t.ranges.push_back({.start_ns = 100'000'000ull + 10'000'000ull * s + 5, .end_ns = 100'000'000ull + 10'000'000ull * s + 50, .name = name, .tid = 2});
+  }
+  t.ranges.push_back({.start_ns = 100'000'100, .end_ns = 100'000'200, .name = t.intern("ProfilerStep#9"), .tid = 1});  // nested
+  t.sort_by_time();
+  const RunPhases p = find_phases(t);
+  EXPECT_EQ(p.source, "profiler steps");
+  ASSERT_EQ(p.iterations.size(), 4u);
+  EXPECT_EQ(p.steady().end, 140'000'000u);
+  EXPECT_TRUE(p.in_steady_state(139'000'000));
+}
+
+TEST(SyncInLoop, SyncsInOneIterationOfManyAreNoSyncInTheLoop) {
+  Trace t = training_loop(10, 0);
+  for (int i = 0; i < 12; ++i)  // a checkpoint in step 4
+    t.syncs.push_back({.start_ns = 4'000'000ull + 50'000ull * i, .end_ns = 4'000'000ull + 50'000ull * i + 40'000, .kind = SyncKind::Device});
+  t.sort_by_time();
+  EXPECT_TRUE(only(detect(t), "GD010").empty()) << only(detect(t), "GD010").front().message;
+}
+
+TEST(LaunchBound, CopiesOfStartUpAreNotTheLoopsCopies) {
+  Trace t = training_loop(10, 0, 100'000'000);
+  for (int i = 0; i < 50; ++i)  // the model moved to the GPU: 90 ms of copies
+    t.memcpys.push_back(copy(1000 + 2'000'000ull * i, 1000 + 2'000'000ull * i + 1'800'000, CopyKind::HtoD, 64u << 20, false));
+  t.sort_by_time();
+  for (const Finding& f : only(detect(t), "GD011"))
+    EXPECT_EQ(f.message.find("copies took"), std::string::npos) << f.message;
+}
+
 }  // namespace
 }  // namespace gpudiag

@@ -31,10 +31,10 @@ std::vector<std::string> real_traces() {
 
 // Counts computed once by kineto_counts.py, used when python3 is missing.
 const std::map<std::string, std::string> kRecordedCounts = {
-    {"a100-alexnet.trace.json.gz", R"({"kernels": 79, "memcpys": 16, "memsets": 3, "allocs": 0, "frees": 0, "memory_counters": 0, "api_calls": 361, "syncs": 41, "pageable_htod": 16})"},
-    {"a100-event-sync-multistream.trace.json.gz", R"({"kernels": 3, "memcpys": 0, "memsets": 3, "allocs": 0, "frees": 0, "memory_counters": 0, "api_calls": 39, "syncs": 5, "pageable_htod": 0})"},
-    {"h100-vit-falconsai.trace.json.gz", R"({"kernels": 154, "memcpys": 0, "memsets": 2, "allocs": 310, "frees": 310, "memory_counters": 620, "api_calls": 383, "syncs": 2, "pageable_htod": 0})"},
-    {"v100-resnet50.trace.json.gz", R"({"kernels": 8772, "memcpys": 12, "memsets": 312, "allocs": 6420, "frees": 6418, "memory_counters": 0, "api_calls": 11923, "syncs": 13, "pageable_htod": 12})"},
+    {"a100-alexnet.trace.json.gz", R"({"kernels": 79, "memcpys": 16, "memsets": 3, "allocs": 0, "frees": 0, "memory_counters": 0, "api_calls": 361, "syncs": 41, "pageable_htod": 16, "profiler_steps": 0})"},
+    {"a100-event-sync-multistream.trace.json.gz", R"({"kernels": 3, "memcpys": 0, "memsets": 3, "allocs": 0, "frees": 0, "memory_counters": 0, "api_calls": 39, "syncs": 5, "pageable_htod": 0, "profiler_steps": 0})"},
+    {"h100-vit-falconsai.trace.json.gz", R"({"kernels": 154, "memcpys": 0, "memsets": 2, "allocs": 310, "frees": 310, "memory_counters": 620, "api_calls": 383, "syncs": 2, "pageable_htod": 0, "profiler_steps": 1})"},
+    {"v100-resnet50.trace.json.gz", R"({"kernels": 8772, "memcpys": 12, "memsets": 312, "allocs": 6420, "frees": 6418, "memory_counters": 0, "api_calls": 11923, "syncs": 13, "pageable_htod": 12, "profiler_steps": 6})"},
 };
 
 nlohmann::json independent_counts(const std::string& path) {
@@ -163,6 +163,21 @@ TEST(KinetoImport, SyntheticTraceOfEachCategory) {
   EXPECT_EQ(t.api_calls.size(), 2u);
   ASSERT_EQ(t.streams.size(), 1u);
   EXPECT_EQ(t.begin_ns(), 1000u);
+}
+
+TEST(KinetoImport, ProfilerStepsAreKeptAndOtherOperatorNamesAreNotParsed) {
+  const std::string json = R"json({"traceEvents": [
+    {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#3", "pid": 1, "tid": 11, "ts": 10, "dur": 50},
+    {"ph": "X", "cat": "Operator", "name": "ProfilerStep#4", "pid": 1, "tid": 11, "ts": 60, "dur": 40},
+    {"ph": "X", "cat": "cpu_op", "name": "bad\q escape in an operator's name", "pid": 1, "tid": 11, "ts": 20, "dur": 1},
+    {"ph": "X", "cat": "user_annotation", "name": "Optimizer.step#Adam.step", "pid": 1, "tid": 11, "ts": 30, "dur": 5}
+  ]})json";
+  const Trace t = import_kineto_bytes(json, "steps.json");
+  ASSERT_EQ(t.ranges.size(), 2u) << "the steps, not the other annotations";
+  EXPECT_EQ(t.str(t.ranges[0].name), "ProfilerStep#3");
+  EXPECT_EQ(t.ranges[0].start_ns, 10'000u);
+  EXPECT_EQ(t.ranges[0].end_ns, 60'000u);
+  EXPECT_EQ(t.ranges[1].tid, t.ranges[0].tid);
 }
 
 TEST(KinetoImport, BareArrayIsAcceptedAsChromeTrace) {

@@ -46,11 +46,22 @@ std::vector<std::size_t> evenly_spaced_repetitions(const std::vector<const Kerne
           starts.begin() + static_cast<std::ptrdiff_t>(best_from + best_len + 1)};
 }
 
+// The profiler's steps of the thread that has the most (one per rank or
+// thread would count each step several times), in order, a step nested in
+// another left out.
 std::vector<Interval> profiler_steps(const Trace& trace) {
-  std::vector<Interval> steps;
+  std::map<std::uint32_t, std::vector<Interval>> by_thread;
   for (const Range& r : trace.ranges)
-    if (trace.str(r.name).starts_with("ProfilerStep#") && r.end_ns > r.start_ns) steps.push_back({r.start_ns, r.end_ns});
-  std::sort(steps.begin(), steps.end(), [](const Interval& a, const Interval& b) { return a.begin < b.begin; });
+    if (trace.str(r.name).starts_with("ProfilerStep#") && r.end_ns > r.start_ns)
+      by_thread[r.tid].push_back({r.start_ns, r.end_ns});
+  std::vector<Interval>* most = nullptr;
+  for (auto& [tid, list] : by_thread)
+    if (!most || list.size() > most->size()) most = &list;
+  if (!most) return {};
+  std::sort(most->begin(), most->end(), [](const Interval& a, const Interval& b) { return a.begin < b.begin; });
+  std::vector<Interval> steps;
+  for (const Interval& s : *most)
+    if (steps.empty() || s.begin >= steps.back().end) steps.push_back(s);
   return steps;
 }
 
@@ -70,13 +81,15 @@ std::vector<Interval> detect_iterations(const Trace& trace, const IterationOptio
   if (m < 4) return {};
 
   // The loop need not start the trace (start-up: model set-up, autotuning)
-  // nor end it: signatures taken at several places, the longest evenly spaced
-  // run of repetitions wins, the earliest place on a tie.
+  // nor end it: signatures taken at several places, and the evenly spaced run
+  // of repetitions that spans the most kernels wins (a layer repeated inside
+  // one step spans less than the steps do), the earliest place on a tie.
   std::vector<std::size_t> best;
+  const auto span = [](const std::vector<std::size_t>& s) { return s.size() < 2 ? 0 : s.back() - s.front(); };
   for (int eighth = 0; eighth < 8; ++eighth) {
     const std::size_t anchor = std::min(ks.size() * static_cast<std::size_t>(eighth) / 8, ks.size() - m);
     auto starts = evenly_spaced_repetitions(ks, anchor, m, options.max_spread);
-    if (starts.size() > best.size()) best = std::move(starts);
+    if (starts.size() >= options.min_iterations + 1 && span(starts) > span(best)) best = std::move(starts);
   }
   if (best.size() < options.min_iterations + 1) return {};
   std::vector<Interval> out;

@@ -46,10 +46,19 @@ void detect_launch_bound(const DetectContext& ctx, std::vector<Finding>& out) {
                                     format_duration(longest)));
     // Short kernels, and kernels that ran shorter than their own launch.
     std::uint64_t kernels = 0, short_kernels = 0, with_launch = 0, outrun = 0;
+    std::uint64_t computation_ns = 0, memcpy_ns = 0;  // GPU time of the window's work
+    const auto in_window = [&](std::int32_t device, std::uint64_t start) {
+      return device == g.device && start >= window.begin && start < window.end;
+    };
+    for (const Memset& s : t.memsets)
+      if (in_window(s.device, s.start_ns)) computation_ns += s.end_ns - s.start_ns;
+    for (const Memcpy& c : t.memcpys)
+      if (in_window(c.device, c.start_ns)) memcpy_ns += c.end_ns - c.start_ns;
     for (const Kernel& k : t.kernels) {
-      if (k.device != g.device || k.start_ns < window.begin || k.start_ns >= window.end) continue;
+      if (!in_window(k.device, k.start_ns)) continue;
       ++kernels;
       const std::uint64_t d = k.end_ns - k.start_ns;
+      computation_ns += d;
       short_kernels += d < o.short_kernel_ns;
       if (auto it = launch_ns.find(k.correlation); k.correlation != 0 && it != launch_ns.end()) {
         ++with_launch;
@@ -65,10 +74,10 @@ void detect_launch_bound(const DetectContext& ctx, std::vector<Finding>& out) {
     if (with_launch >= o.min_kernels && outrun_share >= o.short_kernel_share)
       reasons.push_back(fmt::format("{:.0f}% of kernels took less GPU time than the CPU spent launching them",
                                     outrun_share * 100.0));
-    const bool copies_dominate = g.memcpy_ns > g.computation_ns && g.memcpy_ns > 0;
+    const bool copies_dominate = memcpy_ns > computation_ns && memcpy_ns > 0;
     if (copies_dominate)
       reasons.push_back(fmt::format("copies took {} of GPU time against {} of computation",
-                                    format_duration(g.memcpy_ns), format_duration(g.computation_ns)));
+                                    format_duration(memcpy_ns), format_duration(computation_ns)));
     if (reasons.empty()) continue;
     const double busy_share =
         static_cast<double>(total_length(busy)) / static_cast<double>(window.length());

@@ -37,30 +37,32 @@ void detect_sync_in_loop(const DetectContext& ctx, std::vector<Finding>& out) {
   const auto merged = merge_intervals(blocked);
   const std::uint64_t blocked_ns = total_length(merged);
   const double share = static_cast<double>(blocked_ns) / static_cast<double>(wall);
-  // Every iteration, and either costly or many: under a profiler the host is
-  // the bottleneck and each sync waits little, yet syncs after every layer
-  // still serialise the loop.
-  const double per_iteration_syncs = static_cast<double>(blocked.size()) / static_cast<double>(phases.iterations.size());
-  if (per_iteration_syncs < 1.0) return;
+  // In most iterations (not a checkpoint's syncs in one of them), and either
+  // costly or many: under a profiler the host is the bottleneck and each
+  // sync waits little, yet syncs after every layer still serialise the loop.
+  const auto& iterations = phases.iterations;
+  std::vector<double> shares;
+  std::size_t with_sync = 0;
+  for (const Interval& it : iterations) {
+    std::uint64_t in = 0;
+    for (const Interval& b : merged) {
+      const std::uint64_t lo = std::max(b.begin, it.begin), hi = std::min(b.end, it.end);
+      if (lo < hi) in += hi - lo;
+    }
+    with_sync += in > 0;
+    shares.push_back(it.length() ? static_cast<double>(in) / static_cast<double>(it.length()) : 0.0);
+  }
+  if (with_sync * 2 <= iterations.size()) return;
+  const double per_iteration_syncs = static_cast<double>(blocked.size()) / static_cast<double>(iterations.size());
   if (share < ctx.options.sync_share && per_iteration_syncs < ctx.options.syncs_per_iteration) return;
   std::string per_iteration;
   {
-    const auto& iterations = phases.iterations;
-    std::vector<double> shares;
-    for (const Interval& it : iterations) {
-      std::uint64_t in = 0;
-      for (const Interval& b : merged) {
-        const std::uint64_t lo = std::max(b.begin, it.begin), hi = std::min(b.end, it.end);
-        if (lo < hi) in += hi - lo;
-      }
-      shares.push_back(it.length() ? static_cast<double>(in) / static_cast<double>(it.length()) : 0.0);
-    }
     std::sort(shares.begin(), shares.end());
     per_iteration = fmt::format("; per iteration ({} iterations from the {}, {} each on average, {:.1f} syncs in "
                                 "each): median {:.1f}%, worst {:.1f}%",
                                 shares.size(), phases.source,
                                 format_duration((iterations.back().end - iterations.front().begin) / iterations.size()),
-                                static_cast<double>(blocked.size()) / static_cast<double>(iterations.size()),
+                                per_iteration_syncs,
                                 shares[shares.size() / 2] * 100.0, shares.back() * 100.0);
   }
   std::vector<std::pair<StackId, std::pair<std::uint64_t, std::uint64_t>>> groups(by_stack.begin(), by_stack.end());

@@ -163,9 +163,14 @@ class KinetoImporter {
     // Most complete events are CPU ops (cat "Operator", "cpu_op", ...) with
     // long args: leave them before looking up any field they would not use.
     if (!instant && category == Category::Skipped) return;
+    // Of the host ranges only the profiler's steps, which give the iterations:
+    // told from the raw text, since an operator's name is not ours to
+    // validate (a bad escape in one must not reject the trace).
+    if (category == Category::HostRange) {
+      if (const std::string_view step = profiler_step_name(ev); !step.empty()) host_range(ev, step);
+      return;
+    }
     const std::string_view name = str_field(ev, "name");
-    // Of the host ranges only the profiler's steps: they give the iterations.
-    if (category == Category::HostRange && !name.starts_with("ProfilerStep#")) return;
     if (instant) {
       if (name == "[memory]") memory(ev);
       else if (name == "[OutOfMemory]") out_of_memory(ev);
@@ -208,13 +213,31 @@ class KinetoImporter {
       trace_.syncs.push_back({.start_ns = start, .end_ns = end, .kind = kind, .device = device, .stream = stream,
                               .event = static_cast<std::uint64_t>(std::max<std::int64_t>(0, iarg("event", 0))), .correlation = corr});
       has_gpu_sync_ = true;
-    } else if (category == Category::HostRange) {
-      trace_.ranges.push_back({.start_ns = start, .end_ns = end, .name = trace_.intern(name), .tid = tid});
     } else if (category == Category::Runtime || category == Category::Driver) {
       const ApiDomain domain = category == Category::Driver ? ApiDomain::Driver : ApiDomain::Runtime;
       trace_.api_calls.push_back({.start_ns = start, .end_ns = end, .name = trace_.intern(name), .domain = domain,
                                   .tid = tid, .correlation = corr});
     }
+  }
+
+  // "ProfilerStep#N" when the event's name is one (read from its raw JSON
+  // text, which such a name never escapes), else "".
+  static std::string_view profiler_step_name(od::object& ev) {
+    constexpr std::string_view kPrefix = "ProfilerStep#";
+    od::value v;
+    simdjson::ondemand::raw_json_string raw;
+    if (!found(ev.find_field_unordered("name").get(v)) || !found(v.get_raw_json_string().get(raw))) return {};
+    const char* text = raw.raw();
+    std::size_t n = 0;
+    while (n < 64 && text[n] != '"' && text[n] != '\\' && text[n] != '\0') ++n;
+    const std::string_view name(text, n);
+    return text[n] == '"' && name.starts_with(kPrefix) ? name : std::string_view();
+  }
+
+  void host_range(od::object& ev, std::string_view name) {
+    const std::uint64_t start = micros_to_ns(number_field(ev, "ts"));
+    trace_.ranges.push_back({.start_ns = start, .end_ns = start + micros_to_ns(number_field(ev, "dur")),
+                             .name = trace_.intern(name), .tid = tid_of(number_field(ev, "tid"))});
   }
 
   void memory(od::object& ev) {

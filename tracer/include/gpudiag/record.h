@@ -196,9 +196,9 @@ struct FindingEvent {
   StackId stack = 0;
 };
 
-// A named span of the program's own time: a training step (gdrt's step
-// marker, PyTorch's ProfilerStep#N), an NVTX range. Reports find the
-// iterations of a run in the ranges named as steps.
+// A named span of the program's own time: a training step, an NVTX range.
+// Reports take ranges named as PyTorch's profiler names its steps,
+// "ProfilerStep#N", for the iterations of a run.
 struct RangeEvent {
   std::uint64_t start_ns = 0;
   std::uint64_t end_ns = 0;

@@ -220,7 +220,7 @@ struct RaisedFinding {
 };
 
 // A named span of the program's time (see rec::RangeEvent): a training step
-// (PyTorch's ProfilerStep#N, gdrt's step marker), an NVTX range.
+// (named "ProfilerStep#N", as PyTorch's profiler does), an NVTX range.
 struct Range {
   std::uint64_t start_ns = 0;
   std::uint64_t end_ns = 0;

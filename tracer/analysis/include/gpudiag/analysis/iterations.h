@@ -33,9 +33,9 @@ struct RunPhases {
 
   bool has_loop() const { return !iterations.empty(); }
   // From the start of the first iteration to the end of the last; the whole
-  // trace when no loop shows.
+  // trace when no loop shows (its last instant included).
   Interval steady() const {
-    return has_loop() ? Interval{iterations.front().begin, iterations.back().end} : Interval{begin_ns, end_ns};
+    return has_loop() ? Interval{iterations.front().begin, iterations.back().end} : Interval{begin_ns, end_ns + 1};
   }
   std::uint64_t startup_ns() const { return has_loop() ? iterations.front().begin - begin_ns : 0; }
   bool in_steady_state(std::uint64_t t) const { return t >= steady().begin && t < steady().end; }
