@@ -90,7 +90,7 @@ void detect_launch_bound(const DetectContext& ctx, std::vector<Finding>& out) {
            "compile it to fuse small ops (torch.compile), use larger batches; keep data on the device between steps "
            "and overlap copies with compute";
     if (phases.startup_ns() > 0)
-      msg += fmt::format(" (the {} of start-up before the first iteration are not counted)",
+      msg += fmt::format(" (the {} before the first iteration are not counted)",
                          format_duration(phases.startup_ns()));
     out.push_back(make_finding("GD011", std::move(msg)));
   }

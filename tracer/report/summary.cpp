@@ -61,12 +61,17 @@ void print_summary(std::ostream& out, const Trace& trace, const Report& report, 
                      trace.event_count(), trace.kernels.size(), trace.memcpys.size(), trace.allocs.size(),
                      format_duration(trace.end_ns() - trace.begin_ns()));
   if (const RunPhases& p = report.phases; p.has_loop())
-    out << fmt::format("  training loop: {} iterations ({}), {} each; {}\n", p.iterations.size(), p.source,
-                       format_duration(median_iteration_ns(p)),
-                       p.startup_ns() ? fmt::format("start-up took {} before the first iteration (module loading, "
-                                                    "autotuning, moving the model): judged apart from the loop",
-                                                    format_duration(p.startup_ns()))
-                                      : std::string());
+    out << fmt::format(
+        "  training loop: {} iterations ({}), {} each{}\n", p.iterations.size(), p.source,
+        format_duration(median_iteration_ns(p)),
+        p.startup_ns() == 0 ? std::string()
+        // A profiler's window opens on a running program: what precedes its first step is no start-up.
+        : trace.source == TraceSource::Gdtrace
+            ? fmt::format("; start-up took {} before the first iteration (module loading, autotuning, setting up), "
+                          "judged apart from the loop",
+                          format_duration(p.startup_ns()))
+            : fmt::format("; {} of the trace before the first iteration, judged apart from the loop",
+                          format_duration(p.startup_ns())));
   // Dropped events, a file cut short or damaged, an unclean stop: always shown.
   for (const SarifNotification& w : trace_warnings(trace)) out << st.warn("  " + w.message) << '\n';
 
