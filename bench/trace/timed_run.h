@@ -25,7 +25,8 @@ struct Run {
   int status = 0;
 };
 
-// Runs argv with extra environment entries ("NAME=value"), stdout to /dev/null.
+// Runs argv (argv[0] looked up on PATH) with extra environment entries
+// ("NAME=value"), stdout to /dev/null.
 inline Run timed_run(const std::vector<std::string>& argv, const std::vector<std::string>& env) {
   std::fflush(stdout);  // or the child's freopen writes our buffer a second time
   const auto t0 = std::chrono::steady_clock::now();
@@ -36,7 +37,7 @@ inline Run timed_run(const std::vector<std::string>& argv, const std::vector<std
     std::vector<char*> args;
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
-    execv(args[0], args.data());
+    execvp(args[0], args.data());
     _exit(127);
   }
   int status = 0;
