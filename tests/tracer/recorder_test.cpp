@@ -41,8 +41,8 @@ TEST(Recorder, EveryEventKindRoundTrips) {
 
   const auto k = rec::intern("gemm_kernel<float>");
   EXPECT_EQ(rec::intern("gemm_kernel<float>"), k) << "interning is stable";
-  rec::record(rec::DeviceInfo{.device = 0, .name = rec::intern("emu0"), .memory_bytes = 1 << 30});
-  rec::record(rec::StreamInfo{.device = 0, .stream = 7, .name = rec::intern("compute")});
+  rec::record(rec::DeviceInfo{.id = 0, .name = rec::intern("emu0"), .memory_bytes = 1 << 30});
+  rec::record(rec::StreamInfo{.device = 0, .id = 7, .name = rec::intern("compute")});
   rec::record(rec::AllocEvent{.time_ns = 100, .addr = 0x1000, .bytes = 4096, .kind = MemKind::Device, .device = 0, .stream = 7, .correlation = 3});
   rec::record(rec::FreeEvent{.time_ns = 900, .addr = 0x1000, .bytes = 4096, .kind = MemKind::Device, .device = 0});
   rec::record(rec::MemcpyEvent{.start_ns = 200, .end_ns = 250, .dst = 0x1000, .src = 0x7f00, .bytes = 64,
@@ -54,11 +54,13 @@ TEST(Recorder, EveryEventKindRoundTrips) {
   rec::record(rec::ApiEvent{.start_ns = 290, .end_ns = 295, .name = rec::intern("cudaLaunchKernel"), .domain = ApiDomain::Runtime,
                             .status = 2, .device = 0, .correlation = 9, .symbol = rec::intern("scale(float*, int)")});
   rec::record(rec::ApiEvent{.start_ns = 296, .end_ns = 297, .name = rec::intern("cudaFree"), .domain = ApiDomain::Runtime,
-                            .device = 0, .correlation = 10, .tid = 4242});
+                            .device = 0, .tid = 4242, .correlation = 10});
   rec::record(rec::HostAccessEvent{.time_ns = 510, .addr = 0x1000, .bytes = 4, .access = AccessKind::Write, .device = 0});
   rec::record(rec::OutOfMemoryEvent{.time_ns = 520, .requested_bytes = 1ull << 40, .free_bytes = 10, .capacity_bytes = 1 << 30, .device = 0});
   rec::record(rec::FindingEvent{.time_ns = 530, .rule_id = rec::intern("GD001"), .message = rec::intern("mixed devices")});
   rec::record(rec::RangeEvent{.start_ns = 540, .end_ns = 560, .name = rec::intern("step 3")});
+  rec::record(rec::KernelArgEvent{.time_ns = 298, .value = 0x7f0012345678, .index = 2, .memory = MemKind::Pageable,
+                                  .device = 0, .stream = 7, .correlation = 9});
   rec::stop();
   EXPECT_FALSE(rec::enabled());
 
@@ -111,6 +113,13 @@ TEST(Recorder, EveryEventKindRoundTrips) {
   ASSERT_EQ(t.ranges.size(), 1u);
   EXPECT_EQ(t.str(t.ranges[0].name), "step 3");
   EXPECT_EQ(t.ranges[0].end_ns, 560u);
+  ASSERT_EQ(t.kernel_args.size(), 1u);
+  EXPECT_EQ(t.kernel_args[0].value, 0x7f0012345678u);
+  EXPECT_EQ(t.kernel_args[0].index, 2u);
+  EXPECT_EQ(t.kernel_args[0].memory, MemKind::Pageable);
+  EXPECT_EQ(t.kernel_args[0].stream, 7u);
+  EXPECT_EQ(t.kernel_args[0].correlation, 9u);
+  EXPECT_EQ(t.kernel_args[0].tid, t.allocs[0].tid);
   EXPECT_EQ(t.begin_ns(), 100u);
   EXPECT_EQ(t.end_ns(), 900u);
 }

@@ -149,7 +149,7 @@ void describe_device(CUcontext context) {
     std::lock_guard<std::mutex> lock(s.devices_mutex);
     if (!s.described_devices.insert(ordinal).second) return;
   }
-  rec::DeviceInfo info{.device = ordinal};
+  rec::DeviceInfo info{.id = ordinal};
   int device = 0;
   if (s.device_get && s.device_get(&device, ordinal) == 0) {
     std::array<char, 256> text{};

@@ -79,6 +79,8 @@ inline constexpr std::uint32_t kMaxChunk = 64u << 20;
 //   Device       device, x=name, p0=memory bytes
 //   Stream       device, stream, x=name
 //   Range        t0=start, t1=end, x=name
+//   KernelArg    a=MemKind pointed into, x=parameter index, p0=value
+// event_codec.h maps each event's fields onto these, once for both directions.
 struct RawEvent {
   std::uint8_t kind;  // EventKind
   std::uint8_t a, b, c;

@@ -7,8 +7,10 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 #include <unordered_map>
 
+#include "event_codec.h"
 #include "gdtrace_format.h"
 #include "gpudiag/trace_io.h"
 
@@ -26,10 +28,6 @@ T load(const char* p) {
   return v;
 }
 
-template <class E>
-E enum_or_unknown(std::uint8_t v, std::uint8_t max) {
-  return static_cast<E>(v <= max ? v : 0);
-}
 
 // An Events chunk, converted once every String and Stack chunk is read (a
 // thread's events may reach the file before the names they refer to).
@@ -213,6 +211,7 @@ class Reader {
     return true;  // a chunk type from a newer minor revision: skip it
   }
 
+public:
   StringId str(std::uint32_t file_id) const {
     auto it = strings_.find(file_id);
     return it == strings_.end() ? 0 : it->second;
@@ -222,6 +221,7 @@ class Reader {
     return it == stacks_.end() ? 0 : it->second;
   }
 
+private:
   void convert_events();
   void convert(std::uint32_t tid, const RawEvent& e);
   void attach_modules();
@@ -254,64 +254,35 @@ void Reader::convert_events() {
     for (std::uint32_t i = 0; i < span.count; ++i) convert(span.tid, load<RawEvent>(span.events + std::size_t{i} * sizeof(RawEvent)));
 }
 
+// String and stack ids of the file, as the codec asks for them.
+struct FileIds {
+  const Reader& reader;
+  StringId string(std::uint32_t id) const { return reader.str(id); }
+  StackId stack(std::uint32_t id) const { return reader.stack(id); }
+};
+
 void Reader::convert(std::uint32_t tid, const RawEvent& e) {
-  const bool async = (e.flags & gdtrace::kFlagAsync) != 0;
-  const StackId st = stack(e.stack);
-  switch (static_cast<EventKind>(e.kind)) {
-    case EventKind::Alloc:
-      trace_.allocs.push_back({e.t0, e.p[0], e.p[1], enum_or_unknown<MemKind>(e.a, 5), e.device, e.stream, tid, e.correlation, st});
-      break;
-    case EventKind::Free:
-      trace_.frees.push_back({e.t0, e.p[0], e.p[1], enum_or_unknown<MemKind>(e.a, 5), e.device, e.stream, tid, e.correlation, st});
-      break;
-    case EventKind::Memcpy:
-      trace_.memcpys.push_back({e.t0, e.t1, e.p[0], e.p[1], e.p[2], enum_or_unknown<CopyKind>(e.a, 5),
-                                enum_or_unknown<MemKind>(e.b, 5), enum_or_unknown<MemKind>(e.c, 5), async, e.device,
-                                static_cast<std::int32_t>(e.x), e.stream, tid, e.correlation, st});
-      break;
-    case EventKind::Memset:
-      trace_.memsets.push_back({e.t0, e.t1, e.p[0], e.p[1], e.x, enum_or_unknown<MemKind>(e.a, 5), async, e.device,
-                                e.stream, tid, e.correlation, st});
-      break;
-    case EventKind::Kernel: {
-      std::uint32_t d[8];
-      std::memcpy(d, e.p, sizeof d);
-      trace_.kernels.push_back({e.t0, e.t1, str(e.x), {d[0], d[1], d[2]}, {d[3], d[4], d[5]}, d[6], e.device, e.stream,
-                                tid, e.correlation, st});
-      break;
-    }
-    case EventKind::Sync:
-      trace_.syncs.push_back({e.t0, e.t1, enum_or_unknown<SyncKind>(e.a, 5), e.device, e.stream, e.p[0], tid, e.correlation, st});
-      break;
-    case EventKind::Api:
-      trace_.api_calls.push_back({e.t0, e.t1, str(e.x), enum_or_unknown<ApiDomain>(e.a, 3),
-                                  static_cast<std::int32_t>(static_cast<std::int64_t>(e.p[0])), e.device,
-                                  e.tid != 0 ? e.tid : tid, e.correlation, st, str(static_cast<std::uint32_t>(e.p[1]))});
-      break;
-    case EventKind::HostAccess:
-      trace_.host_accesses.push_back({e.t0, e.p[0], e.p[1], enum_or_unknown<AccessKind>(e.a, 1), e.device, tid, st});
-      break;
-    case EventKind::OutOfMemory:
-      trace_.ooms.push_back({e.t0, e.p[0], e.p[1], e.p[2], e.device, tid, st});
-      break;
-    case EventKind::Finding:
-      trace_.findings.push_back({e.t0, str(e.x), str(static_cast<std::uint32_t>(e.p[0])), tid, st});
-      break;
-    case EventKind::MemoryCounter:
-      trace_.memory_counters.push_back({e.t0, e.device, e.p[0], e.p[1]});
-      break;
-    case EventKind::Device:
-      if (trace_.device(e.device) == nullptr) trace_.devices.push_back({e.device, str(e.x), e.p[0]});
-      break;
-    case EventKind::Stream:
-      trace_.streams.push_back({e.device, e.stream, str(e.x)});
-      break;
-    case EventKind::Range:
-      trace_.ranges.push_back({e.t0, e.t1, str(e.x), tid});
-      break;
-    default:
-      break;  // a kind from a newer minor revision
+  const FileIds ids{*this};
+  const auto kind = static_cast<EventKind>(e.kind);
+  if (kind == EventKind::Device) {
+    const auto d = gdtrace::decode<DeviceDesc>(e, ids);
+    if (trace_.device(d.id) == nullptr) trace_.devices.push_back(d);
+    return;
   }
+  if (kind == EventKind::Stream) {
+    trace_.streams.push_back(gdtrace::decode<StreamDesc>(e, ids));
+    return;
+  }
+  // A kind from a newer minor revision matches no column and is skipped.
+  trace_.for_each_event_column([&](auto& column) {
+    using Event = typename std::decay_t<decltype(column)>::value_type;
+    if (kind != Event::event_kind) return;
+    Event v = gdtrace::decode<Event>(e, ids);
+    if constexpr (requires { v.tid; }) {
+      if (v.tid == 0) v.tid = tid;  // the recording thread: its chunk's
+    }
+    column.push_back(v);
+  });
 }
 
 }  // namespace

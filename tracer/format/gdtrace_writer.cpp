@@ -8,6 +8,7 @@
 #include <map>
 #include <span>
 
+#include "event_codec.h"
 #include "gdtrace_format.h"
 #include "gpudiag/trace_io.h"
 
@@ -60,20 +61,14 @@ std::string words(W... w) {
   return s;
 }
 
-RawEvent base(EventKind kind, std::int32_t device, std::uint64_t t0, std::uint64_t t1, std::uint64_t stream,
-              std::uint64_t correlation, StackId stack) {
-  RawEvent e{};
-  e.kind = static_cast<std::uint8_t>(kind);
-  e.device = device;
-  e.t0 = t0;
-  e.t1 = t1;
-  e.stream = stream;
-  e.correlation = correlation;
-  e.stack = stack;
-  return e;
+// The thread an event happened on (0: none recorded).
+template <class Event>
+std::uint32_t tid_of(const Event& e) {
+  if constexpr (requires { e.tid; })
+    return e.tid;
+  else
+    return 0;
 }
-
-std::uint8_t u8(auto v) { return static_cast<std::uint8_t>(v); }
 
 }  // namespace
 
@@ -101,84 +96,11 @@ void write_gdtrace(const Trace& t, const std::string& path) {
     for (const auto& f : t.stacks[i].frames) p += words(f.ip);
     w.chunk(gdtrace::ChunkType::Stack, p);
   }
-  for (const auto& d : t.devices) {
-    RawEvent e = base(EventKind::Device, d.id, 0, 0, 0, 0, 0);
-    e.x = d.name;
-    e.p[0] = d.memory_bytes;
-    w.event(0, e);
-  }
-  for (const auto& s : t.streams) {
-    RawEvent e = base(EventKind::Stream, s.device, 0, 0, s.id, 0, 0);
-    e.x = s.name;
-    w.event(0, e);
-  }
-  for (const auto& a : t.allocs) {
-    RawEvent e = base(EventKind::Alloc, a.device, a.time_ns, a.time_ns, a.stream, a.correlation, a.stack);
-    e.a = u8(a.kind), e.p[0] = a.addr, e.p[1] = a.bytes;
-    w.event(a.tid, e);
-  }
-  for (const auto& a : t.frees) {
-    RawEvent e = base(EventKind::Free, a.device, a.time_ns, a.time_ns, a.stream, a.correlation, a.stack);
-    e.a = u8(a.kind), e.p[0] = a.addr, e.p[1] = a.bytes;
-    w.event(a.tid, e);
-  }
-  for (const auto& m : t.memcpys) {
-    RawEvent e = base(EventKind::Memcpy, m.device, m.start_ns, m.end_ns, m.stream, m.correlation, m.stack);
-    e.a = u8(m.copy), e.b = u8(m.src_kind), e.c = u8(m.dst_kind);
-    e.flags = m.async ? gdtrace::kFlagAsync : 0;
-    e.x = static_cast<std::uint32_t>(m.peer_device);
-    e.p[0] = m.dst, e.p[1] = m.src, e.p[2] = m.bytes;
-    w.event(m.tid, e);
-  }
-  for (const auto& m : t.memsets) {
-    RawEvent e = base(EventKind::Memset, m.device, m.start_ns, m.end_ns, m.stream, m.correlation, m.stack);
-    e.a = u8(m.kind), e.flags = m.async ? gdtrace::kFlagAsync : 0, e.x = m.value;
-    e.p[0] = m.addr, e.p[1] = m.bytes;
-    w.event(m.tid, e);
-  }
-  for (const auto& k : t.kernels) {
-    RawEvent e = base(EventKind::Kernel, k.device, k.start_ns, k.end_ns, k.stream, k.correlation, k.stack);
-    e.x = k.name;
-    const std::uint32_t d[8] = {k.grid[0], k.grid[1], k.grid[2], k.block[0], k.block[1], k.block[2], k.shared_bytes, 0};
-    std::memcpy(e.p, d, sizeof d);
-    w.event(k.tid, e);
-  }
-  for (const auto& s : t.syncs) {
-    RawEvent e = base(EventKind::Sync, s.device, s.start_ns, s.end_ns, s.stream, s.correlation, s.stack);
-    e.a = u8(s.kind), e.p[0] = s.event;
-    w.event(s.tid, e);
-  }
-  for (const auto& a : t.api_calls) {
-    RawEvent e = base(EventKind::Api, a.device, a.start_ns, a.end_ns, 0, a.correlation, a.stack);
-    e.a = u8(a.domain), e.x = a.name, e.p[0] = static_cast<std::uint64_t>(static_cast<std::int64_t>(a.status));
-    e.p[1] = a.symbol;
-    w.event(a.tid, e);
-  }
-  for (const auto& h : t.host_accesses) {
-    RawEvent e = base(EventKind::HostAccess, h.device, h.time_ns, h.time_ns, 0, 0, h.stack);
-    e.a = u8(h.access), e.p[0] = h.addr, e.p[1] = h.bytes;
-    w.event(h.tid, e);
-  }
-  for (const auto& o : t.ooms) {
-    RawEvent e = base(EventKind::OutOfMemory, o.device, o.time_ns, o.time_ns, 0, 0, o.stack);
-    e.p[0] = o.requested_bytes, e.p[1] = o.free_bytes, e.p[2] = o.capacity_bytes;
-    w.event(o.tid, e);
-  }
-  for (const auto& f : t.findings) {
-    RawEvent e = base(EventKind::Finding, kHostDevice, f.time_ns, f.time_ns, 0, 0, f.stack);
-    e.x = f.rule_id, e.p[0] = f.message;
-    w.event(f.tid, e);
-  }
-  for (const auto& r : t.ranges) {
-    RawEvent e = base(EventKind::Range, kHostDevice, r.start_ns, r.end_ns, 0, 0, 0);
-    e.x = r.name;
-    w.event(r.tid, e);
-  }
-  for (const auto& c : t.memory_counters) {
-    RawEvent e = base(EventKind::MemoryCounter, c.device, c.time_ns, c.time_ns, 0, 0, 0);
-    e.p[0] = c.allocated_bytes, e.p[1] = c.reserved_bytes;
-    w.event(0, e);
-  }
+  for (const auto& d : t.devices) w.event(0, gdtrace::to_raw(gdtrace::encode(d)));
+  for (const auto& st : t.streams) w.event(0, gdtrace::to_raw(gdtrace::encode(st)));
+  t.for_each_event_column([&](const auto& column) {
+    for (const auto& e : column) w.event(tid_of(e), gdtrace::to_raw(gdtrace::encode(e)));
+  });
   w.flush_all();
   for (const auto& c : t.crashes) {
     const Stack& stack = t.stack(c.stack);

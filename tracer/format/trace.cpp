@@ -58,35 +58,26 @@ const Stack& Trace::stack(StackId id) const {
 }
 
 std::size_t Trace::event_count() const {
-  return allocs.size() + frees.size() + memcpys.size() + memsets.size() + kernels.size() + syncs.size() +
-         api_calls.size() + host_accesses.size() + ooms.size() + findings.size() + memory_counters.size() +
-         ranges.size() + crashes.size();
+  std::size_t n = crashes.size();
+  for_each_event_column([&](const auto& column) { n += column.size(); });
+  return n;
 }
 
 namespace {
 
 template <class F>
 void for_each_time(const Trace& t, F&& f) {
-  for (const auto& e : t.allocs) f(e.time_ns, e.time_ns);
-  for (const auto& e : t.frees) f(e.time_ns, e.time_ns);
-  for (const auto& e : t.memcpys) f(e.start_ns, e.end_ns);
-  for (const auto& e : t.memsets) f(e.start_ns, e.end_ns);
-  for (const auto& e : t.kernels) f(e.start_ns, e.end_ns);
-  for (const auto& e : t.syncs) f(e.start_ns, e.end_ns);
-  for (const auto& e : t.api_calls) f(e.start_ns, e.end_ns);
-  for (const auto& e : t.host_accesses) f(e.time_ns, e.time_ns);
-  for (const auto& e : t.ooms) f(e.time_ns, e.time_ns);
-  for (const auto& e : t.findings) f(e.time_ns, e.time_ns);
-  for (const auto& e : t.memory_counters) f(e.time_ns, e.time_ns);
-  for (const auto& e : t.ranges) f(e.start_ns, e.end_ns);
+  t.for_each_event_column([&](const auto& column) {
+    for (const auto& e : column) f(start_of(e), end_of(e));
+  });
   for (const auto& e : t.crashes) f(e.time_ns, e.time_ns);
 }
 
 // Each thread's events arrive in time order and most traces have one
 // recording thread: checking is one pass, a stable sort of millions is many.
-template <class V, class K>
-void sort_column(V& v, K key) {
-  const auto earlier = [&](const auto& a, const auto& b) { return key(a) < key(b); };
+template <class V>
+void sort_column(V& v) {
+  const auto earlier = [](const auto& a, const auto& b) { return start_of(a) < start_of(b); };
   if (!std::is_sorted(v.begin(), v.end(), earlier)) std::stable_sort(v.begin(), v.end(), earlier);
 }
 
@@ -105,21 +96,8 @@ std::uint64_t Trace::end_ns() const {
 }
 
 void Trace::sort_by_time() {
-  auto t = [](const auto& e) { return e.time_ns; };
-  auto s = [](const auto& e) { return e.start_ns; };
-  sort_column(allocs, t);
-  sort_column(frees, t);
-  sort_column(memcpys, s);
-  sort_column(memsets, s);
-  sort_column(kernels, s);
-  sort_column(syncs, s);
-  sort_column(api_calls, s);
-  sort_column(host_accesses, t);
-  sort_column(ooms, t);
-  sort_column(findings, t);
-  sort_column(memory_counters, t);
-  sort_column(ranges, s);
-  sort_column(crashes, t);
+  for_each_event_column([](auto& column) { sort_column(column); });
+  std::stable_sort(crashes.begin(), crashes.end(), [](const Crash& a, const Crash& b) { return a.time_ns < b.time_ns; });
 }
 
 const DeviceDesc* Trace::device(std::int32_t id) const {

@@ -1,153 +1,34 @@
 // record(...) for each event kind: encode one fixed-size RawEvent in the
-// calling thread's buffer (see gdtrace_format.h for the field use).
+// calling thread's buffer (event_codec.h says where each field goes).
 //
 // The common case (the caller gave the time, the buffer has room) makes no
 // call at all, so it needs no stack frame; taking a timestamp or a new
 // buffer half is left to an out-of-line slow path.
-#include <bit>
 #include <cstddef>
 #include <cstring>
+#include <type_traits>
 
+#include "event_codec.h"
 #include "recorder_state.h"
 
 namespace gpudiag::rec {
 namespace {
 
 using gdtrace::RawEvent;
+using gdtrace::Words;
 
-// An event as the eleven 8-byte words of its RawEvent, stored a word at a
-// time: 11 stores instead of ~18 for the byte, 16- and 32-bit fields, which
-// bench/trace measured as a third of an event's cost. Field order and sizes:
-// gdtrace_format.h (little-endian, as the format is).
-struct Words {
-  std::uint64_t head = 0;  // kind, a, b, c, device
-  std::uint64_t t0 = 0, t1 = 0, stream = 0, correlation = 0;
-  std::uint64_t stack_x = 0;  // stack, x
-  std::uint64_t flags = 0;    // flags, reserved0 (0), tid
-  std::uint64_t p[4] = {};
-};
-static_assert(std::endian::native == std::endian::little);
-// The words that pack several fields: kind, a, b, c then device; stack then
-// x; flags, reserved0 then tid.
-static_assert(offsetof(RawEvent, kind) == 0 && offsetof(RawEvent, device) == 4 && offsetof(RawEvent, t0) == 8 &&
-              offsetof(RawEvent, x) == offsetof(RawEvent, stack) + 4 && offsetof(RawEvent, tid) == offsetof(RawEvent, flags) + 4 &&
-              offsetof(RawEvent, p) == offsetof(RawEvent, flags) + 8);
-
-inline std::uint64_t u8(auto v) noexcept { return static_cast<std::uint8_t>(v); }
-inline std::uint64_t pair(std::uint32_t low, std::uint32_t high) noexcept { return low | std::uint64_t{high} << 32; }
-inline std::uint64_t head(EventKind kind, std::int32_t device, std::uint64_t a = 0, std::uint64_t b = 0,
-                          std::uint64_t c = 0) noexcept {
-  return u8(kind) | a << 8 | b << 16 | c << 24 | std::uint64_t{static_cast<std::uint32_t>(device)} << 32;
+// A copy whose kind the caller left Unknown goes the way its memory kinds say.
+MemcpyEvent with_copy_kind(MemcpyEvent v) noexcept {
+  if (v.copy == CopyKind::Unknown) v.copy = copy_kind_of(v.src_kind, v.dst_kind);
+  return v;
 }
-inline std::uint64_t end_or_start(std::uint64_t end, std::uint64_t start) noexcept { return end != 0 ? end : start; }
 
-// Allocations and frees carry the same fields and share one encoding.
 template <class Event>
-Words encode_memory(EventKind kind, const Event& v) noexcept {
-  return {.head = head(kind, v.device, u8(v.kind)),
-          .t0 = v.time_ns,
-          .t1 = v.time_ns,
-          .stream = v.stream,
-          .correlation = v.correlation,
-          .stack_x = v.stack,
-          .p = {v.addr, v.bytes}};
-}
-
-Words encode(const AllocEvent& v) noexcept { return encode_memory(EventKind::Alloc, v); }
-
-Words encode(const FreeEvent& v) noexcept { return encode_memory(EventKind::Free, v); }
-
-Words encode(const MemcpyEvent& v) noexcept {
-  const CopyKind copy = v.copy != CopyKind::Unknown ? v.copy : copy_kind_of(v.src_kind, v.dst_kind);
-  return {.head = head(EventKind::Memcpy, v.device, u8(copy), u8(v.src_kind), u8(v.dst_kind)),
-          .t0 = v.start_ns,
-          .t1 = end_or_start(v.end_ns, v.start_ns),
-          .stream = v.stream,
-          .correlation = v.correlation,
-          .stack_x = pair(v.stack, static_cast<std::uint32_t>(v.peer_device)),
-          .flags = v.async ? gdtrace::kFlagAsync : 0u,
-          .p = {v.dst, v.src, v.bytes}};
-}
-
-Words encode(const MemsetEvent& v) noexcept {
-  return {.head = head(EventKind::Memset, v.device, u8(v.kind)),
-          .t0 = v.start_ns,
-          .t1 = end_or_start(v.end_ns, v.start_ns),
-          .stream = v.stream,
-          .correlation = v.correlation,
-          .stack_x = pair(v.stack, v.value),
-          .flags = v.async ? gdtrace::kFlagAsync : 0u,
-          .p = {v.addr, v.bytes}};
-}
-
-Words encode(const KernelEvent& v) noexcept {
-  return {.head = head(EventKind::Kernel, v.device),
-          .t0 = v.start_ns,
-          .t1 = end_or_start(v.end_ns, v.start_ns),
-          .stream = v.stream,
-          .correlation = v.correlation,
-          .stack_x = pair(v.stack, v.name),
-          .p = {pair(v.grid[0], v.grid[1]), pair(v.grid[2], v.block[0]), pair(v.block[1], v.block[2]), v.shared_bytes}};
-}
-
-Words encode(const SyncEvent& v) noexcept {
-  return {.head = head(EventKind::Sync, v.device, u8(v.kind)),
-          .t0 = v.start_ns,
-          .t1 = end_or_start(v.end_ns, v.start_ns),
-          .stream = v.stream,
-          .correlation = v.correlation,
-          .stack_x = v.stack,
-          .p = {v.event}};
-}
-
-Words encode(const ApiEvent& v) noexcept {
-  return {.head = head(EventKind::Api, v.device, u8(v.domain)),
-          .t0 = v.start_ns,
-          .t1 = end_or_start(v.end_ns, v.start_ns),
-          .correlation = v.correlation,
-          .stack_x = pair(v.stack, v.name),
-          .flags = pair(0, v.tid),
-          .p = {static_cast<std::uint64_t>(static_cast<std::int64_t>(v.status)), v.symbol}};
-}
-
-Words encode(const HostAccessEvent& v) noexcept {
-  return {.head = head(EventKind::HostAccess, v.device, u8(v.access)),
-          .t0 = v.time_ns,
-          .t1 = v.time_ns,
-          .stack_x = v.stack,
-          .p = {v.addr, v.bytes}};
-}
-
-Words encode(const OutOfMemoryEvent& v) noexcept {
-  return {.head = head(EventKind::OutOfMemory, v.device),
-          .t0 = v.time_ns,
-          .t1 = v.time_ns,
-          .stack_x = v.stack,
-          .p = {v.requested_bytes, v.free_bytes, v.capacity_bytes}};
-}
-
-Words encode(const FindingEvent& v) noexcept {
-  return {.head = head(EventKind::Finding, kHostDevice),
-          .t0 = v.time_ns,
-          .t1 = v.time_ns,
-          .stack_x = pair(v.stack, v.rule_id),
-          .p = {v.message}};
-}
-
-Words encode(const RangeEvent& v) noexcept {
-  return {.head = head(EventKind::Range, kHostDevice), .t0 = v.start_ns, .t1 = end_or_start(v.end_ns, v.start_ns),
-          .stack_x = pair(0, v.name)};
-}
-
-// Device and stream descriptions carry no time of their own: stamped now.
-Words encode(const DeviceInfo& v) noexcept {
-  const std::uint64_t now = now_ns();
-  return {.head = head(EventKind::Device, v.device), .t0 = now, .t1 = now, .stack_x = pair(0, v.name), .p = {v.memory_bytes}};
-}
-
-Words encode(const StreamInfo& v) noexcept {
-  const std::uint64_t now = now_ns();
-  return {.head = head(EventKind::Stream, v.device), .t0 = now, .t1 = now, .stream = v.stream, .stack_x = pair(0, v.name)};
+Words encode(const Event& v) noexcept {
+  if constexpr (std::is_same_v<Event, MemcpyEvent>)
+    return gdtrace::encode(with_copy_kind(v));
+  else
+    return gdtrace::encode(v);
 }
 
 // The event's time, where 0 means "now"; Device/StreamInfo have none.
@@ -213,6 +94,7 @@ void record(const FreeEvent& v) noexcept { put(v); }
 void record(const MemcpyEvent& v) noexcept { put(v); }
 void record(const MemsetEvent& v) noexcept { put(v); }
 void record(const KernelEvent& v) noexcept { put(v); }
+void record(const KernelArgEvent& v) noexcept { put(v); }
 void record(const SyncEvent& v) noexcept { put(v); }
 void record(const ApiEvent& v) noexcept { put(v); }
 void record(const HostAccessEvent& v) noexcept { put(v); }

@@ -47,7 +47,16 @@ enum class EventKind : std::uint8_t {
   Device = 12,
   Stream = 13,
   Range = 14,
+  KernelArg = 15,
 };
+
+// The largest value of each enum above that this version knows: a reader
+// takes a larger one, from a newer writer, as unknown (0).
+constexpr std::uint8_t max_value(MemKind) { return 5; }
+constexpr std::uint8_t max_value(CopyKind) { return 5; }
+constexpr std::uint8_t max_value(SyncKind) { return 5; }
+constexpr std::uint8_t max_value(AccessKind) { return 1; }
+constexpr std::uint8_t max_value(ApiDomain) { return 3; }
 
 // Device number of host memory and host-side events.
 inline constexpr std::int32_t kHostDevice = -1;

@@ -29,7 +29,7 @@
 #include <ctime>
 #include <string_view>
 
-#include "gpudiag/event_types.h"
+#include "gpudiag/events.h"
 
 namespace gpudiag::rec {
 
@@ -49,8 +49,8 @@ inline std::uint64_t now_ns() noexcept {
   return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<std::uint64_t>(ts.tv_nsec);
 }
 
-using StringId = std::uint32_t;  // 0 is the empty string
-using StackId = std::uint32_t;   // 0 is "no stack"
+using gpudiag::StackId;
+using gpudiag::StringId;
 
 // Interns a string (kernel, API or op name; rule id; message) into the trace
 // and returns its id. Thread-safe; takes a lock, so cache ids of fixed names
@@ -65,159 +65,25 @@ StackId capture_stack(int skip = 0) noexcept;
 bool stacks_enabled() noexcept;
 
 // ---- events ---------------------------------------------------------------
-// Common fields: time (ns, 0 = now), device (kHostDevice = -1 for host),
-// stream (the backend's stream handle or id, 0 = default stream),
-// correlation (links an API call to the GPU work it launched), stack.
+// The events are gpudiag/events.h's, under the names the recording API has
+// always used. For recording, a time of 0 means "now", an end of 0 the
+// start, a tid of 0 the recording thread, and a Memcpy's Unknown copy kind
+// the one its source and destination kinds imply.
 
-struct AllocEvent {
-  std::uint64_t time_ns = 0;
-  std::uint64_t addr = 0;
-  std::uint64_t bytes = 0;
-  MemKind kind = MemKind::Unknown;
-  std::int32_t device = kHostDevice;
-  std::uint64_t stream = 0;  // stream-ordered allocations
-  std::uint64_t correlation = 0;
-  StackId stack = 0;
-};
-
-struct FreeEvent {
-  std::uint64_t time_ns = 0;
-  std::uint64_t addr = 0;
-  std::uint64_t bytes = 0;  // 0 if the caller does not know
-  MemKind kind = MemKind::Unknown;
-  std::int32_t device = kHostDevice;
-  std::uint64_t stream = 0;  // stream-ordered frees (cudaFreeAsync)
-  std::uint64_t correlation = 0;
-  StackId stack = 0;
-};
-
-struct MemcpyEvent {
-  std::uint64_t start_ns = 0;
-  std::uint64_t end_ns = 0;  // 0: same as start (an enqueue, not yet completed)
-  std::uint64_t dst = 0;
-  std::uint64_t src = 0;
-  std::uint64_t bytes = 0;
-  CopyKind copy = CopyKind::Unknown;  // Unknown: derived from src/dst kinds
-  MemKind src_kind = MemKind::Unknown;
-  MemKind dst_kind = MemKind::Unknown;
-  bool async = false;
-  std::int32_t device = kHostDevice;
-  std::int32_t peer_device = kHostDevice;  // the other device of a PtoP copy
-  std::uint64_t stream = 0;
-  std::uint64_t correlation = 0;
-  StackId stack = 0;
-};
-
-struct MemsetEvent {
-  std::uint64_t start_ns = 0;
-  std::uint64_t end_ns = 0;
-  std::uint64_t addr = 0;
-  std::uint64_t bytes = 0;
-  std::uint32_t value = 0;
-  MemKind kind = MemKind::Unknown;
-  bool async = false;
-  std::int32_t device = kHostDevice;
-  std::uint64_t stream = 0;
-  std::uint64_t correlation = 0;
-  StackId stack = 0;
-};
-
-// A kernel execution (start..end on the device) or, from a host hook that only
-// sees the launch, start = end = launch time.
-struct KernelEvent {
-  std::uint64_t start_ns = 0;
-  std::uint64_t end_ns = 0;
-  StringId name = 0;  // demangled when possible
-  std::uint32_t grid[3] = {1, 1, 1};
-  std::uint32_t block[3] = {1, 1, 1};
-  std::uint32_t shared_bytes = 0;
-  std::int32_t device = kHostDevice;
-  std::uint64_t stream = 0;
-  std::uint64_t correlation = 0;
-  StackId stack = 0;
-};
-
-// The host blocked (or, for StreamWaitEvent, a stream waited) from start to end.
-struct SyncEvent {
-  std::uint64_t start_ns = 0;
-  std::uint64_t end_ns = 0;
-  SyncKind kind = SyncKind::Unknown;
-  std::int32_t device = kHostDevice;
-  std::uint64_t stream = 0;
-  std::uint64_t event = 0;  // the CUDA event (or gdrt event) waited on
-  std::uint64_t correlation = 0;
-  StackId stack = 0;
-};
-
-// A call into an API (CUDA runtime/driver, or a gdrt op), with its status
-// (0 = success; CUDA error numbers otherwise).
-struct ApiEvent {
-  std::uint64_t start_ns = 0;
-  std::uint64_t end_ns = 0;
-  StringId name = 0;
-  ApiDomain domain = ApiDomain::Other;
-  std::int32_t status = 0;
-  std::int32_t device = kHostDevice;
-  std::uint64_t correlation = 0;
-  StackId stack = 0;
-  // The OS thread that made the call, when another thread records it (CUPTI
-  // delivers API records on its own thread); 0: the recording thread.
-  std::uint32_t tid = 0;
-  // What a launch call launched (the kernel's name), 0 for other calls: when
-  // the kernel faults, its own activity record may never arrive.
-  StringId symbol = 0;
-};
-
-// The host read or wrote a buffer (gdrt: item(), host views of tensors).
-struct HostAccessEvent {
-  std::uint64_t time_ns = 0;
-  std::uint64_t addr = 0;
-  std::uint64_t bytes = 0;
-  AccessKind access = AccessKind::Read;
-  std::int32_t device = kHostDevice;  // the device that owns the memory
-  StackId stack = 0;
-};
-
-// An allocation failed for lack of memory.
-struct OutOfMemoryEvent {
-  std::uint64_t time_ns = 0;
-  std::uint64_t requested_bytes = 0;
-  std::uint64_t free_bytes = 0;      // what the device reported free, 0 if unknown
-  std::uint64_t capacity_bytes = 0;  // 0 if unknown
-  std::int32_t device = kHostDevice;
-  StackId stack = 0;
-};
-
-// A finding the traced process raised itself (e.g. gdrt's mixed-device check).
-struct FindingEvent {
-  std::uint64_t time_ns = 0;
-  StringId rule_id = 0;  // intern("GD001")
-  StringId message = 0;
-  StackId stack = 0;
-};
-
-// A named span of the program's own time: a training step, an NVTX range.
-// Reports take ranges named as PyTorch's profiler names its steps,
-// "ProfilerStep#N", for the iterations of a run.
-struct RangeEvent {
-  std::uint64_t start_ns = 0;
-  std::uint64_t end_ns = 0;
-  StringId name = 0;
-};
-
-// Describes a device once (name, memory capacity).
-struct DeviceInfo {
-  std::int32_t device = 0;
-  StringId name = 0;
-  std::uint64_t memory_bytes = 0;
-};
-
-// Names a stream once.
-struct StreamInfo {
-  std::int32_t device = 0;
-  std::uint64_t stream = 0;
-  StringId name = 0;
-};
+using AllocEvent = gpudiag::Alloc;
+using FreeEvent = gpudiag::Free;
+using MemcpyEvent = gpudiag::Memcpy;
+using MemsetEvent = gpudiag::Memset;
+using KernelEvent = gpudiag::Kernel;
+using KernelArgEvent = gpudiag::KernelArg;
+using SyncEvent = gpudiag::Sync;
+using ApiEvent = gpudiag::ApiCall;
+using HostAccessEvent = gpudiag::HostAccess;
+using OutOfMemoryEvent = gpudiag::OutOfMemory;
+using FindingEvent = gpudiag::RaisedFinding;
+using RangeEvent = gpudiag::Range;
+using DeviceInfo = gpudiag::DeviceDesc;
+using StreamInfo = gpudiag::StreamDesc;
 
 // Out of line: each copies one fixed-size record into the thread's buffer.
 // Safe to call when not recording (they do nothing).
@@ -226,6 +92,7 @@ void record(const FreeEvent& e) noexcept;
 void record(const MemcpyEvent& e) noexcept;
 void record(const MemsetEvent& e) noexcept;
 void record(const KernelEvent& e) noexcept;
+void record(const KernelArgEvent& e) noexcept;
 void record(const SyncEvent& e) noexcept;
 void record(const ApiEvent& e) noexcept;
 void record(const HostAccessEvent& e) noexcept;

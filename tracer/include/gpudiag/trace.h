@@ -14,9 +14,10 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
-#include "gpudiag/event_types.h"
+#include "gpudiag/events.h"
 
 namespace gpudiag {
 
@@ -29,10 +30,6 @@ class TraceError : public std::runtime_error {
 
 enum class TraceSource : std::uint8_t { Gdtrace, Kineto, Nsys, Memory /* built in code */ };
 std::string_view to_string(TraceSource s);
-
-using StringId = std::uint32_t;  // 0 = ""
-using StackId = std::uint32_t;   // 0 = no stack
-inline constexpr StackId kNoStack = 0;
 
 // Interned strings; id 0 is always the empty string.
 class StringTable {
@@ -78,156 +75,6 @@ struct Stack {
   bool starts_at_fault = false;
 };
 
-struct DeviceDesc {
-  std::int32_t id = 0;
-  StringId name = 0;
-  std::uint64_t memory_bytes = 0;  // 0 unknown
-};
-
-struct StreamDesc {
-  std::int32_t device = 0;
-  std::uint64_t id = 0;
-  StringId name = 0;
-};
-
-// ---- event columns ----------------------------------------------------------
-// Common fields: device (kHostDevice = -1 for host), stream, tid (thread of the
-// host side), correlation (API call <-> GPU work, 0 none), stack.
-
-struct Alloc {
-  std::uint64_t time_ns = 0;
-  std::uint64_t addr = 0;
-  std::uint64_t bytes = 0;
-  MemKind kind = MemKind::Unknown;
-  std::int32_t device = kHostDevice;
-  std::uint64_t stream = 0;
-  std::uint32_t tid = 0;
-  std::uint64_t correlation = 0;
-  StackId stack = 0;
-};
-
-struct Free {
-  std::uint64_t time_ns = 0;
-  std::uint64_t addr = 0;
-  std::uint64_t bytes = 0;  // 0 unknown (match by address)
-  MemKind kind = MemKind::Unknown;
-  std::int32_t device = kHostDevice;
-  std::uint64_t stream = 0;
-  std::uint32_t tid = 0;
-  std::uint64_t correlation = 0;
-  StackId stack = 0;
-};
-
-struct Memcpy {
-  std::uint64_t start_ns = 0;
-  std::uint64_t end_ns = 0;
-  std::uint64_t dst = 0;
-  std::uint64_t src = 0;
-  std::uint64_t bytes = 0;
-  CopyKind copy = CopyKind::Unknown;
-  MemKind src_kind = MemKind::Unknown;
-  MemKind dst_kind = MemKind::Unknown;
-  bool async = false;
-  std::int32_t device = kHostDevice;
-  std::int32_t peer_device = kHostDevice;
-  std::uint64_t stream = 0;
-  std::uint32_t tid = 0;
-  std::uint64_t correlation = 0;
-  StackId stack = 0;
-};
-
-struct Memset {
-  std::uint64_t start_ns = 0;
-  std::uint64_t end_ns = 0;
-  std::uint64_t addr = 0;
-  std::uint64_t bytes = 0;
-  std::uint32_t value = 0;
-  MemKind kind = MemKind::Unknown;
-  bool async = false;
-  std::int32_t device = kHostDevice;
-  std::uint64_t stream = 0;
-  std::uint32_t tid = 0;
-  std::uint64_t correlation = 0;
-  StackId stack = 0;
-};
-
-struct Kernel {
-  std::uint64_t start_ns = 0;
-  std::uint64_t end_ns = 0;
-  StringId name = 0;
-  std::uint32_t grid[3] = {0, 0, 0};  // 0: unknown
-  std::uint32_t block[3] = {0, 0, 0};
-  std::uint32_t shared_bytes = 0;
-  std::int32_t device = kHostDevice;
-  std::uint64_t stream = 0;
-  std::uint32_t tid = 0;
-  std::uint64_t correlation = 0;
-  StackId stack = 0;
-};
-
-struct Sync {
-  std::uint64_t start_ns = 0;
-  std::uint64_t end_ns = 0;
-  SyncKind kind = SyncKind::Unknown;
-  std::int32_t device = kHostDevice;
-  std::uint64_t stream = 0;
-  std::uint64_t event = 0;
-  std::uint32_t tid = 0;
-  std::uint64_t correlation = 0;
-  StackId stack = 0;
-};
-
-struct ApiCall {
-  std::uint64_t start_ns = 0;
-  std::uint64_t end_ns = 0;
-  StringId name = 0;
-  ApiDomain domain = ApiDomain::Other;
-  std::int32_t status = 0;  // 0 success
-  std::int32_t device = kHostDevice;
-  std::uint32_t tid = 0;
-  std::uint64_t correlation = 0;
-  StackId stack = 0;
-  StringId symbol = 0;  // the kernel a launch call launched, 0 otherwise
-};
-
-struct HostAccess {
-  std::uint64_t time_ns = 0;
-  std::uint64_t addr = 0;
-  std::uint64_t bytes = 0;
-  AccessKind access = AccessKind::Read;
-  std::int32_t device = kHostDevice;
-  std::uint32_t tid = 0;
-  StackId stack = 0;
-};
-
-struct OutOfMemory {
-  std::uint64_t time_ns = 0;
-  std::uint64_t requested_bytes = 0;
-  std::uint64_t free_bytes = 0;
-  std::uint64_t capacity_bytes = 0;
-  std::int32_t device = kHostDevice;
-  std::uint32_t tid = 0;
-  StackId stack = 0;
-};
-
-// A finding the traced process raised itself.
-struct RaisedFinding {
-  std::uint64_t time_ns = 0;
-  StringId rule_id = 0;
-  StringId message = 0;
-  std::uint32_t tid = 0;
-  StackId stack = 0;
-};
-
-// A named span of the program's time (see rec::RangeEvent): a training step
-// (named "ProfilerStep#N", as PyTorch's profiler does), an NVTX range.
-struct Range {
-  std::uint64_t start_ns = 0;
-  std::uint64_t end_ns = 0;
-  StringId name = 0;
-  std::uint32_t tid = 0;
-};
-
 // The traced process died of a fatal signal (recorded by its crash handler).
 struct Crash {
   std::uint64_t time_ns = 0;
@@ -236,15 +83,6 @@ struct Crash {
   std::uint64_t address = 0;   // si_addr: the faulting address for SIGSEGV/SIGBUS
   std::uint32_t tid = 0;
   StackId stack = 0;           // from the faulting instruction outwards
-};
-
-// Allocator totals sampled by the source (Kineto "[memory]": Total Allocated
-// and Total Reserved; nsys memory usage). 0 where the source lacks one.
-struct MemoryCounter {
-  std::uint64_t time_ns = 0;
-  std::int32_t device = kHostDevice;
-  std::uint64_t allocated_bytes = 0;
-  std::uint64_t reserved_bytes = 0;
 };
 
 struct Trace {
@@ -285,6 +123,7 @@ struct Trace {
   std::vector<Memcpy> memcpys;
   std::vector<Memset> memsets;
   std::vector<Kernel> kernels;
+  std::vector<KernelArg> kernel_args;
   std::vector<Sync> syncs;
   std::vector<ApiCall> api_calls;
   std::vector<HostAccess> host_accesses;
@@ -296,6 +135,18 @@ struct Trace {
   std::vector<Crash> crashes;
 
   Trace() : stacks(1) {}
+
+  // Calls f(column) for every column of events (not devices, streams or
+  // crashes): what reads, writes, counts or sorts all events goes through it.
+  template <class F>
+  void for_each_event_column(F&& f) {
+    f(allocs), f(frees), f(memcpys), f(memsets), f(kernels), f(kernel_args), f(syncs), f(api_calls),
+        f(host_accesses), f(ooms), f(findings), f(memory_counters), f(ranges);
+  }
+  template <class F>
+  void for_each_event_column(F&& f) const {
+    const_cast<Trace&>(*this).for_each_event_column([&](auto& column) { f(std::as_const(column)); });
+  }
 
   std::string_view str(StringId id) const { return strings[id]; }
   StringId intern(std::string_view s) { return strings.intern(s); }
