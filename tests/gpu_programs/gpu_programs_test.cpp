@@ -1,0 +1,228 @@
+// The programs of tests/gpu_programs, one mistake each (shared/data/gpu/README.md
+// and two PyTorch cases), run under the CUPTI injection library on a real GPU.
+// Each test checks that the program's one-line summary shows that its mistake
+// really did harm, then that the report of its trace gives the rules the
+// README expects and, at warning or error, nothing but those and what is also
+// true of the program. Needs a GPU and its driver (and, for the PyTorch
+// scripts, python3 with a CUDA-enabled PyTorch on PATH); skips with the reason
+// otherwise.
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "../report/detect_support.h"
+#include "../tracer/test_support.h"
+#include "gpudiag/report/report.h"
+#include "gpudiag/trace.h"
+
+namespace gpudiag {
+namespace {
+
+using namespace gpudiag::testing;
+
+// Why CUDA cannot run here, or "" when it can.
+std::string why_no_gpu() {
+  void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (lib == nullptr) return std::string("no CUDA driver: ") + dlerror();
+  using InitFn = int (*)(unsigned);
+  using CountFn = int (*)(int*);
+  auto init = reinterpret_cast<InitFn>(dlsym(lib, "cuInit"));
+  auto count = reinterpret_cast<CountFn>(dlsym(lib, "cuDeviceGetCount"));
+  std::string why;
+  int devices = 0;
+  if (init == nullptr || count == nullptr) why = "libcuda.so.1 lacks cuInit";
+  else if (int rc = init(0); rc != 0) why = "cuInit failed with CUresult " + std::to_string(rc);
+  else if (count(&devices) != 0 || devices == 0) why = "no CUDA device";
+  dlclose(lib);
+  return why;
+}
+
+std::string cuda_skip_reason() {
+  if (std::string(GPU_PROGRAMS_DIR).empty()) return "nvcc was not found at configure time: no CUDA test programs";
+  return why_no_gpu();
+}
+
+std::string torch_skip_reason() {
+  if (std::string why = why_no_gpu(); !why.empty()) return why;
+  const int status = test::run(
+      {"/bin/sh", "-c", "exec python3 -c 'import torch; assert torch.cuda.is_available()' >/dev/null 2>&1"});
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    return "python3 on PATH has no PyTorch that can use the GPU (import torch; torch.cuda.is_available())";
+  return "";
+}
+
+struct TracedRun {
+  int status = 0;
+  std::string out;  // stdout and stderr
+  Trace trace;
+};
+
+// Runs command (argv[0] a path, or a name looked up in PATH) under the CUPTI
+// injection library, as `gpudiag trace` would, and loads its trace.
+TracedRun traced_run(const std::string& name, const std::vector<std::string>& command) {
+  // temp_path numbers each call: this run's trace is the one file with its prefix.
+  const std::string pattern = test::temp_path(name + "-%p.gdtrace");
+  const std::string out = test::temp_path(name + "-output.txt");
+  std::vector<std::string> argv = {"/bin/sh", "-c", "exec \"$0\" \"$@\" >'" + out + "' 2>&1"};
+  argv.insert(argv.end(), command.begin(), command.end());
+  TracedRun run;
+  run.status = test::run(argv, {"GPUDIAG_TRACE=" + pattern, "CUDA_INJECTION64_PATH=" GPUDIAG_CUPTI_LIBRARY});
+  run.out = test::read_file(out);
+  const auto dir = std::filesystem::path(pattern).parent_path();
+  const std::string file_name = std::filesystem::path(pattern).filename().string();
+  const std::string stem = file_name.substr(0, file_name.find("%p"));
+  std::string file;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (e.path().filename().string().starts_with(stem) && e.path().extension() == ".gdtrace") file = e.path().string();
+  if (file.empty()) throw std::runtime_error("the traced run of " + name + " wrote no trace; it printed: " + run.out);
+  run.trace = load_trace(file);
+  symbolize(run.trace);
+  return run;
+}
+
+TracedRun trace_program(const std::string& name) {
+  return traced_run(name, {std::string(GPU_PROGRAMS_DIR) + "/gpu_program_" + name});
+}
+
+TracedRun trace_script(const std::string& name) {
+  return traced_run(name, {"python3", std::string(GPU_PROGRAMS_SOURCE_DIR) + "/" + name + ".py"});
+}
+
+bool exited_with(int status, int code) { return WIFEXITED(status) && WEXITSTATUS(status) == code; }
+
+// The number written right after `key` in a program's output; -1 when the key is absent.
+double number_after(const std::string& out, const std::string& key) {
+  const auto at = out.find(key);
+  if (at == std::string::npos) return -1;
+  return std::strtod(out.c_str() + at + key.size(), nullptr);
+}
+
+bool contains(const std::string& out, const std::string& text) { return out.find(text) != std::string::npos; }
+
+// The report gives every rule of `expect` and, at warning or error, nothing
+// outside `expect` and `also_true`. Notes are not judged.
+void expect_rules(const Trace& t, const std::set<std::string>& expect, const std::set<std::string>& also_true) {
+  const Report r = analyze(t);
+  std::set<std::string> reported;
+  for (const Finding& f : r.findings) {
+    if (f.severity == Severity::Note) continue;
+    reported.insert(f.rule_id);
+    EXPECT_TRUE(expect.count(f.rule_id) || also_true.count(f.rule_id)) << "untrue " << f.rule_id << ": " << f.message;
+  }
+  for (const std::string& rule : expect) EXPECT_TRUE(reported.count(rule)) << "missed " << rule;
+}
+
+TEST(GpuPrograms, AKernelOnAHostArrayFaultsAndIsGD001) {
+  if (const std::string why = cuda_skip_reason(); !why.empty()) GTEST_SKIP() << why;
+  const TracedRun run = trace_program("host_ptr_kernel");
+  if (contains(run.out, "pageable memory access 1"))
+    GTEST_SKIP() << "this GPU reaches pageable host memory (HMM): the kernel runs, there is no fault to see: "
+                 << run.out;
+  EXPECT_TRUE(exited_with(run.status, 1)) << "it prints the error and exits 1: " << run.out;
+  EXPECT_TRUE(contains(run.out, "launch 0 ")) << run.out;
+  EXPECT_TRUE(contains(run.out, "sync 700 \"an illegal memory access was encountered\"")) << run.out;
+  EXPECT_TRUE(contains(run.out, "host array unchanged 1048576/1048576")) << run.out;
+  EXPECT_TRUE(run.trace.crashes.empty());
+  expect_rules(run.trace, {"GD001"}, {"GD006"});
+}
+
+TEST(GpuPrograms, AHostReadOfDeviceMemoryDiesOfSigsegvAndIsGD001) {
+  if (const std::string why = cuda_skip_reason(); !why.empty()) GTEST_SKIP() << why;
+  const TracedRun run = trace_program("host_deref_device");
+  if (contains(run.out, "no fault"))
+    GTEST_SKIP() << "this system maps device memory on the host: the read does not fault: " << run.out;
+  ASSERT_TRUE(WIFSIGNALED(run.status) && WTERMSIG(run.status) == SIGSEGV)
+      << "status " << run.status << ": " << run.out;
+  EXPECT_TRUE(contains(run.out, "host_deref_device: reading d[0]")) << run.out;
+  ASSERT_FALSE(run.trace.crashes.empty()) << "the crash is recorded";
+  EXPECT_EQ(run.trace.crashes[0].signal, SIGSEGV);
+  expect_rules(run.trace, {"GD001"}, {"GD007"});
+}
+
+TEST(GpuPrograms, ReadingAPinnedCopyBeforeTheSyncIsStaleAndIsGD003AndGD009) {
+  if (const std::string why = cuda_skip_reason(); !why.empty()) GTEST_SKIP() << why;
+  const TracedRun run = trace_program("unsynced_read");
+  ASSERT_TRUE(exited_with(run.status, 0)) << run.out;
+  EXPECT_GT(number_after(run.out, "unsynced_read: pinned stale "), 0) << run.out;
+  EXPECT_EQ(number_after(run.out, "pageable stale "), 0) << "a pageable copy returns when done: " << run.out;
+  expect_rules(run.trace, {"GD003", "GD009"}, {"GD007"});
+}
+
+TEST(GpuPrograms, AStreamOrderedFreeUnderAnotherStreamsKernelCorruptsItAndIsGD004) {
+  if (const std::string why = cuda_skip_reason(); !why.empty()) GTEST_SKIP() << why;
+  const TracedRun run = trace_program("freeasync_race");
+  ASSERT_TRUE(exited_with(run.status, 0)) << run.out;
+  EXPECT_GT(number_after(run.out, "freeasync_race: reused "), 0) << "the freed address was handed out again: " << run.out;
+  EXPECT_GT(number_after(run.out, "wrong in "), 0) << "the kernel read the new owner's values: " << run.out;
+  expect_rules(run.trace, {"GD004"}, {});
+}
+
+TEST(GpuPrograms, ATebibyteAllocationIsGD008) {
+  if (const std::string why = cuda_skip_reason(); !why.empty()) GTEST_SKIP() << why;
+  const TracedRun run = trace_program("oom");
+  ASSERT_TRUE(exited_with(run.status, 0)) << run.out;
+  EXPECT_TRUE(contains(run.out, "returned 2 cudaErrorMemoryAllocation \"out of memory\"")) << run.out;
+  EXPECT_EQ(run.trace.ooms.size(), 1u);
+  expect_rules(run.trace, {"GD008"}, {});
+}
+
+TEST(GpuPrograms, FiveBuffersNeverFreedAreGD007) {
+  if (const std::string why = cuda_skip_reason(); !why.empty()) GTEST_SKIP() << why;
+  const TracedRun run = trace_program("leak");
+  ASSERT_TRUE(exited_with(run.status, 0)) << run.out;
+  EXPECT_TRUE(contains(run.out, "leak: 5 cudaMalloc of 4 MiB, 0 freed")) << run.out;
+  EXPECT_EQ(run.trace.allocs.size(), 5u);
+  EXPECT_TRUE(run.trace.frees.empty());
+  expect_rules(run.trace, {"GD007"}, {});
+}
+
+TEST(GpuPrograms, TwoThousandFourByteReadsAreGD005) {
+  if (const std::string why = cuda_skip_reason(); !why.empty()) GTEST_SKIP() << why;
+  const TracedRun run = trace_program("many_tiny");
+  ASSERT_TRUE(exited_with(run.status, 0)) << run.out;
+  EXPECT_TRUE(contains(run.out, "many_tiny: 2000 reads of 4 B")) << run.out;
+  EXPECT_TRUE(contains(run.out, "sum 2000")) << run.out;
+  EXPECT_GT(number_after(run.out, "reads of 4 B, "), 0) << "microseconds per read: " << run.out;
+  expect_rules(run.trace, {"GD005"}, {"GD007"});
+}
+
+TEST(GpuPrograms, PageableAsyncCopiesWaitForQueuedWorkAndAreGD009) {
+  if (const std::string why = cuda_skip_reason(); !why.empty()) GTEST_SKIP() << why;
+  const TracedRun run = trace_program("async_return");
+  ASSERT_TRUE(exited_with(run.status, 0)) << run.out;
+  // ~100 ms of work is queued before each copy: a pageable copy returns after it, a pinned one at once.
+  EXPECT_GT(number_after(run.out, "pageable HtoD returned after "), 50) << run.out;
+  EXPECT_GT(number_after(run.out, "pageable DtoH after "), 50) << run.out;
+  EXPECT_LT(number_after(run.out, "pinned HtoD after "), 50) << run.out;
+  EXPECT_LT(number_after(run.out, "pinned DtoH after "), 50) << run.out;
+  expect_rules(run.trace, {"GD009"}, {"GD007"});
+}
+
+TEST(GpuPrograms, PyTorchReadingANonBlockingCopyBeforeTheSyncIsGD003) {
+  if (const std::string why = torch_skip_reason(); !why.empty()) GTEST_SKIP() << why;
+  const TracedRun run = trace_script("torch_nonblocking_early_read");
+  ASSERT_TRUE(exited_with(run.status, 0)) << run.out;
+  EXPECT_TRUE(contains(run.out, "pinned True")) << "non_blocking copies to the host land in pinned memory: " << run.out;
+  EXPECT_GT(number_after(run.out, "torch_nonblocking_early_read: stale "), 0) << run.out;
+  expect_rules(run.trace, {"GD003"}, {});
+}
+
+TEST(GpuPrograms, PyTorchSideStreamReadingATensorFreedWithoutRecordStreamIsGD004) {
+  if (const std::string why = torch_skip_reason(); !why.empty()) GTEST_SKIP() << why;
+  const TracedRun run = trace_script("torch_side_stream_no_record_stream");
+  ASSERT_TRUE(exited_with(run.status, 0)) << run.out;
+  EXPECT_GT(number_after(run.out, "torch_side_stream_no_record_stream: reused "), 0) << "the main stream got the freed block back: " << run.out;
+  EXPECT_GT(number_after(run.out, "corrupted "), 0) << run.out;
+  expect_rules(run.trace, {"GD004"}, {});
+}
+
+}  // namespace
+}  // namespace gpudiag
