@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "gpudiag/api_kinds.h"
+#include "kernel_args.h"
 #include "memory_calls.h"
 
 namespace gpudiag::cupti {
@@ -35,6 +36,20 @@ struct State {
   int (*device_get)(int*, int) = nullptr;
   int (*device_get_name)(char*, int, int) = nullptr;
   int (*device_total_mem)(std::size_t*, int) = nullptr;
+  int (*device_get_attribute)(int*, int, int) = nullptr;
+  ParamInfoFn param_info = nullptr;
+  CUresult (*pointer_get_attributes)(unsigned, CUpointer_attribute*, void**, CUdeviceptr) = nullptr;
+  // The runtime's, when the program links it dynamically (as PyTorch does):
+  // the kernel behind a runtime launch's host stub.
+  int (*func_by_symbol)(CUfunction*, const void*) = nullptr;
+  // Each kernel's pointer-sized parameters, and the kernel of each host stub,
+  // found once. Entries are never erased: references stay valid.
+  std::mutex kernels_mutex;
+  std::unordered_map<CUfunction, std::vector<Param>> kernel_params;
+  std::unordered_map<const void*, CUfunction> stub_kernels;
+  // Devices whose kernels may read pageable host memory (HMM, ATS): there a
+  // malloc'd pointer is no mistake.
+  std::set<std::int32_t> pageable_devices;
 };
 
 State& state() {
@@ -47,6 +62,10 @@ State& state() {
 // recorded once, from the runtime call, and its failure is the runtime
 // call's), so driver callbacks inside a runtime call are ignored.
 thread_local int t_runtime_depth = 0;
+// The runtime launch in progress on this thread, and whether the driver
+// launch inside it already recorded its arguments.
+thread_local std::uint64_t t_launch_correlation = 0;
+thread_local bool t_launch_args_recorded = false;
 
 ApiKind kind_of(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
   const auto& kinds = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? state().runtime_kinds : state().driver_kinds;
@@ -58,12 +77,74 @@ std::int32_t device_of(CUcontext context) {
   return cuptiGetDeviceId(context, &id) == CUPTI_SUCCESS ? static_cast<std::int32_t>(id) : kHostDevice;
 }
 
-std::uint64_t stream_id(CUcontext context, const MemoryEffect& e) {
+std::uint64_t stream_id(CUcontext context, CUstream stream, bool per_thread) {
   std::uint32_t id = 0;
-  if (cuptiGetStreamIdEx(context, static_cast<CUstream>(const_cast<void*>(e.stream)), e.per_thread_stream ? 1 : 0, &id) !=
-      CUPTI_SUCCESS)
-    return 0;
+  if (cuptiGetStreamIdEx(context, stream, per_thread ? 1 : 0, &id) != CUPTI_SUCCESS) return 0;
   return id;
+}
+
+std::uint64_t stream_id(CUcontext context, const MemoryEffect& e) {
+  return stream_id(context, static_cast<CUstream>(const_cast<void*>(e.stream)), e.per_thread_stream);
+}
+
+DriverMemory driver_memory(std::uint64_t address) {
+  const auto get = state().pointer_get_attributes;
+  if (get == nullptr) return DriverMemory::NotKnown;
+  // An address the driver does not know gets zeros, not an error.
+  unsigned int type = 0, managed = 0;  // CUmemorytype; a bool, in a zeroed int
+  CUpointer_attribute attributes[2] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_IS_MANAGED};
+  void* data[2] = {&type, &managed};
+  if (get(2, attributes, data, static_cast<CUdeviceptr>(address)) != CUDA_SUCCESS) return DriverMemory::NotKnown;
+  if (managed != 0) return DriverMemory::Managed;
+  if (type == CU_MEMORYTYPE_DEVICE) return DriverMemory::Device;
+  if (type == CU_MEMORYTYPE_HOST) return DriverMemory::Host;
+  return DriverMemory::NotKnown;
+}
+
+// The kernel behind a launch, or nullptr.
+CUfunction kernel_of(const Launch& launch) {
+  if (launch.function != nullptr) return launch.function;
+  State& s = state();
+  if (launch.host_function == nullptr || s.func_by_symbol == nullptr) return nullptr;
+  std::lock_guard<std::mutex> lock(s.kernels_mutex);
+  auto [it, added] = s.stub_kernels.try_emplace(launch.host_function, nullptr);
+  if (added && s.func_by_symbol(&it->second, launch.host_function) != 0) it->second = nullptr;
+  return it->second;
+}
+
+const std::vector<Param>& params_of(CUfunction kernel) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.kernels_mutex);
+  auto [it, added] = s.kernel_params.try_emplace(kernel);
+  if (added) it->second = pointer_sized_params(kernel, s.param_info);
+  return it->second;
+}
+
+bool reads_pageable_memory(std::int32_t device) {
+  std::lock_guard<std::mutex> lock(state().devices_mutex);
+  return state().pageable_devices.count(device) != 0;
+}
+
+// One KernelArg per pointer-sized parameter that points into memory.
+void record_kernel_args(const Launch& launch, CUcontext context, std::uint64_t correlation, rec::StackId stack) {
+  const CUfunction kernel = kernel_of(launch);
+  if (kernel == nullptr) return;
+  const std::vector<Param>& params = params_of(kernel);
+  if (params.empty()) return;
+  const std::uint64_t time = rec::now_ns();
+  const std::int32_t device = device_of(context);
+  std::uint64_t stream = 0;
+  bool stream_known = false;
+  for (const Param& p : params) {
+    std::uint64_t value = 0;
+    if (!param_value(launch, p, value)) continue;
+    const MemKind memory = memory_of(value, driver_memory);
+    if (memory == MemKind::Unknown) continue;
+    if (memory == MemKind::Pageable && reads_pageable_memory(device)) continue;
+    if (!stream_known) stream = stream_id(context, launch.stream, launch.per_thread_stream), stream_known = true;
+    rec::record(rec::KernelArgEvent{.time_ns = time, .value = value, .index = p.index, .memory = memory,
+                                    .device = device, .stream = stream, .correlation = correlation, .stack = stack});
+  }
 }
 
 template <class Fn>
@@ -115,6 +196,10 @@ void on_return(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_C
     std::lock_guard<std::mutex> lock(state().stacks_mutex);
     state().stacks[cb.correlationId] = stack;
   }
+  // A runtime launch's arguments come from the driver launch inside it, where
+  // the driver reports one; else from the runtime's own parameters.
+  if (kind == ApiKind::Launch && status == 0 && !(domain == CUPTI_CB_DOMAIN_RUNTIME_API && t_launch_args_recorded))
+    record_kernel_args(launch_of(domain, cbid, cb.functionParams), cb.context, cb.correlationId, stack);
 }
 
 void on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData& cb) {
@@ -126,13 +211,24 @@ void on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_Call
     else if (t_runtime_depth > 0)
       return;
     if (kind != ApiKind::Other && cb.correlationData) *cb.correlationData = rec::now_ns();
+    if (runtime && kind == ApiKind::Launch) t_launch_correlation = cb.correlationId, t_launch_args_recorded = false;
     return;
   }
   // An exit whose entry came before the callbacks were enabled leaves the count alone.
-  if (runtime)
+  if (runtime) {
     t_runtime_depth = t_runtime_depth > 0 ? t_runtime_depth - 1 : 0;
-  else if (t_runtime_depth > 0)
+  } else if (t_runtime_depth > 0) {
+    // The driver launch inside a runtime launch holds the kernel and its
+    // arguments; they belong to the runtime call, as its kernel does.
+    if (kind == ApiKind::Launch && t_launch_correlation != 0) {
+      const Launch launch = launch_of(domain, cbid, cb.functionParams);
+      if (launch.is_launch()) {
+        record_kernel_args(launch, cb.context, t_launch_correlation, 0);
+        t_launch_args_recorded = true;
+      }
+    }
     return;
+  }
   std::int32_t status = 0;  // cudaError_t or CUresult: both an int-sized enum
   if (cb.functionReturnValue) std::memcpy(&status, cb.functionReturnValue, sizeof status);
   // Calls nobody analyses are recorded only when they fail ("not ready" is a
@@ -157,6 +253,12 @@ void describe_device(CUcontext context) {
       info.name = rec::intern(text.data());
     std::size_t bytes = 0;
     if (s.device_total_mem && s.device_total_mem(&bytes, device) == 0) info.memory_bytes = bytes;
+    int pageable = 0;
+    if (s.device_get_attribute &&
+        s.device_get_attribute(&pageable, CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS, device) == 0 && pageable != 0) {
+      std::lock_guard<std::mutex> lock(s.devices_mutex);
+      s.pageable_devices.insert(ordinal);
+    }
   }
   rec::record(info);
 }
@@ -195,6 +297,10 @@ std::string enable_callbacks() {
   look_up(libcuda, "cuDeviceGet", s.device_get);
   look_up(libcuda, "cuDeviceGetName", s.device_get_name);
   look_up(libcuda, "cuDeviceTotalMem_v2", s.device_total_mem);
+  look_up(libcuda, "cuDeviceGetAttribute", s.device_get_attribute);
+  look_up(libcuda, "cuFuncGetParamInfo", s.param_info);
+  look_up(libcuda, "cuPointerGetAttributes", s.pointer_get_attributes);
+  s.func_by_symbol = reinterpret_cast<decltype(s.func_by_symbol)>(dlsym(RTLD_DEFAULT, "cudaGetFuncBySymbol"));
   if (CUptiResult r = cuptiSubscribe(&s.subscriber, reinterpret_cast<CUpti_CallbackFunc>(on_callback), nullptr);
       r != CUPTI_SUCCESS)
     return failure("cuptiSubscribe", r);

@@ -1,0 +1,134 @@
+// A launch's pointer-sized parameters, read from the parameter structs as
+// CUPTI hands them to the callback (built here), and what each value points
+// into, with the driver's answer faked and the host's mappings real.
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+
+#include "kernel_args.h"
+
+namespace gpudiag::cupti {
+namespace {
+
+CUfunction fake_kernel() { return reinterpret_cast<CUfunction>(0x1234); }
+
+TEST(KernelArgs, ADriverLaunchNamesItsKernelArgumentsAndStream) {
+  void* args[2] = {};
+  cuLaunchKernel_params p{};
+  p.f = fake_kernel();
+  p.kernelParams = args;
+  p.hStream = reinterpret_cast<CUstream>(0x77);
+  const Launch l = launch_of(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &p);
+  EXPECT_TRUE(l.is_launch());
+  EXPECT_EQ(l.function, fake_kernel());
+  EXPECT_EQ(l.args, args);
+  EXPECT_EQ(l.stream, reinterpret_cast<CUstream>(0x77));
+  EXPECT_FALSE(l.per_thread_stream);
+  cuLaunchKernel_ptsz_params q{};
+  q.f = fake_kernel();
+  EXPECT_TRUE(launch_of(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz, &q).per_thread_stream);
+}
+
+TEST(KernelArgs, LaunchesWithAConfigTakeTheStreamFromIt) {
+  CUlaunchConfig config{};
+  config.hStream = reinterpret_cast<CUstream>(0x99);
+  cuLaunchKernelEx_params p{&config, fake_kernel(), nullptr, nullptr};
+  EXPECT_EQ(launch_of(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, &p).stream,
+            reinterpret_cast<CUstream>(0x99));
+  cudaLaunchConfig_t runtime_config{};
+  runtime_config.stream = reinterpret_cast<cudaStream_t>(0x55);
+  int stub = 0;
+  cudaLaunchKernelExC_v11060_params r{&runtime_config, &stub, nullptr};
+  const Launch l = launch_of(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060, &r);
+  EXPECT_EQ(l.host_function, &stub);
+  EXPECT_EQ(l.stream, reinterpret_cast<CUstream>(0x55));
+}
+
+TEST(KernelArgs, ARuntimeLaunchNamesItsHostStub) {
+  int stub = 0;
+  void* args[1] = {};
+  cudaLaunchKernel_v7000_params p{};
+  p.func = &stub;
+  p.args = args;
+  const Launch l = launch_of(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, &p);
+  EXPECT_EQ(l.host_function, &stub);
+  EXPECT_EQ(l.function, nullptr);
+  EXPECT_EQ(l.args, args);
+}
+
+TEST(KernelArgs, OtherCallsAreNoLaunch) {
+  cuLaunchKernel_params p{};
+  EXPECT_FALSE(launch_of(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, &p).is_launch());
+  EXPECT_FALSE(launch_of(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, nullptr).is_launch());
+}
+
+// A kernel (float* x, int n, const float* y, float4 v): parameters 0 and 2 are pointer-sized.
+CUresult param_info(CUfunction, std::size_t index, std::size_t* offset, std::size_t* size) {
+  constexpr std::size_t offsets[] = {0, 8, 16, 32}, sizes[] = {8, 4, 8, 16};
+  if (index >= 4) return CUDA_ERROR_INVALID_VALUE;
+  *offset = offsets[index];
+  *size = sizes[index];
+  return CUDA_SUCCESS;
+}
+
+TEST(KernelArgs, OnlyPointerSizedParametersAreRead) {
+  const auto params = pointer_sized_params(fake_kernel(), param_info);
+  ASSERT_EQ(params.size(), 2u);
+  EXPECT_EQ(params[0].index, 0u);
+  EXPECT_EQ(params[1].index, 2u);
+  EXPECT_EQ(params[1].offset, 16u);
+  EXPECT_TRUE(pointer_sized_params(fake_kernel(), nullptr).empty()) << "a driver without cuFuncGetParamInfo";
+}
+
+TEST(KernelArgs, ValuesComeFromTheArgumentArrayOrThePackedBuffer) {
+  std::uint64_t x = 0x7f0000001000, y = 0x7f0000002000;
+  int n = 5;
+  void* args[3] = {&x, &n, &y};
+  Launch l{.function = fake_kernel(), .args = args};
+  std::uint64_t v = 0;
+  ASSERT_TRUE(param_value(l, {2, 16}, v));
+  EXPECT_EQ(v, y);
+
+  alignas(8) unsigned char buffer[48] = {};
+  std::memcpy(buffer + 16, &y, 8);
+  std::size_t size = sizeof buffer;
+  void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, buffer, CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
+  Launch packed{.function = fake_kernel(), .extra = extra};
+  v = 0;
+  ASSERT_TRUE(param_value(packed, {2, 16}, v));
+  EXPECT_EQ(v, y);
+  EXPECT_FALSE(param_value(Launch{.function = fake_kernel()}, {0, 0}, v)) << "neither arguments nor buffer";
+}
+
+DriverMemory driver_knows_nothing(std::uint64_t) { return DriverMemory::NotKnown; }
+DriverMemory device_memory(std::uint64_t) { return DriverMemory::Device; }
+DriverMemory pinned_memory(std::uint64_t) { return DriverMemory::Host; }
+DriverMemory managed_memory(std::uint64_t) { return DriverMemory::Managed; }
+
+TEST(KernelArgs, WhatTheDriverKnowsIsDevicePinnedOrManaged) {
+  EXPECT_EQ(memory_of(0x7f0000001000, device_memory), MemKind::Device);
+  EXPECT_EQ(memory_of(0x7f0000001000, pinned_memory), MemKind::Pinned);
+  EXPECT_EQ(memory_of(0x7f0000001000, managed_memory), MemKind::Managed);
+}
+
+TEST(KernelArgs, MallocMemoryTheDriverDoesNotKnowIsPageable) {
+  std::unique_ptr<float[]> host(new float[1 << 20]);
+  EXPECT_EQ(memory_of(reinterpret_cast<std::uint64_t>(host.get()), driver_knows_nothing), MemKind::Pageable);
+  int on_stack = 0;
+  EXPECT_EQ(memory_of(reinterpret_cast<std::uint64_t>(&on_stack), driver_knows_nothing), MemKind::Pageable);
+}
+
+TEST(KernelArgs, NumbersAndUnmappedAddressesAreNoPointers) {
+  EXPECT_EQ(memory_of(4096, device_memory), MemKind::Unknown) << "a small number";
+  EXPECT_EQ(memory_of(0xffff800000000000, device_memory), MemKind::Unknown) << "not a user-space address";
+  void* page = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(page, MAP_FAILED);
+  munmap(page, 4096);
+  EXPECT_EQ(memory_of(reinterpret_cast<std::uint64_t>(page), driver_knows_nothing), MemKind::Unknown);
+}
+
+}  // namespace
+}  // namespace gpudiag::cupti

@@ -1,0 +1,118 @@
+#include "kernel_args.h"  // cupti.h brings the parameter structs (generated_cuda*_meta.h)
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstring>
+
+namespace gpudiag::cupti {
+namespace {
+
+template <class P>
+Launch driver_launch(const void* params, bool per_thread) {
+  const auto& p = *static_cast<const P*>(params);
+  return {.function = p.f, .args = p.kernelParams, .extra = p.extra, .stream = p.hStream, .per_thread_stream = per_thread};
+}
+
+template <class P>
+Launch driver_launch_ex(const void* params, bool per_thread) {
+  const auto& p = *static_cast<const P*>(params);
+  return {.function = p.f, .args = p.kernelParams, .extra = p.extra,
+          .stream = p.config ? p.config->hStream : nullptr, .per_thread_stream = per_thread};
+}
+
+template <class P>
+Launch runtime_launch(const void* params, bool per_thread) {
+  const auto& p = *static_cast<const P*>(params);
+  return {.host_function = p.func, .args = p.args, .stream = p.stream, .per_thread_stream = per_thread};
+}
+
+template <class P>
+Launch runtime_launch_ex(const void* params, bool per_thread) {
+  const auto& p = *static_cast<const P*>(params);
+  return {.host_function = p.func, .args = p.args, .stream = p.config ? p.config->stream : nullptr,
+          .per_thread_stream = per_thread};
+}
+
+// The packed argument buffer of a launch given `extra`, or nullptr.
+const char* packed_buffer(void** extra) {
+  for (void** e = extra; e != nullptr && *e != CU_LAUNCH_PARAM_END; e += 2)
+    if (*e == CU_LAUNCH_PARAM_BUFFER_POINTER) return static_cast<const char*>(e[1]);
+  return nullptr;
+}
+
+}  // namespace
+
+Launch launch_of(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* params) {
+  if (params == nullptr) return {};
+  if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+    switch (cbid) {
+      case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel: return driver_launch<cuLaunchKernel_params>(params, false);
+      case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz: return driver_launch<cuLaunchKernel_ptsz_params>(params, true);
+      case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx: return driver_launch_ex<cuLaunchKernelEx_params>(params, false);
+      case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
+        return driver_launch_ex<cuLaunchKernelEx_ptsz_params>(params, true);
+      default: return {};
+    }
+  }
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
+    switch (cbid) {
+      case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000:
+        return runtime_launch<cudaLaunchKernel_v7000_params>(params, false);
+      case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000:
+        return runtime_launch<cudaLaunchKernel_ptsz_v7000_params>(params, true);
+      case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060:
+        return runtime_launch_ex<cudaLaunchKernelExC_v11060_params>(params, false);
+      case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060:
+        return runtime_launch_ex<cudaLaunchKernelExC_ptsz_v11060_params>(params, true);
+      default: return {};
+    }
+  }
+  return {};
+}
+
+std::vector<Param> pointer_sized_params(CUfunction function, ParamInfoFn param_info) {
+  std::vector<Param> out;
+  if (function == nullptr || param_info == nullptr) return out;
+  // A kernel has at most a few thousand parameters (32 KiB of them).
+  for (std::size_t i = 0; i < 32768; ++i) {
+    std::size_t offset = 0, size = 0;
+    if (param_info(function, i, &offset, &size) != CUDA_SUCCESS) break;
+    if (size == sizeof(std::uint64_t)) out.push_back({static_cast<std::uint32_t>(i), static_cast<std::uint32_t>(offset)});
+  }
+  return out;
+}
+
+bool param_value(const Launch& launch, const Param& p, std::uint64_t& value) {
+  if (launch.args != nullptr) {
+    if (launch.args[p.index] == nullptr) return false;
+    std::memcpy(&value, launch.args[p.index], sizeof value);
+    return true;
+  }
+  if (const char* buffer = packed_buffer(launch.extra)) {
+    std::memcpy(&value, buffer + p.offset, sizeof value);
+    return true;
+  }
+  return false;
+}
+
+bool host_mapped(std::uint64_t address) {
+  static const std::uint64_t page = static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
+  unsigned char resident = 0;
+  return mincore(reinterpret_cast<void*>(address & ~(page - 1)), 1, &resident) == 0;
+}
+
+MemKind memory_of(std::uint64_t value, PointerQueryFn driver) {
+  // Small values and non-canonical ones are numbers, not user-space addresses.
+  constexpr std::uint64_t kLowest = 1u << 16, kUserEnd = 1ull << 47;
+  if (value < kLowest || value >= kUserEnd) return MemKind::Unknown;
+  switch (driver != nullptr ? driver(value) : DriverMemory::NotKnown) {
+    case DriverMemory::Device: return MemKind::Device;
+    case DriverMemory::Host: return MemKind::Pinned;
+    case DriverMemory::Managed: return MemKind::Managed;
+    case DriverMemory::NotKnown: break;
+  }
+  return host_mapped(value) ? MemKind::Pageable : MemKind::Unknown;
+}
+
+}  // namespace gpudiag::cupti

@@ -1,0 +1,62 @@
+// The pointer-sized parameters of a kernel launch, read from the launch
+// call's parameters as CUPTI hands them to a callback, and what each value
+// points into. Pure: the driver is reached only through the functions the
+// caller passes, so that tests drive it with structs and fakes.
+#pragma once
+
+#include <cuda.h>
+#include <cupti.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "gpudiag/event_types.h"
+
+namespace gpudiag::cupti {
+
+// What a launch call launched and with which arguments. Driver launches name
+// the CUfunction; runtime launches the host stub (`host_function`), which
+// cudaGetFuncBySymbol turns into one.
+struct Launch {
+  CUfunction function = nullptr;
+  const void* host_function = nullptr;
+  void** args = nullptr;   // one pointer to each argument's value
+  void** extra = nullptr;  // or CU_LAUNCH_PARAM_BUFFER_POINTER, a packed buffer
+  CUstream stream = nullptr;
+  bool per_thread_stream = false;  // a _ptsz call: stream 0 is the per-thread stream
+  bool is_launch() const { return function != nullptr || host_function != nullptr; }
+};
+
+// The launch a callback's parameters describe: cuLaunchKernel(Ex) and
+// cudaLaunchKernel(ExC), with their per-thread-stream twins; nothing for
+// other calls (graph launches carry no arguments).
+Launch launch_of(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* params);
+
+// A parameter of the kernel, by position and byte offset.
+struct Param {
+  std::uint32_t index = 0;
+  std::uint32_t offset = 0;
+};
+
+// cuFuncGetParamInfo's signature.
+using ParamInfoFn = CUresult (*)(CUfunction, std::size_t, std::size_t*, std::size_t*);
+// The kernel's parameters of pointer size, in order.
+std::vector<Param> pointer_sized_params(CUfunction function, ParamInfoFn param_info);
+
+// The 8 bytes of a parameter, from the argument array or the packed buffer;
+// false when the launch gave neither.
+bool param_value(const Launch& launch, const Param& p, std::uint64_t& value);
+
+// What the driver says of an address: its memory type, or nothing.
+enum class DriverMemory : std::uint8_t { NotKnown, Device, Host, Managed };
+using PointerQueryFn = DriverMemory (*)(std::uint64_t address);
+
+// What a value passed to a kernel points into: memory the driver knows
+// (Device, Pinned, Managed), host memory it does not (Pageable: malloc or the
+// stack, which a kernel cannot reach), or nothing (Unknown: a number).
+MemKind memory_of(std::uint64_t value, PointerQueryFn driver);
+
+// Whether the host has the page of `address` mapped (mincore).
+bool host_mapped(std::uint64_t address);
+
+}  // namespace gpudiag::cupti
