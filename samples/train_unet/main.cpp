@@ -132,6 +132,7 @@ int main(int argc, char** argv) {
       double total = 0;
       std::int64_t steps = 0;
       while (auto b = train.next()) {
+        TrainingStep step;  // marks the iteration in gpudiag's trace
         adam.zero_grad();
         Tensor logits = model(b->input);
         Tensor loss = add(binary_cross_entropy_with_logits(logits, b->target), dice_loss(logits, b->target));

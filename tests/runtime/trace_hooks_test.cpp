@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "gpudiag/analysis/iterations.h"
 #include "gpudiag/record.h"
 #include "gpudiag/trace_io.h"
 #include "test_support.h"
@@ -48,6 +49,36 @@ TEST(TraceHooks, RecordsMemoryCopiesAndFindings) {
   EXPECT_TRUE(mul_on_device);
   ASSERT_EQ(trace.host_accesses.size(), 1u);
   EXPECT_EQ(trace.host_accesses.front().bytes, 4u);
+}
+
+// Steps marked with TrainingStep become the run's iterations in a report.
+TEST(TraceHooks, TrainingStepsAreTheIterationsOfTheRun) {
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("gdrt_steps_" + std::to_string(::getpid()) + ".gdtrace")).string();
+  ASSERT_TRUE(gpudiag::rec::start(path.c_str()));
+  std::int64_t first = -1;
+  for (int i = 0; i < 4; ++i) {
+    TrainingStep step;
+    if (first < 0) first = step.number();
+    Tensor a = ones({64}).to(test::fake_device());
+    Tensor b = mul(a, a);
+  }
+  gpudiag::rec::stop();
+  const gpudiag::Trace trace = gpudiag::read_gdtrace(path);
+  std::filesystem::remove(path);
+  ASSERT_EQ(trace.ranges.size(), 4u);
+  EXPECT_EQ(trace.str(trace.ranges[0].name), "ProfilerStep#" + std::to_string(first));
+  EXPECT_EQ(trace.str(trace.ranges[3].name), "ProfilerStep#" + std::to_string(first + 3));
+  for (const auto& r : trace.ranges) EXPECT_GT(r.end_ns, r.start_ns);
+  const gpudiag::RunPhases phases = gpudiag::find_phases(trace);
+  EXPECT_TRUE(phases.has_loop());
+  EXPECT_EQ(phases.iterations.size(), 4u);
+}
+
+TEST(TraceHooks, AStepOutsideATraceRecordsNothingAndStillCounts) {
+  TrainingStep a;
+  TrainingStep b;
+  EXPECT_EQ(b.number(), a.number() + 1);
 }
 
 }  // namespace

@@ -11,4 +11,5 @@
 #include "gdrt/nn.h"
 #include "gdrt/ops.h"
 #include "gdrt/optim.h"
+#include "gdrt/step.h"
 #include "gdrt/tensor.h"

@@ -73,6 +73,13 @@ void kernel(const Device& device, const char* name, std::uint64_t start_ns, std:
                                .device = device_id(device)});
 }
 
+void step(std::int64_t number, std::uint64_t start_ns, std::uint64_t end_ns) {
+  if (!rec::enabled()) return;
+  // Named as PyTorch's profiler names its steps, which is what reports read as iterations.
+  rec::record(rec::RangeEvent{.start_ns = start_ns, .end_ns = end_ns,
+                              .name = rec::intern("ProfilerStep#" + std::to_string(number))});
+}
+
 #else  // built without the recorder: hooks are no-ops
 
 std::uint64_t now_ns() { return 0; }
@@ -83,6 +90,7 @@ void host_read(const Device&, const void*, std::size_t) {}
 void finding(const std::string&, const std::string&) {}
 bool recording() { return false; }
 void kernel(const Device&, const char*, std::uint64_t, std::uint64_t) {}
+void step(std::int64_t, std::uint64_t, std::uint64_t) {}
 
 #endif
 

@@ -20,6 +20,8 @@ void host_read(const Device& device, const void* ptr, std::size_t bytes);
 void finding(const std::string& rule, const std::string& message);
 // A kernel ran on `device` from start to end (`name` is a string literal).
 void kernel(const Device& device, const char* name, std::uint64_t start_ns, std::uint64_t end_ns);
+// Training step `number` ran from start to end (gdrt::TrainingStep).
+void step(std::int64_t number, std::uint64_t start_ns, std::uint64_t end_ns);
 // True while a trace is being recorded (one relaxed load).
 bool recording();
 std::uint64_t now_ns();
