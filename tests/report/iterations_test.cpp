@@ -84,6 +84,30 @@ TEST(MemoryLeak, MemoryHeldUntilExitWithoutGrowingIsNoLeakInALoop) {
   EXPECT_TRUE(only(detect(t), "GD007").empty()) << only(detect(t), "GD007").front().message;
 }
 
+// Gradients and optimizer state are made in the first step and kept: the
+// first step grows memory once, which is no leak.
+TEST(MemoryLeak, StateTheFirstIterationMakesAndKeepsIsNoLeak) {
+  Trace t = training_loop(10, 0, 1'000'000);
+  alloc(t, 1'000'000 + 300'000, 0x20000000, 64u << 20, 0, stack_named(t, "adam_state"));
+  for (int s = 0; s < 10; ++s) {
+    alloc(t, 1'000'000 + 1'000'000ull * s + 100'000, 0x40000000, 2u << 20);
+    free_at(t, 1'000'000 + 1'000'000ull * s + 900'000, 0x40000000);
+  }
+  t.sort_by_time();
+  EXPECT_TRUE(only(detect(t), "GD007").empty()) << only(detect(t), "GD007").front().message;
+}
+
+TEST(MemoryLeak, TwoIterationsAreTooFewToCallGrowthALeak) {
+  Trace t;
+  for (int s = 0; s < 3; ++s) {
+    t.ranges.push_back({.start_ns = 1'000'000ull * s, .end_ns = 1'000'000ull * s + 900'000,
+                        .name = t.intern("ProfilerStep#" + std::to_string(s))});
+    alloc(t, 1'000'000ull * s + 500'000, 0x40000000 + (4ull << 20) * s, 2u << 20);
+  }
+  t.sort_by_time();
+  EXPECT_TRUE(only(detect(t), "GD007").empty()) << only(detect(t), "GD007").front().message;
+}
+
 TEST(Iterations, TheLoopIsFoundAfterAStartUpOfOtherKernels) {
   Trace t = training_loop(8, 0, 50'000'000);
   for (int k = 0; k < 300; ++k) kernel(t, 1000ull + 100'000ull * k, 1000ull + 100'000ull * k + 50, "autotune" + std::to_string(k));

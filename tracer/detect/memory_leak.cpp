@@ -19,21 +19,27 @@ std::string where(std::int32_t device) {
   return device == kHostDevice ? std::string("the host") : fmt::format("device {}", device);
 }
 
-// Live memory at the start of each iteration and at the end of the last:
-// a leak grows it by at least 1 MiB overall, in most iterations, and never
-// gives it back.
+// Iterations after the first that a leak must be seen growing in: the first
+// makes what every later one reuses (gradients, optimizer state, workspaces).
+constexpr std::size_t kMinGrowingIterations = 3;
+
+// Live memory at the start of each iteration after the first and at the end
+// of the last: a leak grows it by at least 1 MiB overall, in most of those
+// iterations, and never gives it back.
 void report_growth(const DetectContext& ctx, const DeviceMemory& m, std::vector<Finding>& out) {
   const auto& iterations = ctx.phases.iterations;
+  if (iterations.size() < kMinGrowingIterations + 1) return;
   std::vector<std::uint64_t> live;
-  for (const Interval& it : iterations) live.push_back(live_bytes_at(m, it.begin));
+  for (std::size_t i = 1; i < iterations.size(); ++i) live.push_back(live_bytes_at(m, iterations[i].begin));
   live.push_back(live_bytes_at(m, iterations.back().end));
   std::size_t grew = 0, shrank = 0;
   for (std::size_t i = 1; i < live.size(); ++i) {
     grew += live[i] > live[i - 1];
     shrank += live[i] < live[i - 1];
   }
+  const std::size_t measured = live.size() - 1;
   const std::uint64_t growth = live.back() > live.front() ? live.back() - live.front() : 0;
-  if (growth < (1u << 20) || shrank > 0 || grew * 2 < iterations.size()) return;
+  if (growth < (1u << 20) || shrank > 0 || grew * 2 < measured) return;
   // What the loop allocated and still held when the last iteration ended.
   const Interval loop = ctx.phases.steady();
   std::vector<std::uint32_t> kept;
@@ -43,8 +49,8 @@ void report_growth(const DetectContext& ctx, const DeviceMemory& m, std::vector<
       "GD007", fmt::format("live memory on {} grew by {} over {} iterations ({} per iteration, from {} to {}): "
                            "something the loop allocates every iteration is kept (a tensor appended to a list, a "
                            "loss kept with its graph, a buffer never freed); at this rate the run ends out of memory",
-                           where(m.device), format_bytes(growth), iterations.size(),
-                           format_bytes(growth / iterations.size()), format_bytes(live.front()),
+                           where(m.device), format_bytes(growth), measured,
+                           format_bytes(growth / measured), format_bytes(live.front()),
                            format_bytes(live.back())));
   const auto groups = group_by_stack(m, kept);
   if (!groups.empty()) f.stack = frames_of(ctx.trace, groups.front().stack);
