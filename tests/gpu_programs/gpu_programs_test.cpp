@@ -28,30 +28,13 @@ namespace {
 
 using namespace gpudiag::testing;
 
-// Why CUDA cannot run here, or "" when it can.
-std::string why_no_gpu() {
-  void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (lib == nullptr) return std::string("no CUDA driver: ") + dlerror();
-  using InitFn = int (*)(unsigned);
-  using CountFn = int (*)(int*);
-  auto init = reinterpret_cast<InitFn>(dlsym(lib, "cuInit"));
-  auto count = reinterpret_cast<CountFn>(dlsym(lib, "cuDeviceGetCount"));
-  std::string why;
-  int devices = 0;
-  if (init == nullptr || count == nullptr) why = "libcuda.so.1 lacks cuInit";
-  else if (int rc = init(0); rc != 0) why = "cuInit failed with CUresult " + std::to_string(rc);
-  else if (count(&devices) != 0 || devices == 0) why = "no CUDA device";
-  dlclose(lib);
-  return why;
-}
-
 std::string cuda_skip_reason() {
   if (std::string(GPU_PROGRAMS_DIR).empty()) return "nvcc was not found at configure time: no CUDA test programs";
-  return why_no_gpu();
+  return test::why_no_gpu();
 }
 
 std::string torch_skip_reason() {
-  if (std::string why = why_no_gpu(); !why.empty()) return why;
+  if (std::string why = test::why_no_gpu(); !why.empty()) return why;
   const int status = test::run(
       {"/bin/sh", "-c", "exec python3 -c 'import torch; assert torch.cuda.is_available()' >/dev/null 2>&1"});
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)

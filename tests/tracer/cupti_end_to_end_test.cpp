@@ -24,23 +24,6 @@ namespace {
 
 using namespace gpudiag::testing;
 
-// Why CUDA cannot run here, or "" when it can.
-std::string why_no_gpu() {
-  void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (lib == nullptr) return std::string("no CUDA driver: ") + dlerror();
-  using InitFn = int (*)(unsigned);
-  using CountFn = int (*)(int*);
-  auto init = reinterpret_cast<InitFn>(dlsym(lib, "cuInit"));
-  auto count = reinterpret_cast<CountFn>(dlsym(lib, "cuDeviceGetCount"));
-  std::string why;
-  int devices = 0;
-  if (init == nullptr || count == nullptr) why = "libcuda.so.1 lacks cuInit";
-  else if (int rc = init(0); rc != 0) why = "cuInit failed with CUresult " + std::to_string(rc);
-  else if (count(&devices) != 0 || devices == 0) why = "no CUDA device";
-  dlclose(lib);
-  return why;
-}
-
 struct ProgramRun {
   int status = 0;
   std::string out;
@@ -55,7 +38,7 @@ ProgramRun run_program(const std::vector<std::string>& env) {
 
 std::string skip_reason() {
   if (std::string(CUDA_TRACE_PROGRAM).empty()) return "nvcc was not found at configure time: no CUDA test program";
-  return why_no_gpu();
+  return test::why_no_gpu();
 }
 
 Trace traced_run(ProgramRun& run) {

@@ -1,6 +1,8 @@
-// Helpers shared by the tracer tests: temporary files and running a child.
+// Helpers shared by the tracer tests: temporary files, running a child, and
+// whether CUDA can run here.
 #pragma once
 
+#include <dlfcn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,6 +14,23 @@
 #include <vector>
 
 namespace gpudiag::test {
+
+// Why CUDA cannot run here, or "" when it can.
+inline std::string why_no_gpu() {
+  void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (lib == nullptr) return std::string("no CUDA driver: ") + dlerror();
+  using InitFn = int (*)(unsigned);
+  using CountFn = int (*)(int*);
+  auto init = reinterpret_cast<InitFn>(dlsym(lib, "cuInit"));
+  auto count = reinterpret_cast<CountFn>(dlsym(lib, "cuDeviceGetCount"));
+  std::string why;
+  int devices = 0;
+  if (init == nullptr || count == nullptr) why = "libcuda.so.1 lacks cuInit";
+  else if (int rc = init(0); rc != 0) why = "cuInit failed with CUresult " + std::to_string(rc);
+  else if (count(&devices) != 0 || devices == 0) why = "no CUDA device";
+  dlclose(lib);
+  return why;
+}
 
 inline std::string temp_path(const std::string& name) {
   static std::atomic<int> counter{0};
