@@ -155,6 +155,7 @@ void write_gdtrace(const Trace& t, const std::string& path) {
     w.event(a.tid, e);
   }
   for (const auto& h : t.host_accesses) {
+    if (h.guarded_copy != 0) continue;  // a GuardedAccess chunk, below
     RawEvent e = base(EventKind::HostAccess, h.device, h.time_ns, h.time_ns, 0, 0, h.stack);
     e.a = u8(h.access), e.p[0] = h.addr, e.p[1] = h.bytes;
     w.event(h.tid, e);
@@ -187,6 +188,16 @@ void write_gdtrace(const Trace& t, const std::string& path) {
     std::string p = words(c.signal, c.code, c.address, c.time_ns, c.tid, static_cast<std::uint16_t>(frames.size()), flags);
     for (const auto& f : frames) p += words(f.ip);
     w.chunk(gdtrace::ChunkType::Crash, p);
+  }
+  for (const auto& h : t.host_accesses) {
+    if (h.guarded_copy == 0) continue;
+    const Stack& stack = t.stack(h.stack);
+    const auto frames = std::span(stack.frames).first(std::min<std::size_t>(stack.frames.size(), UINT16_MAX));
+    const std::uint16_t flags = (stack.starts_at_fault ? gdtrace::kCrashStartsAtFault : 0) |
+                                (h.access == AccessKind::Write ? gdtrace::kGuardedWrite : 0);
+    std::string p = words(h.time_ns, h.addr, h.guarded_copy, h.tid, static_cast<std::uint16_t>(frames.size()), flags);
+    for (const auto& f : frames) p += words(f.ip);
+    w.chunk(gdtrace::ChunkType::GuardedAccess, p);
   }
   if (t.dropped_events != 0) w.chunk(gdtrace::ChunkType::Dropped, words(t.dropped_events));
   // A trace whose recording did not stop cleanly is written without the End chunk, as it was recorded.
