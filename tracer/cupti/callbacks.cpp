@@ -4,12 +4,14 @@
 #include <dlfcn.h>
 
 #include <array>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <set>
 #include <unordered_map>
 #include <vector>
 
+#include "copy_guard_calls.h"
 #include "gpudiag/api_kinds.h"
 #include "memory_calls.h"
 
@@ -35,6 +37,8 @@ struct State {
   int (*device_get)(int*, int) = nullptr;
   int (*device_get_name)(char*, int, int) = nullptr;
   int (*device_total_mem)(std::size_t*, int) = nullptr;
+  // The copy guard (GD003 as it happens), nullptr when off.
+  GuardCalls* guard = nullptr;
 };
 
 State& state() {
@@ -115,6 +119,7 @@ void on_return(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_C
     std::lock_guard<std::mutex> lock(state().stacks_mutex);
     state().stacks[cb.correlationId] = stack;
   }
+  if (GuardCalls* guard = state().guard) guard->returned(domain, cbid, cb.functionParams, status, cb.correlationId);
 }
 
 void on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData& cb) {
@@ -126,6 +131,7 @@ void on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_Call
     else if (t_runtime_depth > 0)
       return;
     if (kind != ApiKind::Other && cb.correlationData) *cb.correlationData = rec::now_ns();
+    if (GuardCalls* guard = state().guard) guard->entered(domain, cbid, kind, cb.functionName, cb.functionParams);
     return;
   }
   // An exit whose entry came before the callbacks were enabled leaves the count alone.
@@ -169,6 +175,12 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
   on_api(domain, cbid, *static_cast<const CUpti_CallbackData*>(data));
 }
 
+// GPUDIAG_TRACE_GUARD=off (gpudiag trace --guard-copies off) turns the copy guard off.
+bool guard_copies() {
+  const char* v = std::getenv("GPUDIAG_TRACE_GUARD");
+  return v == nullptr || std::strcmp(v, "off") != 0;
+}
+
 std::vector<ApiKind> kinds_of(CUpti_CallbackDomain domain, CUpti_CallbackId count) {
   std::vector<ApiKind> kinds(count, ApiKind::Other);
   for (CUpti_CallbackId id = 1; id < count; ++id) {
@@ -195,6 +207,14 @@ std::string enable_callbacks() {
   look_up(libcuda, "cuDeviceGet", s.device_get);
   look_up(libcuda, "cuDeviceGetName", s.device_get_name);
   look_up(libcuda, "cuDeviceTotalMem_v2", s.device_total_mem);
+  if (guard_copies()) {
+    GuardProbes probes;
+    look_up(libcuda, "cuPointerGetAttribute", probes.pointer_get_attribute);
+    look_up(libcuda, "cuStreamGetFlags", probes.stream_get_flags);
+    look_up(libcuda, "cuStreamIsCapturing", probes.stream_is_capturing);
+    // Nothing is guarded where a fault could not come back to the guard.
+    if (probes.complete() && install_copy_guard()) s.guard = new GuardCalls(*copy_guard(), probes);
+  }
   if (CUptiResult r = cuptiSubscribe(&s.subscriber, reinterpret_cast<CUpti_CallbackFunc>(on_callback), nullptr);
       r != CUPTI_SUCCESS)
     return failure("cuptiSubscribe", r);
@@ -202,6 +222,8 @@ std::string enable_callbacks() {
     return failure("enabling the runtime API callbacks", r);
   for (CUpti_CallbackId id = 1; id < s.driver_kinds.size(); ++id)
     if (s.driver_kinds[id] != ApiKind::Other) cuptiEnableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_DRIVER_API, id);
+  if (s.guard != nullptr)
+    for (CUpti_CallbackId id : guard_driver_callbacks()) cuptiEnableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_DRIVER_API, id);
   if (CUptiResult r = cuptiEnableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
       r != CUPTI_SUCCESS)
     return failure("enabling the context-creation callback", r);
