@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 
 #include <array>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -235,6 +236,19 @@ rec::StackId stack_of_call(std::uint32_t correlation) {
   std::lock_guard<std::mutex> lock(s.stacks_mutex);
   auto it = s.stacks.find(correlation);
   return it == s.stacks.end() ? 0 : it->second;  // kept: a graph launch has many kernels
+}
+
+void note_unguarded_copies() {
+  const CopyGuard* guard = state().guard != nullptr ? copy_guard() : nullptr;
+  if (guard == nullptr) return;
+  const GuardStats stats = guard->stats();
+  if (stats.table_full + stats.protect_failed == 0) return;
+  std::fprintf(stderr,
+               "gpudiag: %llu asynchronous copies were not guarded (%llu while %zu guards were pending, %llu refused by "
+               "mprotect): a host read of their destination before a sync was not checked\n",
+               static_cast<unsigned long long>(stats.table_full + stats.protect_failed),
+               static_cast<unsigned long long>(stats.table_full), CopyGuard::kCapacity,
+               static_cast<unsigned long long>(stats.protect_failed));
 }
 
 void forget_old_stacks() {
