@@ -204,6 +204,16 @@ TEST_F(CopyGuardTest, AFullTableGuardsNothingMoreAndCountsIt) {
   EXPECT_EQ(guard.release_all(), 1u);
 }
 
+TEST_F(CopyGuardTest, ARangeMprotectRefusesIsNotGuardedAndLeftAsItWas) {
+  Pages m(3);
+  ASSERT_EQ(munmap(m.base + kPage, kPage), 0);  // a hole: mprotect protects page 0, then fails
+  EXPECT_FALSE(guard.guard(m.at(0), 3 * kPage, kStreamA, false, 1));
+  EXPECT_EQ(guard.stats().protect_failed, 1u);
+  EXPECT_TRUE(m.page_readable(0)) << "what mprotect protected before it failed is given back";
+  EXPECT_TRUE(m.page_readable(2));
+  EXPECT_EQ(guard.pending(), 0u);
+}
+
 TEST_F(CopyGuardTest, AFaultInAGuardedPageLiftsItsGuardsAndNamesTheCopies) {
   Pages m(4);
   ASSERT_TRUE(guard.guard(m.at(0), 2 * kPage, kStreamA, false, 11));  // pages 0-1

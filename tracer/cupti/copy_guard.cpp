@@ -113,6 +113,9 @@ bool CopyGuard::guard(std::uint64_t dst, std::uint64_t bytes, std::uint64_t stre
   // Protected under the lock: a release running at the same time cannot
   // unprotect these pages after we protect them and before the entry exists.
   if (protect(start, end, PROT_NONE) != 0) {
+    // A range with a hole fails with ENOMEM after protecting the mappings
+    // before the hole: give back what no pending guard holds.
+    unprotect_uncovered(start, end);
     ++stats_.protect_failed;
     return false;
   }

@@ -22,7 +22,8 @@
 //   - memory about to be freed must be released first (release_range or
 //     release_all), or it would go back to its allocator read-protected.
 // Overlapping guards on the same pages are counted: a page is unprotected
-// when the last guard covering it is released.
+// (made readable and writable again, as a copy's destination is) when the
+// last guard covering it is released.
 //
 // Independent of CUPTI and CUDA: the injection library drives it from its
 // callbacks (copy_guard_calls.h); the tests drive it on anonymous memory.
