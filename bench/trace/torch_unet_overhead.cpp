@@ -1,6 +1,7 @@
 // trace_bench gpu: the PyTorch UNet training step of shared/data/gpu
 // (torch_unet_step.py) on a GPU, untraced, traced as `gpudiag trace` traces
-// it (the CUPTI injection library, stacks on, and with stacks off) and under
+// it (the CUPTI injection library, stacks on; with stacks off; with the copy
+// guard off, so that its cost shows apart: goal <= 5% of the step) and under
 // torch.profiler (CUDA activity only), interleaved. Prints the ratios against the untraced run:
 // per-step time (median of 100 steps; goal <= 1.05), the whole process
 // (goal <= 1.2), and the trace's size per 100 steps (goal <= 10 MB).
@@ -63,8 +64,9 @@ void torch_unet_overhead(int rounds) {
   }
   std::vector<Variant> variants = {
       {"untraced", {}, {}, {}, {}},
-      {"gpudiag trace (stacks on)", {}, {"GPUDIAG_TRACE=" + trace, "GPUDIAG_TRACE_STACKS=on", "CUDA_INJECTION64_PATH=" + library}, {}, {}},
-      {"gpudiag trace (stacks off)", {}, {"GPUDIAG_TRACE=" + trace, "GPUDIAG_TRACE_STACKS=off", "CUDA_INJECTION64_PATH=" + library}, {}, {}},
+      {"gpudiag trace (stacks on)", {}, {"GPUDIAG_TRACE=" + trace, "GPUDIAG_TRACE_STACKS=on", "GPUDIAG_TRACE_GUARD=on", "CUDA_INJECTION64_PATH=" + library}, {}, {}},
+      {"gpudiag trace (stacks off)", {}, {"GPUDIAG_TRACE=" + trace, "GPUDIAG_TRACE_STACKS=off", "GPUDIAG_TRACE_GUARD=on", "CUDA_INJECTION64_PATH=" + library}, {}, {}},
+      {"gpudiag trace (copy guard off)", {}, {"GPUDIAG_TRACE=" + trace, "GPUDIAG_TRACE_STACKS=on", "GPUDIAG_TRACE_GUARD=off", "CUDA_INJECTION64_PATH=" + library}, {}, {}},
       {"torch.profiler (CUDA activity)", {"--profiler"}, {}, {}, {}}};
   // One untimed run first: the first process on a machine pays for loading
   // and caching what every later one finds ready.

@@ -9,6 +9,9 @@
 //   - managed: cudaMallocManaged;
 //   - virtual memory: cuMemCreate, cuMemAddressReserve, cuMemMap, cuMemSetAccess,
 //     cuMemUnmap, cuMemRelease (what PyTorch's expandable segments use).
+// With the argument "guard" it plays the copy guard's cases instead (see
+// guard_scenarios): three host accesses before a sync, and the syncs that
+// must let the host read without a fault.
 #include <cuda.h>
 #include <cuda_runtime.h>
 
@@ -86,9 +89,96 @@ double virtual_memory(cudaStream_t stream) {
   return sum(host.data(), kN);
 }
 
+volatile float g_sink = 0;
+
+// Reads and writes of asynchronous copies' destinations, before and after
+// their syncs. Traced with the copy guard on, exactly three accesses are
+// caught, in this order: a read of pinned memory, a write of it, and a read
+// of registered memory; every result is still right.
+__attribute__((noinline)) int guard_scenarios() {
+  constexpr int n = 1 << 20;  // 4 MiB: many whole pages
+  constexpr std::size_t bytes = n * sizeof(float);
+  constexpr int blocks = (n + 255) / 256;
+  cudaStream_t s;
+  CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  cudaEvent_t copied;
+  CUDA(cudaEventCreateWithFlags(&copied, cudaEventDisableTiming));
+  float* d = nullptr;
+  float* h = nullptr;
+  CUDA(cudaMalloc(&d, bytes));
+  CUDA(cudaMallocHost(&h, bytes));
+
+  // 1. A read before the sync: caught; the copy engine still writes every page.
+  fill<<<blocks, 256, 0, s>>>(d, 1.0f, n);
+  CUDA(cudaMemcpyAsync(h, d, bytes, cudaMemcpyDeviceToHost, s));
+  g_sink = h[n / 2];
+  CUDA(cudaStreamSynchronize(s));
+  check(sum(h, n) == n, "a read before the sync: the copy wrote all of it");
+
+  // 2. A write before the sync: caught, reported as a write.
+  fill<<<blocks, 256, 0, s>>>(d, 2.0f, n);
+  CUDA(cudaMemcpyAsync(h, d, bytes, cudaMemcpyDeviceToHost, s));
+  h[n / 4] = 2.0f;
+  CUDA(cudaStreamSynchronize(s));
+  check(sum(h, n) == 2.0 * n, "a write before the sync");
+
+  // 3. Synchronised each way the guard knows: no access is caught.
+  fill<<<blocks, 256, 0, s>>>(d, 3.0f, n);
+  CUDA(cudaMemcpyAsync(h, d, bytes, cudaMemcpyDeviceToHost, s));
+  CUDA(cudaEventRecord(copied, s));
+  CUDA(cudaEventSynchronize(copied));
+  check(sum(h, n) == 3.0 * n, "after an event sync");
+  CUDA(cudaMemcpyAsync(h, d, bytes, cudaMemcpyDeviceToHost, s));
+  while (cudaStreamQuery(s) == cudaErrorNotReady) {
+  }
+  check(sum(h, n) == 3.0 * n, "after a stream query said done");
+  CUDA(cudaMemcpyAsync(h, d, bytes, cudaMemcpyDeviceToHost, s));
+  CUDA(cudaDeviceSynchronize());
+  check(sum(h, n) == 3.0 * n, "after a device sync");
+  CUDA(cudaMemcpyAsync(h, d, bytes, cudaMemcpyDeviceToHost, s));
+  CUDA(cudaEventRecord(copied, s));
+  CUDA(cudaEventSynchronize(copied));
+  CUDA(cudaMemcpyAsync(h, d, 16, cudaMemcpyDeviceToHost, s));  // within one page: nothing to protect
+  g_sink = h[1];
+  CUDA(cudaStreamSynchronize(s));
+
+  // 4. Registered memory: a read before the sync is caught.
+  std::vector<float> registered(n);
+  CUDA(cudaHostRegister(registered.data(), bytes, cudaHostRegisterDefault));
+  CUDA(cudaMemcpyAsync(registered.data(), d, bytes, cudaMemcpyDeviceToHost, s));
+  g_sink = registered[n / 2];
+  CUDA(cudaStreamSynchronize(s));
+  check(sum(registered.data(), n) == 3.0 * n, "registered memory");
+  CUDA(cudaHostUnregister(registered.data()));
+
+  // 5. Freed before any sync: released first, so the memory is usable again.
+  float* early_free = nullptr;
+  CUDA(cudaMallocHost(&early_free, bytes));
+  CUDA(cudaMemcpyAsync(early_free, d, bytes, cudaMemcpyDeviceToHost, s));
+  CUDA(cudaFreeHost(early_free));
+  float* again = nullptr;
+  CUDA(cudaMallocHost(&again, bytes));
+  std::memset(again, 0, bytes);
+  CUDA(cudaFreeHost(again));
+
+  // 6. Pageable memory is not guarded (the copy returns done).
+  std::vector<float> pageable(n);
+  CUDA(cudaMemcpyAsync(pageable.data(), d, bytes, cudaMemcpyDeviceToHost, s));
+  check(sum(pageable.data(), n) == 3.0 * n, "pageable memory");
+
+  CUDA(cudaStreamSynchronize(s));
+  CUDA(cudaFreeHost(h));
+  CUDA(cudaFree(d));
+  CUDA(cudaEventDestroy(copied));
+  CUDA(cudaStreamDestroy(s));
+  std::printf("guard %s\n", failures == 0 ? "ok" : "FAILED");
+  return failures == 0 ? 0 : 1;
+}
+
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  if (argc > 1 && std::strcmp(argv[1], "guard") == 0) return guard_scenarios();
   cudaStream_t s1, s2;
   CUDA(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
   CUDA(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));

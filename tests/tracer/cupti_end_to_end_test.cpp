@@ -29,10 +29,12 @@ struct ProgramRun {
   std::string out;
 };
 
-// Runs the CUDA program with extra environment, capturing its stdout.
-ProgramRun run_program(const std::vector<std::string>& env) {
+// Runs the CUDA program with extra environment and arguments, capturing its stdout.
+ProgramRun run_program(const std::vector<std::string>& env, const std::vector<std::string>& args = {}) {
   const std::string out = test::temp_path("cuda-stdout.txt");
-  const int status = test::run({"/bin/sh", "-c", "exec \"$0\" >" + out, CUDA_TRACE_PROGRAM}, env);
+  std::vector<std::string> argv{"/bin/sh", "-c", "exec \"$0\" \"$@\" >" + out, CUDA_TRACE_PROGRAM};
+  argv.insert(argv.end(), args.begin(), args.end());
+  const int status = test::run(argv, env);
   return {status, test::read_file(out)};
 }
 
@@ -41,10 +43,12 @@ std::string skip_reason() {
   return test::why_no_gpu();
 }
 
-Trace traced_run(ProgramRun& run) {
+Trace traced_run(ProgramRun& run, const std::vector<std::string>& args = {}, const std::vector<std::string>& env = {}) {
   // temp_path numbers each call: this run's trace is the one file with its prefix.
   const std::string pattern = test::temp_path("cuda-%p.gdtrace");
-  run = run_program({"GPUDIAG_TRACE=" + pattern, "CUDA_INJECTION64_PATH=" GPUDIAG_CUPTI_LIBRARY});
+  std::vector<std::string> all_env{"GPUDIAG_TRACE=" + pattern, "CUDA_INJECTION64_PATH=" GPUDIAG_CUPTI_LIBRARY};
+  all_env.insert(all_env.end(), env.begin(), env.end());
+  run = run_program(all_env, args);
   const auto dir = std::filesystem::path(pattern).parent_path();
   const std::string name = std::filesystem::path(pattern).filename().string();
   const std::string stem = name.substr(0, name.find("%p"));
@@ -67,6 +71,55 @@ TEST(CuptiEndToEnd, ATracedRunBehavesAsTheUntracedOne) {
   EXPECT_EQ(traced.out, untraced.out) << "same results, traced or not";
   EXPECT_TRUE(t.stopped_cleanly);
   EXPECT_TRUE(t.crashes.empty());
+  // Its copies into pinned and registered memory are read after their syncs:
+  // the copy guard catches nothing.
+  EXPECT_TRUE(std::none_of(t.host_accesses.begin(), t.host_accesses.end(),
+                           [](const HostAccess& a) { return a.guarded_copy != 0; }));
+  EXPECT_TRUE(only(analyze(t).findings, "GD003").empty());
+}
+
+std::vector<const HostAccess*> guarded_accesses(const Trace& t) {
+  std::vector<const HostAccess*> out;
+  for (const HostAccess& a : t.host_accesses)
+    if (a.guarded_copy != 0) out.push_back(&a);
+  return out;
+}
+
+// cuda_trace_program guard: a read and a write of pinned memory and a read of
+// registered memory before their syncs, then reads after every kind of sync.
+TEST(CuptiEndToEnd, TheCopyGuardCatchesEachAccessBeforeItsSyncAndNoneAfter) {
+  if (const std::string why = skip_reason(); !why.empty()) GTEST_SKIP() << why;
+  const ProgramRun untraced = run_program({}, {"guard"});
+  ASSERT_EQ(untraced.status, 0) << untraced.out;
+  ProgramRun run;
+  const Trace t = traced_run(run, {"guard"});
+  ASSERT_TRUE(WIFEXITED(run.status) && WEXITSTATUS(run.status) == 0) << run.out;
+  EXPECT_EQ(run.out, "guard ok\n") << "the copies wrote all their data into the protected pages";
+  EXPECT_TRUE(t.crashes.empty());
+  const auto caught = guarded_accesses(t);
+  ASSERT_EQ(caught.size(), 3u);
+  const AccessKind expected[] = {AccessKind::Read, AccessKind::Write, AccessKind::Read};
+  for (std::size_t i = 0; i < caught.size(); ++i) {
+    EXPECT_EQ(caught[i]->access, expected[i]) << i;
+    const auto call = std::find_if(t.api_calls.begin(), t.api_calls.end(),
+                                   [&](const ApiCall& a) { return a.correlation == caught[i]->guarded_copy; });
+    ASSERT_NE(call, t.api_calls.end()) << "the access names its copy's call";
+    EXPECT_EQ(t.str(call->name), "cudaMemcpyAsync");
+    const auto frames = frames_of(t, caught[i]->stack);
+    ASSERT_FALSE(frames.empty());
+    EXPECT_NE(frames[0].function.find("guard_scenarios"), std::string::npos) << frames[0].function;
+  }
+  const auto findings = only(analyze(t).findings, "GD003");
+  EXPECT_EQ(findings.size(), 3u);
+  for (const Finding& f : findings) EXPECT_EQ(f.severity, Severity::Error);
+}
+
+TEST(CuptiEndToEnd, TheCopyGuardCanBeTurnedOff) {
+  if (const std::string why = skip_reason(); !why.empty()) GTEST_SKIP() << why;
+  ProgramRun run;
+  const Trace t = traced_run(run, {"guard"}, {"GPUDIAG_TRACE_GUARD=off"});
+  ASSERT_TRUE(WIFEXITED(run.status) && WEXITSTATUS(run.status) == 0) << run.out;
+  EXPECT_TRUE(guarded_accesses(t).empty());
 }
 
 TEST(CuptiEndToEnd, EveryAllocationFamilyIsRecordedWithTheCallersStack) {

@@ -317,6 +317,74 @@ TEST(GdtraceFormat, NewerVersionIsRejectedWithTheVersion) {
 // The chunk checksum is zlib's CRC-32, so any zlib-based tool can verify a
 // chunk; a continued checksum equals the one over the whole payload, which
 // the recorder relies on when it checksums an Events header and its records apart.
+// A host access the copy guard caught: its own chunk (written from the fault
+// handler), read back as a HostAccess naming the copy.
+TEST(GdtraceFormat, AGuardedAccessRoundTripsAsAHostAccessNamingItsCopy) {
+  Trace in;
+  Stack fault;
+  fault.starts_at_fault = true;
+  fault.frames.push_back({.ip = 0x401234});
+  fault.frames.push_back({.ip = 0x405678});
+  in.host_accesses.push_back({.time_ns = 70, .addr = 0x7f0000001010, .access = AccessKind::Write, .tid = 9,
+                              .stack = in.add_stack(fault), .guarded_copy = 1234});
+  in.host_accesses.push_back({.time_ns = 60, .addr = 0x5000, .bytes = 4, .tid = 3});
+  const std::string path = test::temp_path("guarded.gdtrace");
+  write_gdtrace(in, path);
+  const Trace out = read_gdtrace(path);
+  EXPECT_FALSE(out.truncated) << out.truncation_note;
+  ASSERT_EQ(out.host_accesses.size(), 2u);
+  const HostAccess& plain = out.host_accesses[0];  // in time order
+  EXPECT_EQ(plain.guarded_copy, 0u);
+  EXPECT_EQ(plain.bytes, 4u);
+  const HostAccess& caught = out.host_accesses[1];
+  EXPECT_EQ(caught.guarded_copy, 1234u);
+  EXPECT_EQ(caught.addr, 0x7f0000001010u);
+  EXPECT_EQ(caught.access, AccessKind::Write);
+  EXPECT_EQ(caught.time_ns, 70u);
+  EXPECT_EQ(caught.tid, 9u);
+  EXPECT_EQ(caught.bytes, 0u) << "a fault does not tell the access's size";
+  const Stack& stack = out.stack(caught.stack);
+  EXPECT_TRUE(stack.starts_at_fault);
+  ASSERT_EQ(stack.frames.size(), 2u);
+  EXPECT_EQ(stack.frames[1].ip, 0x405678u);
+  std::size_t chunks = 0;
+  for (const ChunkAt& c : chunks_of(test::read_file(path)))
+    chunks += c.type == static_cast<std::uint16_t>(gdtrace::ChunkType::GuardedAccess);
+  EXPECT_EQ(chunks, 1u);
+}
+
+TEST(GdtraceFormat, AMalformedGuardedAccessChunkIsDamageNotACrash) {
+  const std::string path = test::temp_path("guarded-base.gdtrace");
+  Trace empty;
+  empty.stopped_cleanly = false;  // no End chunk: what follows is the last chunk
+  write_gdtrace(empty, path);
+  const std::string base = test::read_file(path);
+  const auto with_chunk = [&](const std::string& payload) {
+    gdtrace::ChunkHeader h{gdtrace::kChunkTag, static_cast<std::uint16_t>(gdtrace::ChunkType::GuardedAccess), 0,
+                           static_cast<std::uint32_t>(payload.size()), gdtrace::checksum(payload.data(), payload.size())};
+    return base + std::string(reinterpret_cast<const char*>(&h), sizeof h) + payload;
+  };
+  // 32 bytes of fields whose frame count says 2, with one frame after them.
+  std::string fields(32, '\0');
+  const std::uint16_t two = 2;
+  std::memcpy(fields.data() + 28, &two, sizeof two);
+  // And one that says no frames but has bytes after its fields.
+  const std::string trailing = std::string(32, '\0') + std::string(8, '\1');
+  for (const std::string& payload : {fields + std::string(8, '\1'), trailing, fields.substr(0, 20), std::string()}) {
+    const Trace t = read_gdtrace_bytes(with_chunk(payload), "bad");
+    EXPECT_TRUE(t.corrupt_chunk) << payload.size();
+    EXPECT_NE(t.truncation_note.find("malformed payload for chunk type 9"), std::string::npos) << t.truncation_note;
+    EXPECT_TRUE(t.host_accesses.empty());
+  }
+  // The right length reads; cut short, it is a file that ends inside a chunk.
+  const std::string good = with_chunk(fields + std::string(16, '\1'));
+  EXPECT_EQ(read_gdtrace_bytes(good, "good").host_accesses.size(), 1u);
+  const Trace cut = read_gdtrace_bytes(good.substr(0, good.size() - 5), "cut");
+  EXPECT_TRUE(cut.truncated);
+  EXPECT_FALSE(cut.corrupt_chunk);
+  EXPECT_TRUE(cut.host_accesses.empty());
+}
+
 TEST(GdtraceFormat, ChunkChecksumIsZlibCrc32) {
   EXPECT_EQ(gdtrace::checksum("123456789", 9), 0xCBF43926u);  // the standard check value
   EXPECT_EQ(gdtrace::checksum("", 0), 0u);

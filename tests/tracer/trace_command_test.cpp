@@ -151,6 +151,19 @@ TEST(TraceCommand, ForwardsUserSignalsToTheCommand) {
   }
 }
 
+// The copy guard lives in the CUPTI library, which reads GPUDIAG_TRACE_GUARD.
+TEST(TraceCommand, GuardCopiesIsOnByDefaultAndCanBeTurnedOff) {
+  const std::string dir = fresh_dir("guard");
+  const std::string print = "printf '%s' \"$GPUDIAG_TRACE_GUARD\" > guard.txt";
+  CliRun r = gpudiag({"trace", "--", "/bin/sh", "-c", print}, dir);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(test::read_file(dir + "/guard.txt"), "on");
+  r = gpudiag({"trace", "--guard-copies", "off", "--", "/bin/sh", "-c", print}, dir);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(test::read_file(dir + "/guard.txt"), "off");
+  EXPECT_EQ(gpudiag({"trace", "--guard-copies=sometimes", "--", "true"}, dir).status, 2);
+}
+
 TEST(TraceCommand, MissingCommandIsAUsageError) {
   const std::string dir = fresh_dir("usage");
   const CliRun r = gpudiag({"trace"}, dir);

@@ -1,4 +1,4 @@
-// gpudiag trace [-o FILE] [--stacks=on|off] [--] CMD ARGS...
+// gpudiag trace [-o FILE] [--stacks=on|off] [--guard-copies=on|off] [--] CMD ARGS...
 // Runs CMD with tracing on, returns its exit status, and summarises the
 // traces written (one per traced process).
 #include <CLI/CLI.hpp>
@@ -37,7 +37,7 @@ void summarize(const std::string& path, std::ostream& out) {
 }
 
 int run_trace(const TraceRunOptions& options) {
-  constexpr const char* kUsage = "usage: gpudiag trace [-o FILE] [--stacks=on|off] [--] CMD ARGS...\n";
+  constexpr const char* kUsage = "usage: gpudiag trace [-o FILE] [--stacks=on|off] [--guard-copies=on|off] [--] CMD ARGS...\n";
   if (options.command.empty()) {
     std::cerr << "gpudiag trace: no command given\n" << kUsage;
     return 2;
@@ -80,6 +80,7 @@ int run_trace(const TraceRunOptions& options) {
 void add_trace_command(CLI::App& app, int& status, const std::optional<std::vector<std::string>>& after_dashes) {
   auto options = std::make_shared<TraceRunOptions>();
   auto stacks = std::make_shared<std::string>("on");
+  auto guard = std::make_shared<std::string>("on");
   CLI::App* sub = app.add_subcommand("trace", "Run a command with tracing on and write a .gdtrace per process");
   sub->add_option("-o,--output", options->output,
                   "Trace file of the command's process (children: FILE.<pid>); a directory: DIR/trace.gdtrace")
@@ -87,12 +88,18 @@ void add_trace_command(CLI::App& app, int& status, const std::optional<std::vect
   sub->add_option("--stacks", *stacks, "Capture host stacks at allocations, copies and launches")
       ->check(CLI::IsMember({"on", "off"}))
       ->capture_default_str();
+  sub->add_option("--guard-copies", *guard,
+                  "Read-protect the destination of each asynchronous device-to-host copy into pinned memory until a "
+                  "sync covers it, so that a host access before then is caught (GD003) with its stack")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->capture_default_str();
   // Everything from the command on belongs to it, flags included and in
   // order: parsing stops at the first word that is not one of ours (or at --).
   sub->prefix_command();
   sub->footer("  CMD ARGS...  the command to run and its arguments, passed through unchanged");
-  sub->callback([&status, &after_dashes, sub, options, stacks] {
+  sub->callback([&status, &after_dashes, sub, options, stacks, guard] {
     options->stacks = *stacks == "on";
+    options->guard_copies = *guard == "on";
     options->command = sub->remaining();
     options->command_after_dashes = after_dashes && options->command.empty();
     // A `--` after the command's first word is one of its arguments.

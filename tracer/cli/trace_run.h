@@ -10,6 +10,7 @@ namespace gpudiag::cli {
 struct TraceRunOptions {
   std::string output = "trace.gdtrace";  // the root process's trace; a directory: DIR/trace.gdtrace
   bool stacks = true;
+  bool guard_copies = true;              // the copy guard of the CUPTI library (GPUDIAG_TRACE_GUARD)
   std::vector<std::string> command;      // CMD ARGS...
   bool command_after_dashes = false;     // given after `--`: CMD may start with '-'
   std::string cupti_library;             // "" = find it

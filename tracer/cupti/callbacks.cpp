@@ -4,12 +4,15 @@
 #include <dlfcn.h>
 
 #include <array>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <set>
 #include <unordered_map>
 #include <vector>
 
+#include "copy_guard_calls.h"
 #include "gpudiag/api_kinds.h"
 #include "kernel_args.h"
 #include "memory_calls.h"
@@ -50,6 +53,8 @@ struct State {
   // Devices whose kernels may read pageable host memory (HMM, ATS): there a
   // malloc'd pointer is no mistake.
   std::set<std::int32_t> pageable_devices;
+  // The copy guard (GD003 as it happens), nullptr when off.
+  GuardCalls* guard = nullptr;
 };
 
 State& state() {
@@ -200,6 +205,7 @@ void on_return(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_C
   // the driver reports one; else from the runtime's own parameters.
   if (kind == ApiKind::Launch && status == 0 && !(domain == CUPTI_CB_DOMAIN_RUNTIME_API && t_launch_args_recorded))
     record_kernel_args(launch_of(domain, cbid, cb.functionParams), cb.context, cb.correlationId, stack);
+  if (GuardCalls* guard = state().guard) guard->returned(domain, cbid, cb.functionParams, status, cb.correlationId);
 }
 
 void on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData& cb) {
@@ -212,6 +218,7 @@ void on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_Call
       return;
     if (kind != ApiKind::Other && cb.correlationData) *cb.correlationData = rec::now_ns();
     if (runtime && kind == ApiKind::Launch) t_launch_correlation = cb.correlationId, t_launch_args_recorded = false;
+    if (GuardCalls* guard = state().guard) guard->entered(domain, cbid, kind, cb.functionName, cb.functionParams);
     return;
   }
   // An exit whose entry came before the callbacks were enabled leaves the count alone.
@@ -271,6 +278,12 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
   on_api(domain, cbid, *static_cast<const CUpti_CallbackData*>(data));
 }
 
+// GPUDIAG_TRACE_GUARD=off (gpudiag trace --guard-copies off) turns the copy guard off.
+bool guard_copies() {
+  const char* v = std::getenv("GPUDIAG_TRACE_GUARD");
+  return v == nullptr || std::strcmp(v, "off") != 0;
+}
+
 std::vector<ApiKind> kinds_of(CUpti_CallbackDomain domain, CUpti_CallbackId count) {
   std::vector<ApiKind> kinds(count, ApiKind::Other);
   for (CUpti_CallbackId id = 1; id < count; ++id) {
@@ -301,6 +314,14 @@ std::string enable_callbacks() {
   look_up(libcuda, "cuFuncGetParamInfo", s.param_info);
   look_up(libcuda, "cuPointerGetAttributes", s.pointer_get_attributes);
   s.func_by_symbol = reinterpret_cast<decltype(s.func_by_symbol)>(dlsym(RTLD_DEFAULT, "cudaGetFuncBySymbol"));
+  if (guard_copies()) {
+    GuardProbes probes;
+    look_up(libcuda, "cuPointerGetAttribute", probes.pointer_get_attribute);
+    look_up(libcuda, "cuStreamGetFlags", probes.stream_get_flags);
+    look_up(libcuda, "cuStreamIsCapturing", probes.stream_is_capturing);
+    // Nothing is guarded where a fault could not come back to the guard.
+    if (probes.complete() && install_copy_guard()) s.guard = new GuardCalls(*copy_guard(), probes);
+  }
   if (CUptiResult r = cuptiSubscribe(&s.subscriber, reinterpret_cast<CUpti_CallbackFunc>(on_callback), nullptr);
       r != CUPTI_SUCCESS)
     return failure("cuptiSubscribe", r);
@@ -308,6 +329,8 @@ std::string enable_callbacks() {
     return failure("enabling the runtime API callbacks", r);
   for (CUpti_CallbackId id = 1; id < s.driver_kinds.size(); ++id)
     if (s.driver_kinds[id] != ApiKind::Other) cuptiEnableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_DRIVER_API, id);
+  if (s.guard != nullptr)
+    for (CUpti_CallbackId id : guard_driver_callbacks()) cuptiEnableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_DRIVER_API, id);
   if (CUptiResult r = cuptiEnableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
       r != CUPTI_SUCCESS)
     return failure("enabling the context-creation callback", r);
@@ -319,6 +342,19 @@ rec::StackId stack_of_call(std::uint32_t correlation) {
   std::lock_guard<std::mutex> lock(s.stacks_mutex);
   auto it = s.stacks.find(correlation);
   return it == s.stacks.end() ? 0 : it->second;  // kept: a graph launch has many kernels
+}
+
+void note_unguarded_copies() {
+  const CopyGuard* guard = state().guard != nullptr ? copy_guard() : nullptr;
+  if (guard == nullptr) return;
+  const GuardStats stats = guard->stats();
+  if (stats.table_full + stats.protect_failed == 0) return;
+  std::fprintf(stderr,
+               "gpudiag: %llu asynchronous copies were not guarded (%llu while %zu guards were pending, %llu refused by "
+               "mprotect): a host read of their destination before a sync was not checked\n",
+               static_cast<unsigned long long>(stats.table_full + stats.protect_failed),
+               static_cast<unsigned long long>(stats.table_full), CopyGuard::kCapacity,
+               static_cast<unsigned long long>(stats.protect_failed));
 }
 
 void forget_old_stacks() {

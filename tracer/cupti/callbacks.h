@@ -22,4 +22,8 @@ rec::StackId stack_of_call(std::uint32_t correlation);
 // Called after each activity buffer: bounds the correlation->stack table.
 void forget_old_stacks();
 
+// At exit: says on stderr how many copies the copy guard could not guard (its
+// table was full, or mprotect refused), if any: nothing is lost silently.
+void note_unguarded_copies();
+
 }  // namespace gpudiag::cupti

@@ -60,7 +60,10 @@ void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* buffer, 
 
 uint64_t CUPTIAPI timestamp() { return rec::now_ns(); }
 
-void flush_cupti() { cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); }
+void flush_cupti() {
+  cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  note_unguarded_copies();
+}
 
 }  // namespace
 }  // namespace gpudiag::cupti

@@ -1,8 +1,13 @@
 // GD003 unsynced-transfer at run time: the host read the destination of an
 // asynchronous device-to-host copy before a synchronisation that covers the
 // copy's stream (stream, device or context sync, or an event sync).
+// Two sources: host accesses a runtime's hooks recorded (gdrt), matched
+// against copies and syncs by time; and accesses the copy guard caught on a
+// GPU (the CUPTI library read-protects a pinned destination until a sync
+// covers the copy), which name their copy.
 #include <algorithm>
 #include <unordered_map>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -43,18 +48,60 @@ std::uint64_t covered_from(const std::vector<const Sync*>& syncs, const Memcpy& 
   return first_end;
 }
 
+// Accesses the copy guard caught: each names its copy's correlation; the
+// copy's record and API call give its size, stream and stack. One finding per copy.
+void report_guarded_accesses(const Trace& t, std::vector<Finding>& out) {
+  std::unordered_map<std::uint64_t, const Memcpy*> copies;
+  std::unordered_map<std::uint64_t, const ApiCall*> calls;
+  std::unordered_set<std::uint64_t> reported;
+  for (const HostAccess& a : t.host_accesses) {
+    if (a.guarded_copy == 0 || !reported.insert(a.guarded_copy).second) continue;
+    if (copies.empty() && calls.empty()) {  // built once, when the trace has such an access
+      for (const Memcpy& c : t.memcpys)
+        if (c.correlation != 0) copies.emplace(c.correlation, &c);
+      for (const ApiCall& call : t.api_calls)
+        if (call.correlation != 0) calls.emplace(call.correlation, &call);
+    }
+    const auto c_it = copies.find(a.guarded_copy);
+    const auto call_it = calls.find(a.guarded_copy);
+    const Memcpy* c = c_it == copies.end() ? nullptr : c_it->second;
+    const ApiCall* call = call_it == calls.end() ? nullptr : call_it->second;
+    const bool write = a.access == AccessKind::Write;
+    const std::string what = call ? std::string(t.str(call->name)) : std::string("an asynchronous copy");
+    const std::string copy = c ? fmt::format("{} of {} on stream {}", what, format_bytes(c->bytes), c->stream)
+                               : fmt::format("{} (its size and stream are not in the trace)", what);
+    std::string timing;
+    if (c && c->end_ns > c->start_ns)
+      timing = a.time_ns < c->end_ns ? fmt::format("; the copy was still running and ended {} after the {}",
+                                                   format_duration(c->end_ns - a.time_ns), write ? "write" : "read")
+                                     : std::string("; the copy happened to finish first, it will not always");
+    Finding f = make_finding(
+        "GD003",
+        fmt::format("host {} at 0x{:x} of the destination of {} before any synchronisation covered the copy{}{}; "
+                    "synchronise the copy's stream (cudaStreamSynchronize, or cudaEventSynchronize on an event recorded "
+                    "after the copy) before the host touches the buffer",
+                    write ? "write" : "read", a.addr, copy, timing,
+                    write ? "; the copy may overwrite what the host wrote, or leave a mix of both" : ""));
+    f.stack = frames_of(t, a.stack);
+    const StackId issued = call && call->stack != kNoStack ? call->stack : c ? c->stack : kNoStack;
+    f.notes.push_back({"the asynchronous copy was issued here", {}, frames_of(t, issued)});
+    out.push_back(std::move(f));
+  }
+}
+
 }  // namespace
 
 void detect_unsynced_transfer(const DetectContext& ctx, std::vector<Finding>& out) {
   const Trace& t = ctx.trace;
   if (t.host_accesses.empty()) return;
+  report_guarded_accesses(t, out);
   std::unordered_map<std::uint64_t, std::uint64_t> api_start;
   for (const ApiCall& a : t.api_calls)
     if (a.correlation != 0) api_start.emplace(a.correlation, a.start_ns);
   // Host reads and syncs in time order (a Trace built in code need not be sorted).
   std::vector<const HostAccess*> reads;
   for (const HostAccess& a : t.host_accesses)
-    if (a.access == AccessKind::Read) reads.push_back(&a);
+    if (a.access == AccessKind::Read && a.guarded_copy == 0) reads.push_back(&a);  // guarded ones are reported above
   std::stable_sort(reads.begin(), reads.end(), [](auto* a, auto* b) { return a->time_ns < b->time_ns; });
   std::vector<const Sync*> syncs;
   for (const Sync& s : t.syncs) syncs.push_back(&s);

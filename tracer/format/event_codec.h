@@ -52,7 +52,7 @@ static_assert(sizeof(Kernel) == 88);
 static_assert(sizeof(KernelArg) == 64);
 static_assert(sizeof(Sync) == 64);
 static_assert(sizeof(ApiCall) == 56);
-static_assert(sizeof(HostAccess) == 40);
+static_assert(sizeof(HostAccess) == 48);
 static_assert(sizeof(OutOfMemory) == 48);
 static_assert(sizeof(RaisedFinding) == 24);
 static_assert(sizeof(Range) == 24);
@@ -116,7 +116,7 @@ void fields(IO& io, V& v) {
 template <class IO, Is<HostAccess> V>
 void fields(IO& io, V& v) {
   io.enum8(Slot::A, v.access), io.device(v.device), io.t0(v.time_ns), io.stack(v.stack), io.tid(v.tid);
-  io.p(0, v.addr), io.p(1, v.bytes);
+  io.p(0, v.addr), io.p(1, v.bytes), io.p(2, v.guarded_copy);
 }
 
 template <class IO, Is<OutOfMemory> V>

@@ -36,9 +36,16 @@ enum class ChunkType : std::uint16_t {
   // frames (innermost first; kCrashStartsAtFault: the first is the faulting
   // instruction, not a return address).
   Crash = 8,
+  // Written by the copy guard's fault handler, with write(2) only: u64 time,
+  // u64 fault address, u64 correlation of the guarded copy, u32 tid, u16
+  // frame count, u16 flags (kCrashStartsAtFault, kGuardedWrite,
+  // kGuardedAccessUnknown), u64 frames (innermost first).
+  GuardedAccess = 9,
 };
 
 inline constexpr std::uint16_t kCrashStartsAtFault = 1;
+inline constexpr std::uint16_t kGuardedWrite = 2;          // the access was a write
+inline constexpr std::uint16_t kGuardedAccessUnknown = 4;  // read or write is not known
 
 struct ChunkHeader {  // 16 bytes, then `length` bytes of payload
   std::uint32_t tag;     // kChunkTag

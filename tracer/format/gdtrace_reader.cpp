@@ -207,6 +207,22 @@ class Reader {
                                   .stack = count ? trace_.add_stack(std::move(s)) : kNoStack});
         return true;
       }
+      case ChunkType::GuardedAccess: {
+        if (n < 32) return false;
+        const auto count = load<std::uint16_t>(p + 28);
+        const auto flags = load<std::uint16_t>(p + 30);
+        if (std::uint64_t{count} * 8 + 32 != n) return false;
+        Stack s;
+        s.starts_at_fault = (flags & gdtrace::kCrashStartsAtFault) != 0;
+        for (std::uint32_t i = 0; i < count; ++i) s.frames.push_back({.ip = load<std::uint64_t>(p + 32 + std::size_t{i} * 8)});
+        trace_.host_accesses.push_back({.time_ns = load<std::uint64_t>(p),
+                                        .addr = load<std::uint64_t>(p + 8),
+                                        .access = (flags & gdtrace::kGuardedWrite) != 0 ? AccessKind::Write : AccessKind::Read,
+                                        .tid = load<std::uint32_t>(p + 24),
+                                        .stack = count ? trace_.add_stack(std::move(s)) : kNoStack,
+                                        .guarded_copy = load<std::uint64_t>(p + 16)});
+        return true;
+      }
     }
     return true;  // a chunk type from a newer minor revision: skip it
   }

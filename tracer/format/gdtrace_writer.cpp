@@ -7,6 +7,7 @@
 #include <fstream>
 #include <map>
 #include <span>
+#include <type_traits>
 
 #include "event_codec.h"
 #include "gdtrace_format.h"
@@ -70,6 +71,17 @@ std::uint32_t tid_of(const Event& e) {
     return 0;
 }
 
+// Accesses the copy guard caught are written as GuardedAccess chunks, as the
+// recorder writes them, which keep that their stack starts at the faulting
+// instruction.
+template <class Event>
+bool written_as_event(const Event& e) {
+  if constexpr (std::is_same_v<Event, HostAccess>)
+    return e.guarded_copy == 0;
+  else
+    return true;
+}
+
 }  // namespace
 
 void write_gdtrace(const Trace& t, const std::string& path) {
@@ -99,7 +111,8 @@ void write_gdtrace(const Trace& t, const std::string& path) {
   for (const auto& d : t.devices) w.event(0, gdtrace::to_raw(gdtrace::encode(d)));
   for (const auto& st : t.streams) w.event(0, gdtrace::to_raw(gdtrace::encode(st)));
   t.for_each_event_column([&](const auto& column) {
-    for (const auto& e : column) w.event(tid_of(e), gdtrace::to_raw(gdtrace::encode(e)));
+    for (const auto& e : column)
+      if (written_as_event(e)) w.event(tid_of(e), gdtrace::to_raw(gdtrace::encode(e)));
   });
   w.flush_all();
   for (const auto& c : t.crashes) {
@@ -109,6 +122,16 @@ void write_gdtrace(const Trace& t, const std::string& path) {
     std::string p = words(c.signal, c.code, c.address, c.time_ns, c.tid, static_cast<std::uint16_t>(frames.size()), flags);
     for (const auto& f : frames) p += words(f.ip);
     w.chunk(gdtrace::ChunkType::Crash, p);
+  }
+  for (const auto& h : t.host_accesses) {
+    if (h.guarded_copy == 0) continue;
+    const Stack& stack = t.stack(h.stack);
+    const auto frames = std::span(stack.frames).first(std::min<std::size_t>(stack.frames.size(), UINT16_MAX));
+    const std::uint16_t flags = (stack.starts_at_fault ? gdtrace::kCrashStartsAtFault : 0) |
+                                (h.access == AccessKind::Write ? gdtrace::kGuardedWrite : 0);
+    std::string p = words(h.time_ns, h.addr, h.guarded_copy, h.tid, static_cast<std::uint16_t>(frames.size()), flags);
+    for (const auto& f : frames) p += words(f.ip);
+    w.chunk(gdtrace::ChunkType::GuardedAccess, p);
   }
   if (t.dropped_events != 0) w.chunk(gdtrace::ChunkType::Dropped, words(t.dropped_events));
   // A trace whose recording did not stop cleanly is written without the End chunk, as it was recorded.

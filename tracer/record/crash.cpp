@@ -7,6 +7,11 @@
 //     comes after us) is itself recorded first, as a Crash chunk: signal,
 //     si_code, fault address, thread and the stack from the faulting
 //     instruction, so the report can say what the program died of;
+//   - a SIGSEGV is first offered to the fault filter (gpudiag/fault_filter.h):
+//     the CUPTI library's copy guard read-protects the destinations of
+//     asynchronous copies until a sync, and resolves the faults a read of one
+//     raises (it lifts the guard and writes a GuardedAccess chunk); the
+//     program then goes on as if nothing had happened. Other faults go on below;
 //   - std::terminate (uncaught exception): drain, then the previous handler;
 //   - exit(): the atexit handler registered by start() stops cleanly;
 //   - _exit()/_Exit(): this library interposes them (as sanitizers do) and
@@ -27,10 +32,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstddef>
 #include <cstdlib>
 #include <exception>
 
+#include "gpudiag/fault_filter.h"
 #include "recorder_state.h"
 
 namespace gpudiag::rec::detail {
@@ -41,6 +48,7 @@ struct sigaction g_previous[65];
 std::atomic<bool> g_installed{false};
 std::atomic<int> g_flushing{0};
 std::terminate_handler g_previous_terminate = nullptr;
+std::atomic<rec::FaultFilter> g_fault_filter{nullptr};
 
 void pause_briefly() noexcept {
   timespec ts{0, 1000000};  // 1 ms
@@ -59,14 +67,38 @@ std::uint64_t faulting_pc(const void* context) {
 #endif
 }
 
-// Async-signal-safe: a stack buffer, libunwind's local unwinder (which
-// steps through the signal frame) and one write(2). The stack starts at the
-// faulting instruction when the unwinder reaches it, so the handler's own
-// frames are not shown.
-void record_crash(int sig, const siginfo_t* info, const void* context) noexcept {
+constexpr int kMaxFrames = 64;
+
+// The calling thread's stack from the faulting instruction outwards, into
+// `frames`; returns the count and sets kCrashStartsAtFault in `flags` when
+// the unwinder reached the faulting instruction (the handler's own frames are
+// then left out). Async-signal-safe: libunwind's local unwinder steps through
+// the signal frame, on the stack.
+std::uint16_t fault_frames(const void* context, std::uint64_t (&frames)[kMaxFrames], std::uint16_t& flags) noexcept {
+  void* ips[kMaxFrames];
+  const int n = unw_backtrace(ips, kMaxFrames);
+  int first = 0;
+  if (const std::uint64_t pc = faulting_pc(context); pc != 0)
+    for (int i = 0; i < n; ++i)
+      if (reinterpret_cast<std::uint64_t>(ips[i]) == pc) {
+        first = i;
+        flags |= gdtrace::kCrashStartsAtFault;
+        break;
+      }
+  std::uint16_t count = 0;
+  for (int i = first; i < n; ++i) frames[count++] = reinterpret_cast<std::uint64_t>(ips[i]);
+  return count;
+}
+
+Recorder* recorder_of_this_process() noexcept {
   Recorder* r = g_recorder.load(std::memory_order_acquire);
-  if (r == nullptr || r->fd < 0 || r->pid != static_cast<std::uint64_t>(getpid())) return;
-  constexpr int kMaxFrames = 64;
+  return r == nullptr || r->fd < 0 || r->pid != static_cast<std::uint64_t>(getpid()) ? nullptr : r;
+}
+
+// Async-signal-safe: a stack buffer, the unwinder and one write(2).
+void record_crash(int sig, const siginfo_t* info, const void* context) noexcept {
+  Recorder* r = recorder_of_this_process();
+  if (r == nullptr) return;
   struct {
     std::int32_t signal, code;
     std::uint64_t address, time_ns;
@@ -81,21 +113,20 @@ void record_crash(int sig, const siginfo_t* info, const void* context) noexcept 
   crash.address = info && info->si_code > 0 && sig != SIGABRT ? reinterpret_cast<std::uint64_t>(info->si_addr) : 0;
   crash.time_ns = now_ns();
   crash.tid = current_tid();
-  void* ips[kMaxFrames];
-  const int n = unw_backtrace(ips, kMaxFrames);
-  int first = 0;
-  if (const std::uint64_t pc = faulting_pc(context); pc != 0)
-    for (int i = 0; i < n; ++i)
-      if (reinterpret_cast<std::uint64_t>(ips[i]) == pc) {
-        first = i;
-        crash.flags |= gdtrace::kCrashStartsAtFault;
-        break;
-      }
-  for (int i = first; i < n; ++i) crash.frames[crash.count++] = reinterpret_cast<std::uint64_t>(ips[i]);
+  crash.count = fault_frames(context, crash.frames, crash.flags);
   write_small_chunk(r->fd, gdtrace::ChunkType::Crash, &crash, 32 + crash.count * 8);
 }
 
 void on_signal(int sig, siginfo_t* info, void* context) {
+  // A fault the copy guard caused (a read of a guarded copy destination):
+  // resolved, the faulting instruction runs again and the program goes on.
+  if (sig == SIGSEGV)
+    if (rec::FaultFilter filter = g_fault_filter.load(std::memory_order_acquire); filter != nullptr) {
+      const int saved_errno = errno;
+      const bool handled = filter(info, context);
+      errno = saved_errno;
+      if (handled) return;
+    }
   const struct sigaction& before = g_previous[sig];
   // Only where the default action follows: a program's own handler may
   // recover (a JIT's guard page, a runtime's fault handling).
@@ -128,8 +159,8 @@ void on_terminate() {
 }  // namespace
 
 void emergency_flush() noexcept {
-  Recorder* r = g_recorder.load(std::memory_order_acquire);
-  if (r == nullptr || r->fd < 0 || r->pid != static_cast<std::uint64_t>(getpid())) return;
+  Recorder* r = recorder_of_this_process();
+  if (r == nullptr) return;
   // One flusher at a time (two threads may crash together); the second waits.
   int expected = 0;
   if (!g_flushing.compare_exchange_strong(expected, 1)) {
@@ -171,6 +202,39 @@ void install_crash_handlers(Recorder&) noexcept {
 }
 
 }  // namespace gpudiag::rec::detail
+
+namespace gpudiag::rec {
+
+void set_fault_filter(FaultFilter filter) noexcept { detail::g_fault_filter.store(filter, std::memory_order_release); }
+
+bool fault_filter_reachable() noexcept {
+  if (detail::recorder_of_this_process() == nullptr || !detail::g_installed.load()) return false;
+  struct sigaction current {};
+  if (sigaction(SIGSEGV, nullptr, &current) != 0) return false;
+  return (current.sa_flags & SA_SIGINFO) && current.sa_sigaction == detail::on_signal;
+}
+
+void record_guarded_access(const GuardedAccessRecord& access, const void* context) noexcept {
+  detail::Recorder* r = detail::recorder_of_this_process();
+  if (r == nullptr) return;
+  struct {
+    std::uint64_t time_ns, address, correlation;
+    std::uint32_t tid;
+    std::uint16_t count, flags;
+    std::uint64_t frames[detail::kMaxFrames];
+  } chunk{};
+  static_assert(offsetof(decltype(chunk), frames) == 32);
+  chunk.time_ns = now_ns();
+  chunk.address = access.address;
+  chunk.correlation = access.copy_correlation;
+  chunk.tid = detail::current_tid();
+  if (access.write) chunk.flags |= gdtrace::kGuardedWrite;
+  if (!access.access_known) chunk.flags |= gdtrace::kGuardedAccessUnknown;
+  chunk.count = detail::fault_frames(context, chunk.frames, chunk.flags);
+  detail::write_small_chunk(r->fd, gdtrace::ChunkType::GuardedAccess, &chunk, 32 + chunk.count * 8u);
+}
+
+}  // namespace gpudiag::rec
 
 // _exit and _Exit skip atexit handlers; drain first. Resolved before libc's
 // when libgpudiag_record is linked into the program (as with libgdrt).

@@ -9,7 +9,9 @@
 
 namespace gpudiag {
 
-enum class ApiKind : std::uint8_t { Other, Memory, Copy, Memset, Launch, Sync };
+// EventRecord: cudaEventRecord marks a point of a stream that a later event
+// sync or query waits for (the copy guard reads it); it does not block.
+enum class ApiKind : std::uint8_t { Other, Memory, Copy, Memset, Launch, Sync, EventRecord };
 
 namespace detail {
 constexpr bool starts_with_any(std::string_view name, std::initializer_list<std::string_view> prefixes) {
@@ -36,6 +38,7 @@ constexpr ApiKind api_kind(std::string_view name) {
                              "cuCtxSynchronize", "cuStreamSynchronize", "cuEventSynchronize", "cuStreamWaitEvent",
                              "cuStreamQuery", "cuEventQuery"}))
     return ApiKind::Sync;
+  if (starts_with_any(name, {"cudaEventRecord", "cuEventRecord"})) return ApiKind::EventRecord;
   return ApiKind::Other;
 }
 

@@ -193,11 +193,15 @@ struct HostAccess {
   static constexpr EventKind event_kind = EventKind::HostAccess;
   std::uint64_t time_ns = 0;
   std::uint64_t addr = 0;
-  std::uint64_t bytes = 0;
+  std::uint64_t bytes = 0;  // 0: not known (a guarded access: a fault gives only the address)
   AccessKind access = AccessKind::Read;
   std::int32_t device = kHostDevice;  // the device that owns the memory
   std::uint32_t tid = 0;
   StackId stack = 0;
+  // The correlation of the asynchronous device-to-host copy whose destination
+  // this access hit before a sync covered it (the copy guard's fault), 0 for
+  // accesses a runtime's hooks recorded. Its stack starts at the faulting instruction.
+  std::uint64_t guarded_copy = 0;
 
   bool operator==(const HostAccess&) const = default;
 };
