@@ -98,7 +98,10 @@ TEST(RealGpuTraces, AnIllegalAddressNamesTheFirstCallThatReportedItAndTheKernelL
 // Four mistakes cannot be seen in these recordings, made before the tracer
 // recorded them: a host dereference's crash (host_deref_device, GD001), the
 // pointers a kernel was given (host_ptr_kernel GD001, freeasync_race GD004),
-// and host reads of a guarded copy destination (unsynced_read GD003).
+// and host reads of a guarded copy destination (unsynced_read GD003). The
+// detectors read kernel arguments where a trace has them (see
+// kernel_arguments_test.cpp); runs recorded again with them should give
+// host_ptr_kernel GD001 (and GD006) and freeasync_race GD004.
 struct Expected {
   const char* file;
   std::set<std::string> expect;      // must be reported

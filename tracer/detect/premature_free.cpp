@@ -1,8 +1,18 @@
 // GD004 premature-free at run time: memory freed while copies or memsets on
 // another stream still used it, copies, memsets, host accesses or the fault
-// a program died of inside a freed range, and double frees.
+// a program died of inside a freed range, and double frees. And through the
+// pointers each kernel was given: a block freed on another stream than the
+// launch's with nothing that ordered the launch before the free, and a
+// launch given a pointer into a block already freed.
+#include <algorithm>
+#include <map>
+#include <tuple>
+#include <unordered_map>
+#include <unordered_set>
+
 #include <fmt/format.h>
 
+#include "gpudiag/api_kinds.h"
 #include "gpudiag/detect/detect.h"
 
 namespace gpudiag {
@@ -23,6 +33,205 @@ std::vector<Touch> device_touches(const Trace& t) {
   }
   for (const Memset& m : t.memsets) out.push_back({m.start_ns, m.end_ns, m.addr, m.bytes, m.stream, m.device, m.stack, "memset of"});
   return out;
+}
+
+Finding use_after_free(const Trace& t, const Block& b, std::uint64_t addr, std::uint64_t time, StackId stack,
+                       std::string_view what) {
+  Finding f = make_finding("GD004", fmt::format("{} 0x{:x}, inside {} that was freed {} earlier; the memory may "
+                                                "already belong to another allocation: keep the buffer alive "
+                                                "until every use of it is done",
+                                                what, addr, format_bytes(b.bytes), format_duration(time - b.free_ns)));
+  f.stack = frames_of(t, stack);
+  f.notes.push_back({"it was freed here", {}, frames_of(t, b.free_stack)});
+  f.notes.push_back({"and allocated here", {}, frames_of(t, b.stack)});
+  return f;
+}
+
+// A kernel argument the driver knew as memory the GPU reads: device, pinned
+// or managed. Pageable memory is GD001's; an unknown one is a number.
+bool is_gpu_pointer(const KernelArg& a) {
+  return a.memory == MemKind::Device || a.memory == MemKind::Pinned || a.memory == MemKind::Managed;
+}
+
+bool any_in(const std::vector<std::uint64_t>& sorted, std::uint64_t from, std::uint64_t to) {
+  const auto it = std::lower_bound(sorted.begin(), sorted.end(), from);
+  return it != sorted.end() && *it <= to;
+}
+
+// The default stream, seen as the stream of blocking copies and memsets,
+// which run on it: the trace does not name it otherwise. The legacy default
+// stream waits for the work of every blocking stream, and theirs for its,
+// with no event in the trace to show it.
+std::unordered_set<std::uint64_t> default_streams(const Trace& t) {
+  std::unordered_set<std::uint64_t> out;
+  for (const Memcpy& c : t.memcpys)
+    if (!c.async) out.insert(c.stream);
+  for (const Memset& m : t.memsets)
+    if (!m.async) out.insert(m.stream);
+  return out;
+}
+
+// What may have ordered work on one stream before a free on another: the
+// default stream's implicit ordering, and when the host or a stream waited,
+// by what it waited for. The trace does not say which work an event stood
+// for, so every wait that may have covered a launch counts: a device
+// synchronisation, a synchronisation of the launch's stream or of an event,
+// an event wait of the freeing stream, and any synchronising call or query
+// that succeeded without a Sync record telling what it waited for.
+class Orderings {
+ public:
+  explicit Orderings(const Trace& t) : default_(default_streams(t)) {
+    std::unordered_set<std::uint64_t> described;  // correlations of calls with a Sync record
+    for (const Sync& s : t.syncs) {
+      if (s.correlation != 0) described.insert(s.correlation);
+      switch (s.kind) {
+        case SyncKind::Device:
+        case SyncKind::Context:
+          (s.device == kHostDevice ? any_ : device_[s.device]).push_back(s.start_ns);
+          break;
+        case SyncKind::Stream: (s.stream == 0 ? any_ : stream_[s.stream]).push_back(s.start_ns); break;
+        case SyncKind::StreamWaitEvent: (s.stream == 0 ? any_ : waited_[s.stream]).push_back(s.start_ns); break;
+        case SyncKind::Event:
+        case SyncKind::Unknown: any_.push_back(s.start_ns); break;
+      }
+    }
+    for (const ApiCall& a : t.api_calls)
+      if (a.status == 0 && api_kind(t.str(a.name)) == ApiKind::Sync && !described.count(a.correlation))
+        any_.push_back(a.start_ns);
+    std::sort(any_.begin(), any_.end());
+    const auto sort_each = [](auto& by) {
+      for (auto& [key, times] : by) std::sort(times.begin(), times.end());
+    };
+    sort_each(device_), sort_each(stream_), sort_each(waited_);
+  }
+
+  // Whether work launched at `from` on `launch_stream` of `device` may have
+  // been ordered before the free that `free_stream` ordered at `to`: either
+  // is the default stream, or a wait that may cover it began in between.
+  bool may_order(std::uint64_t from, std::uint64_t to, std::int32_t device, std::uint64_t launch_stream,
+                 std::uint64_t free_stream) const {
+    return default_.count(launch_stream) || default_.count(free_stream) || any_in(any_, from, to) || in(device_, device, from, to) || in(stream_, launch_stream, from, to) ||
+           in(waited_, free_stream, from, to);
+  }
+
+ private:
+  template <class Key>
+  static bool in(const std::unordered_map<Key, std::vector<std::uint64_t>>& by, Key key, std::uint64_t from,
+                 std::uint64_t to) {
+    const auto it = by.find(key);
+    return it != by.end() && any_in(it->second, from, to);
+  }
+
+  std::unordered_set<std::uint64_t> default_;
+  std::vector<std::uint64_t> any_;                                        // may order every launch
+  std::unordered_map<std::int32_t, std::vector<std::uint64_t>> device_;   // the host waited for a device
+  std::unordered_map<std::uint64_t, std::vector<std::uint64_t>> stream_;  // the host waited for a stream
+  std::unordered_map<std::uint64_t, std::vector<std::uint64_t>> waited_;  // a stream waited for an event
+};
+
+// Whether the launch that passed `a` may still have used block `b` when the
+// free took effect: freed on another stream with nothing that ordered the
+// launch before it, or freed while its kernel is known to have been running.
+bool freed_under_launch(const KernelArg& a, const Block& b, const Kernel* k, const Orderings& orderings) {
+  if (b.free_ns == kStillLive || b.free_stream == a.stream) return false;  // same stream: the free waits for it
+  if (k && k->end_ns <= b.free_ns) return false;                         // it had finished
+  if (b.free_stream == 0) return k != nullptr;  // a free that is not stream-ordered: only when seen running past it
+  return !orderings.may_order(a.time_ns, b.free_ns, a.device, a.stream, b.free_stream);
+}
+
+// Launches given the same block from the same place, freed from the same place: one finding.
+struct UnorderedFree {
+  const KernelArg* first = nullptr;
+  const Block* block = nullptr;
+  std::uint64_t count = 0;
+};
+
+Finding unordered_free_finding(const Trace& t, const Launches& launches, const UnorderedFree& u) {
+  const KernelArg& a = *u.first;
+  const Block& b = *u.block;
+  const Kernel* k = launches.kernel(a.correlation);
+  const std::string kernel = launches.kernel_name(a.correlation);
+  const std::string running = k ? fmt::format("was still running (it ended {} after the free)",
+                                              format_duration(k->end_ns - b.free_ns))
+                                : std::string("may still have been running (its end was not recorded)");
+  const std::string times =
+      u.count > 1 ? fmt::format("; it happened {} times with this kernel, parameter and free", u.count) : "";
+  std::string msg =
+      b.free_stream == 0
+          ? fmt::format("{} at 0x{:x} was freed while kernel {}, given it as parameter {} on stream {}, {}{}. Wait "
+                        "for stream {} (cudaStreamSynchronize, or an event) before freeing, or free it on stream {} "
+                        "(cudaFreeAsync)",
+                        format_bytes(b.bytes), b.addr, kernel, a.index, a.stream, running, times, a.stream, a.stream)
+          : fmt::format("{} at 0x{:x} was freed on stream {} while kernel {}, given it as parameter {} on stream {}, "
+                        "{}: nothing ordered the launch before the free (no device synchronisation, no "
+                        "synchronisation of stream {} and no event wait of stream {} came between them), so stream "
+                        "{} may hand the memory out again and overwrite it while the kernel reads it{}. Record an "
+                        "event on stream {} after the launch and make stream {} wait for it (cudaStreamWaitEvent) "
+                        "before the free, or free it on stream {}",
+                        format_bytes(b.bytes), b.addr, b.free_stream, kernel, a.index, a.stream, running, a.stream,
+                        b.free_stream, b.free_stream, times, a.stream, b.free_stream, a.stream);
+  Finding f = make_finding("GD004", std::move(msg));
+  f.stack = frames_of(t, b.free_stack);
+  f.notes.push_back({fmt::format("{} was launched here, on stream {}", kernel, a.stream), {},
+                     frames_of(t, launches.stack(a))});
+  f.notes.push_back({"the memory was allocated here", {}, frames_of(t, b.stack)});
+  return f;
+}
+
+void report_unordered_frees(const DetectContext& ctx, const Launches& launches, std::vector<Finding>& out) {
+  const Trace& t = ctx.trace;
+  const Orderings orderings(t);
+  // kernel, parameter, launch site, free site
+  std::map<std::tuple<std::string, std::uint32_t, StackId, StackId>, std::size_t> group_of;
+  std::vector<UnorderedFree> frees;
+  for (const KernelArg& a : t.kernel_args) {
+    if (!is_gpu_pointer(a)) continue;
+    const Block* b = block_holding(ctx.memory, a.value, a.time_ns);
+    if (!b || !freed_under_launch(a, *b, launches.kernel(a.correlation), orderings)) continue;
+    const auto key = std::make_tuple(launches.kernel_name(a.correlation), a.index,
+                                     ctx.memory.canonical_stack(launches.stack(a)), b->free_stack);
+    const auto [it, fresh] = group_of.try_emplace(key, frees.size());
+    if (fresh) frees.push_back({&a, b, 0});
+    ++frees[it->second].count;
+  }
+  for (const UnorderedFree& u : frees) out.push_back(unordered_free_finding(t, launches, u));
+}
+
+// The freed block a launch was given a pointer into, on any device, when no
+// live block holds the address; nullptr if none.
+const Block* freed_block_given(const MemoryTimeline& memory, const KernelArg& a) {
+  if (block_holding(memory, a.value, a.time_ns)) return nullptr;
+  for (const DeviceMemory& m : memory.devices)
+    if (const Block* b = freed_block_containing(m, a.value, a.time_ns)) return b;
+  return nullptr;
+}
+
+void report_freed_arguments(const DetectContext& ctx, const Launches& launches, std::vector<Finding>& out) {
+  const Trace& t = ctx.trace;
+  struct Use {
+    const KernelArg* first;
+    const Block* block;
+    std::uint64_t count;
+  };
+  std::map<std::tuple<std::string, std::uint32_t, StackId>, std::size_t> group_of;  // kernel, parameter, launch site
+  std::vector<Use> uses;
+  for (const KernelArg& a : t.kernel_args) {
+    if (!is_gpu_pointer(a)) continue;
+    const Block* b = freed_block_given(ctx.memory, a);
+    if (!b) continue;
+    const auto key = std::make_tuple(launches.kernel_name(a.correlation), a.index,
+                                     ctx.memory.canonical_stack(launches.stack(a)));
+    const auto [it, fresh] = group_of.try_emplace(key, uses.size());
+    if (fresh) uses.push_back({&a, b, 0});
+    ++uses[it->second].count;
+  }
+  for (const Use& u : uses) {
+    const KernelArg& a = *u.first;
+    const std::string launches_of_it = u.count > 1 ? fmt::format(", in {} launches,", u.count) : "";
+    out.push_back(use_after_free(t, *u.block, a.value, a.time_ns, launches.stack(a),
+                                 fmt::format("kernel {} was given{} as parameter {} the address",
+                                             launches.kernel_name(a.correlation), launches_of_it, a.index)));
+  }
 }
 
 }  // namespace
@@ -51,16 +260,7 @@ void detect_premature_free(const DetectContext& ctx, std::vector<Finding>& out) 
     }
     // Use after free.
     auto after_free = [&](std::uint64_t addr, std::uint64_t time, StackId stack, std::string_view what) {
-      const Block* b = freed_block_containing(m, addr, time);
-      if (!b) return;
-      Finding f = make_finding("GD004", fmt::format("{} 0x{:x}, inside {} that was freed {} earlier; the memory may "
-                                                    "already belong to another allocation: keep the buffer alive "
-                                                    "until every use of it is done",
-                                                    what, addr, format_bytes(b->bytes), format_duration(time - b->free_ns)));
-      f.stack = frames_of(t, stack);
-      f.notes.push_back({"it was freed here", {}, frames_of(t, b->free_stack)});
-      f.notes.push_back({"and allocated here", {}, frames_of(t, b->stack)});
-      out.push_back(std::move(f));
+      if (const Block* b = freed_block_containing(m, addr, time)) out.push_back(use_after_free(t, *b, addr, time, stack, what));
     };
     for (const Touch& w : touches)
       if (w.device == m.device) after_free(w.addr, w.start_ns, w.stack, w.what);
@@ -77,6 +277,10 @@ void detect_premature_free(const DetectContext& ctx, std::vector<Finding>& out) 
       out.push_back(std::move(f));
     }
   }
+  if (t.kernel_args.empty()) return;
+  const Launches launches(t);
+  report_unordered_frees(ctx, launches, out);
+  report_freed_arguments(ctx, launches, out);
 }
 
 }  // namespace gpudiag

@@ -5,7 +5,9 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "gpudiag/analysis/gpu_time.h"
@@ -72,6 +74,54 @@ bool is_memory_fault(const Crash& crash);
 std::string format_bytes(std::uint64_t bytes);
 // "1.25 ms", "830 us", "2.1 s".
 std::string format_duration(std::uint64_t ns);
+
+// Kernel launches by correlation id, for the detectors that read kernel
+// arguments: the launch call (ApiKind::Launch) and the kernel's execution.
+class Launches {
+ public:
+  explicit Launches(const Trace& trace);
+  // The launch call, or nullptr.
+  const ApiCall* call(std::uint64_t correlation) const;
+  // The kernel's execution on the device, or nullptr (a faulting kernel's
+  // record may never arrive).
+  const Kernel* kernel(std::uint64_t correlation) const;
+  // What was launched, demangled: the kernel's name, else the launch call's
+  // symbol, else "a kernel".
+  std::string kernel_name(std::uint64_t correlation) const;
+  std::string kernel_name(const ApiCall& launch) const;
+  // Where the launch that passed `arg` was made: its own stack, else its
+  // launch call's.
+  StackId stack(const KernelArg& arg) const;
+
+ private:
+  const Trace& trace_;
+  std::unordered_map<std::uint64_t, std::uint32_t> calls_;    // correlation -> api_calls index
+  std::unordered_map<std::uint64_t, std::uint32_t> kernels_;  // correlation -> kernels index
+};
+
+// The allocation, on any device or the host, that holds addr at time t, or nullptr.
+const Block* block_holding(const MemoryTimeline& memory, std::uint64_t addr, std::uint64_t t);
+// A kernel argument the GPU cannot read: host memory the driver does not know
+// (malloc, new, the stack). Where the trace's own allocations say the address
+// is pinned, managed or device memory, they are believed.
+bool is_pageable_argument(const MemoryTimeline& memory, const KernelArg& arg);
+
+// Errors a faulting kernel leaves in its context (700 illegal address, 719
+// launch failure, ...): the next call that waits for the device returns it,
+// and so does every call after it.
+bool is_kernel_error(std::int32_t status);
+// The status with the CUDA runtime's text: 700 "an illegal memory access was
+// encountered"; the bare number when the text is not known.
+std::string cuda_error_text(std::int32_t status);
+// cudaGetLastError and cudaPeekAtLastError: they return an earlier call's error.
+bool reports_earlier_error(std::string_view api_name);
+// A call that waited for the device or a stream and succeeded: the work it
+// waited for finished cleanly.
+bool is_successful_synchronize(const Trace& trace, const ApiCall& call);
+// The first call after `time` that returned a kernel error, when no
+// successful synchronisation came between (which would show that what was
+// launched by `time` had finished cleanly); nullptr when none.
+const ApiCall* kernel_error_after(const Trace& trace, std::uint64_t time);
 
 // GD002: the demangled name says the kernel computes in double precision.
 bool is_float64_kernel(std::string_view demangled_name);

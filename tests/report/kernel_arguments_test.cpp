@@ -1,0 +1,332 @@
+// The pointers each kernel launch was given: GD001 for pageable host memory
+// (tied to the kernel error that followed), GD004 for a block freed on
+// another stream with nothing that ordered the launch before the free, and
+// for a launch given a block already freed. Each bug has a correct twin.
+#include <functional>
+
+#include <gtest/gtest.h>
+
+#include "detect_support.h"
+#include "trace_builder.h"
+
+namespace gpudiag {
+namespace {
+
+using namespace gpudiag::testing;
+
+struct Arg {
+  std::uint64_t value;
+  MemKind memory;
+};
+
+// Launch `id` (its correlation) of `symbol` at `time` on `stream`, passing
+// `args` as parameters 0, 1, ...; the kernel ran until `end` (no record of
+// its run when 0, as for a kernel that faulted).
+void launch(Trace& t, std::uint64_t id, std::uint64_t time, const std::string& symbol, std::uint64_t stream,
+            const std::vector<Arg>& args, std::uint64_t end = 0, StackId stack = kNoStack) {
+  if (stack == kNoStack) stack = stack_named(t, "launch_site", "train.cu", 30);
+  t.api_calls.push_back({.start_ns = time, .end_ns = time + 2, .name = t.intern("cudaLaunchKernel"),
+                         .domain = ApiDomain::Runtime, .device = 0, .correlation = id, .stack = stack,
+                         .symbol = t.intern(symbol)});
+  for (std::uint32_t i = 0; i < args.size(); ++i)
+    t.kernel_args.push_back({.time_ns = time, .value = args[i].value, .index = i, .memory = args[i].memory,
+                             .device = 0, .stream = stream, .correlation = id});
+  if (end != 0) kernel(t, time + 5, end, symbol, 0, stream, id);
+}
+
+void call(Trace& t, std::uint64_t time, const char* name, std::int32_t status = 0, std::uint64_t correlation = 0) {
+  t.api_calls.push_back({.start_ns = time, .end_ns = time + 1, .name = t.intern(name), .domain = ApiDomain::Runtime,
+                         .status = status, .correlation = correlation,
+                         .stack = stack_named(t, name, "train.cu", 40)});
+}
+
+void sync(Trace& t, std::uint64_t time, SyncKind kind, std::uint64_t stream = 0) {
+  t.syncs.push_back({.start_ns = time, .end_ns = time + 3, .kind = kind, .stream = stream});
+}
+
+constexpr std::uint64_t kHostArray = 0x55d0c0a01000;
+constexpr std::uint64_t kSrc = 0x302000000;
+constexpr std::uint64_t kOut = 0x302400000;
+constexpr std::uint64_t kMiB4 = 4ull << 20;
+constexpr std::uint64_t kStreamA = 13, kStreamB = 14;
+
+// GD001 ---------------------------------------------------------------------
+
+// host_ptr_kernel: scale(float*, int) given a malloc'd array; the launch
+// returns 0, cudaDeviceSynchronize returns 700; the kernel's record never came.
+Trace host_pointer_kernel() {
+  Trace t;
+  launch(t, 121, 100, "_Z5scalePfi", 7, {{kHostArray, MemKind::Pageable}, {1 << 20, MemKind::Unknown}});
+  call(t, 110, "cudaGetLastError");
+  call(t, 120, "cudaDeviceSynchronize", 700);
+  call(t, 130, "cudaMemcpy", 700);
+  return t;
+}
+
+TEST(KernelArguments, PageableHostMemoryGivenToAKernelIsGD001TiedToThe700ThatFollowed) {
+  const auto all = detect(host_pointer_kernel());
+  const auto f = only(all, "GD001");
+  ASSERT_EQ(f.size(), 1u);
+  const std::string& m = f[0].message;
+  EXPECT_EQ(f[0].severity, Severity::Error);
+  EXPECT_NE(m.find("kernel scale(float*, int) was given pageable host memory as parameter 0 (0x55d0c0a01000)"),
+            std::string::npos) << m;
+  EXPECT_NE(m.find("neither allocated with cudaMallocHost nor registered with cudaHostRegister"), std::string::npos) << m;
+  EXPECT_NE(m.find("error 700 \"an illegal memory access was encountered\" at cudaDeviceSynchronize followed, 20 ns "
+                   "after the launch: this launch is its likely cause"),
+            std::string::npos) << m;
+  EXPECT_NE(m.find("cudaMallocHost or cudaMallocManaged"), std::string::npos) << m;
+  EXPECT_EQ(m.find("parameter 1"), std::string::npos) << "a number is no pointer: " << m;
+  ASSERT_FALSE(f[0].stack.empty());
+  EXPECT_EQ(f[0].stack[0].function, "launch_site");
+  ASSERT_EQ(f[0].notes.size(), 1u);
+  EXPECT_EQ(f[0].notes[0].message, "error 700 was reported here");
+  EXPECT_EQ(f[0].notes[0].stack.at(0).function, "cudaDeviceSynchronize");
+  // GD006's finding for the same error is also true, and points at the cause.
+  const auto e = only(all, "GD006");
+  ASSERT_EQ(e.size(), 1u);
+  EXPECT_NE(e[0].message.find("newest first: scale(float*, int); scale(float*, int) was given pageable host memory "
+                              "as parameter 0 (0x55d0c0a01000), which the GPU cannot read: the likely cause (GD001)"),
+            std::string::npos) << e[0].message;
+}
+
+TEST(KernelArguments, APageableArgumentWithNoErrorAfterItIsStillGD001AndLaunchesFromOnePlaceAreOneFinding) {
+  Trace t;
+  const StackId site = stack_named(t, "step", "train.cu", 12);
+  for (std::uint64_t i = 0; i < 3; ++i)
+    launch(t, 10 + i, 100 + 100 * i, "scale(float*, int)", 7, {{kHostArray, MemKind::Pageable}}, 0, site);
+  // An error after a successful synchronisation is not this launch's.
+  call(t, 500, "cudaDeviceSynchronize");
+  launch(t, 20, 600, "other(float*)", 7, {{kSrc, MemKind::Device}});
+  call(t, 700, "cudaDeviceSynchronize", 700);
+  const auto f = only(detect(t), "GD001");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_NE(f[0].message.find("parameter 0 (0x55d0c0a01000, in 3 launches)"), std::string::npos) << f[0].message;
+  EXPECT_NE(f[0].message.find("unless the GPU reads pageable memory (HMM), the kernel faults on it with error 700"),
+            std::string::npos) << f[0].message;
+  EXPECT_EQ(f[0].message.find("followed"), std::string::npos) << f[0].message;
+  EXPECT_TRUE(f[0].notes.empty());
+}
+
+TEST(KernelArguments, AHostAllocationTheTraceRecordedIsNamedWithItsStack) {
+  Trace t;
+  alloc(t, 10, kHostArray, 4096, kHostDevice, stack_named(t, "load_batch", "data.cpp", 7), MemKind::Pageable);
+  launch(t, 1, 100, "scale(float*, int)", 7, {{kHostArray + 64, MemKind::Pageable}});
+  const auto f = only(detect(t), "GD001");
+  ASSERT_EQ(f.size(), 1u);
+  ASSERT_EQ(f[0].notes.size(), 1u);
+  EXPECT_EQ(f[0].notes[0].message, "the host memory was allocated here");
+  EXPECT_EQ(f[0].notes[0].stack.at(0).function, "load_batch");
+}
+
+TEST(KernelArguments, DevicePinnedManagedAndUnknownArgumentsAreNoGD001) {
+  Trace t;
+  alloc(t, 10, kSrc, kMiB4, 0);
+  alloc(t, 10, 0x7f0000000000, 4096, kHostDevice, kNoStack, MemKind::Pinned);
+  launch(t, 1, 100, "scale(float*, int)", 7,
+         {{kSrc, MemKind::Device},
+          {0x7f0000000010, MemKind::Pinned},
+          {0x7e0000000000, MemKind::Managed},
+          {kHostArray, MemKind::Unknown},  // a number that looks like an address
+          {0x7f0000000020, MemKind::Pageable}});  // the trace says cudaMallocHost made it
+  call(t, 120, "cudaDeviceSynchronize", 700);
+  EXPECT_TRUE(only(detect(t), "GD001").empty());
+}
+
+// GD004: a free on another stream ------------------------------------------
+
+// freeasync_race, round by round: src and out allocated on stream B; a
+// kernel on stream A launched at 100 reads src until `kernel_end`;
+// cudaFreeAsync(src, B) at 200, then B hands the same address out again; a
+// device synchronisation at 300, and the round's buffers are freed.
+// `between` adds what comes between the launch and the free.
+template <class Between>
+Trace free_async_race(std::uint64_t kernel_end, Between between, int rounds = 1) {
+  Trace t;
+  const StackId allocated = stack_named(t, "make_src", "race.cu", 60);
+  const StackId launched = stack_named(t, "launch_spin_read", "race.cu", 66);
+  const StackId released = stack_named(t, "release_src", "race.cu", 67);
+  for (int r = 0; r < rounds; ++r) {
+    const std::uint64_t base = 1000ull * r;
+    t.allocs.push_back({.time_ns = base + 10, .addr = kSrc, .bytes = kMiB4, .kind = MemKind::Device, .device = 0,
+                        .stream = kStreamB, .stack = allocated});
+    t.allocs.push_back({.time_ns = base + 11, .addr = kOut, .bytes = kMiB4, .kind = MemKind::Device, .device = 0,
+                        .stream = kStreamB});
+    launch(t, 100 + r, base + 100, "spin_read(float const*, float*, int, long long)", kStreamA,
+           {{kSrc, MemKind::Device}, {kOut, MemKind::Device}, {1 << 20, MemKind::Unknown}},
+           kernel_end ? base + kernel_end : 0, launched);
+    between(t, base);
+    free_at(t, base + 200, kSrc, 0, kStreamB, released);
+    t.allocs.push_back({.time_ns = base + 210, .addr = kSrc, .bytes = kMiB4, .kind = MemKind::Device, .device = 0,
+                        .stream = kStreamB});  // junk
+    sync(t, base + 300, SyncKind::Context);
+    free_at(t, base + 900, kSrc, 0, kStreamB);
+    free_at(t, base + 901, kOut, 0, kStreamB);
+  }
+  return t;
+}
+
+const auto nothing = [](Trace&, std::uint64_t) {};
+
+TEST(KernelArguments, ABlockFreedOnAnotherStreamWhileTheKernelGivenItRunsIsGD004) {
+  const auto f = only(detect(free_async_race(280, nothing)), "GD004");
+  ASSERT_EQ(f.size(), 1u);
+  const std::string& m = f[0].message;
+  EXPECT_NE(m.find("4.00 MiB at 0x302000000 was freed on stream 14 while kernel spin_read(float const*, float*, int, "
+                   "long long), given it as parameter 0 on stream 13, was still running (it ended 80 ns after the free): "
+                   "nothing ordered the launch before the free"),
+            std::string::npos) << m;
+  EXPECT_NE(m.find("Record an event on stream 13 after the launch and make stream 14 wait for it "
+                   "(cudaStreamWaitEvent) before the free, or free it on stream 13"),
+            std::string::npos) << m;
+  EXPECT_EQ(m.find("it happened"), std::string::npos) << m;
+  EXPECT_EQ(f[0].stack.at(0).function, "release_src");
+  ASSERT_EQ(f[0].notes.size(), 2u);
+  EXPECT_EQ(f[0].notes[0].message, "spin_read(float const*, float*, int, long long) was launched here, on stream 13");
+  EXPECT_EQ(f[0].notes[0].stack.at(0).function, "launch_spin_read");
+  EXPECT_EQ(f[0].notes[1].message, "the memory was allocated here");
+  EXPECT_EQ(f[0].notes[1].stack.at(0).function, "make_src");
+}
+
+TEST(KernelArguments, EveryRoundOfTheRaceIsOneFindingAndAMissingKernelRecordStillCounts) {
+  const auto rounds = only(detect(free_async_race(280, nothing, 10)), "GD004");
+  ASSERT_EQ(rounds.size(), 1u);
+  EXPECT_NE(rounds[0].message.find("while the kernel reads it; it happened 10 times with this kernel, parameter and "
+                                   "free. Record"),
+            std::string::npos)
+      << rounds[0].message;
+  const auto unrecorded = only(detect(free_async_race(0, nothing)), "GD004");
+  ASSERT_EQ(unrecorded.size(), 1u);
+  EXPECT_NE(unrecorded[0].message.find("may still have been running (its end was not recorded)"), std::string::npos)
+      << unrecorded[0].message;
+}
+
+TEST(KernelArguments, AFreeOrderedAfterTheLaunchIsNoGD004) {
+  const std::vector<std::pair<const char*, std::function<void(Trace&, std::uint64_t)>>> orderings = {
+      {"device synchronisation", [](Trace& t, std::uint64_t b) { sync(t, b + 150, SyncKind::Device); }},
+      {"context synchronisation", [](Trace& t, std::uint64_t b) { sync(t, b + 150, SyncKind::Context); }},
+      {"stream A synchronised", [](Trace& t, std::uint64_t b) { sync(t, b + 150, SyncKind::Stream, kStreamA); }},
+      {"stream B waited for an event",
+       [](Trace& t, std::uint64_t b) { sync(t, b + 150, SyncKind::StreamWaitEvent, kStreamB); }},
+      {"an event synchronised", [](Trace& t, std::uint64_t b) { sync(t, b + 150, SyncKind::Event); }},
+      {"a stream query that succeeded", [](Trace& t, std::uint64_t b) { call(t, b + 150, "cudaStreamQuery"); }},
+  };
+  for (const auto& [what, between] : orderings) {
+    SCOPED_TRACE(what);
+    // The kernel record ends after the free: only the ordering makes it right.
+    EXPECT_TRUE(only(detect(free_async_race(0, between)), "GD004").empty());
+  }
+  // The kernel had ended before the free (one clock for GPU and API times).
+  EXPECT_TRUE(only(detect(free_async_race(150, nothing)), "GD004").empty());
+}
+
+TEST(KernelArguments, WaitsThatDoNotOrderTheLaunchBeforeTheFreeLeaveItGD004) {
+  const std::vector<std::pair<const char*, std::function<void(Trace&, std::uint64_t)>>> waits = {
+      {"stream B synchronised", [](Trace& t, std::uint64_t b) { sync(t, b + 150, SyncKind::Stream, kStreamB); }},
+      {"stream A waited for an event",
+       [](Trace& t, std::uint64_t b) { sync(t, b + 150, SyncKind::StreamWaitEvent, kStreamA); }},
+      {"a device synchronisation before the launch",
+       [](Trace& t, std::uint64_t b) { sync(t, b + 50, SyncKind::Device); }},
+      {"a stream query that was not ready",
+       [](Trace& t, std::uint64_t b) { call(t, b + 150, "cudaStreamQuery", 600); }},
+  };
+  for (const auto& [what, between] : waits) {
+    SCOPED_TRACE(what);
+    EXPECT_EQ(only(detect(free_async_race(280, between)), "GD004").size(), 1u);
+  }
+}
+
+// The legacy default stream (here 7, the stream of a blocking copy) waits
+// for blocking streams' work and theirs for its: a launch or a free on it
+// may be ordered with no event in the trace.
+TEST(KernelArguments, ALaunchOrAFreeOnTheDefaultStreamIsNotJudged) {
+  auto traced = [](std::uint64_t launch_stream, std::uint64_t free_stream, bool blocking_copy) {
+    Trace t;
+    alloc(t, 10, kSrc, kMiB4, 0);
+    if (blocking_copy) {
+      Memcpy c = copy(20, 30, CopyKind::HtoD, 4096, /*async=*/false);
+      c.dst = kSrc;
+      t.memcpys.push_back(c);  // on stream 7
+    }
+    launch(t, 1, 100, "consume(float*)", launch_stream, {{kSrc, MemKind::Device}}, 5000);
+    free_at(t, 200, kSrc, 0, free_stream);
+    return t;
+  };
+  EXPECT_TRUE(only(detect(traced(7, kStreamB, true)), "GD004").empty());
+  EXPECT_TRUE(only(detect(traced(kStreamA, 7, true)), "GD004").empty());
+  EXPECT_EQ(only(detect(traced(7, kStreamB, false)), "GD004").size(), 1u) << "nothing says 7 is the default stream";
+  EXPECT_EQ(only(detect(traced(kStreamA, kStreamB, true)), "GD004").size(), 1u);
+}
+
+TEST(KernelArguments, AFreeOnTheLaunchsStreamIsOrderedAfterIt) {
+  Trace t;
+  alloc(t, 10, kSrc, kMiB4, 0);
+  launch(t, 1, 100, "consume(float*)", kStreamA, {{kSrc, MemKind::Device}}, 5000);
+  free_at(t, 200, kSrc, 0, kStreamA);
+  EXPECT_TRUE(only(detect(t), "GD004").empty());
+}
+
+TEST(KernelArguments, ASynchronousFreeIsGD004OnlyWhenTheKernelIsSeenRunningPastIt) {
+  auto traced = [](std::uint64_t kernel_end) {
+    Trace t;
+    alloc(t, 10, kSrc, kMiB4, 0);
+    launch(t, 1, 100, "consume(float*)", kStreamA, {{kSrc, MemKind::Device}}, kernel_end);
+    free_at(t, 200, kSrc, 0, /*stream=*/0);
+    return t;
+  };
+  const auto seen = only(detect(traced(5000)), "GD004");
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_NE(seen[0].message.find("was freed while kernel consume(float*), given it as parameter 0 on stream 13, was "
+                                 "still running (it ended 4.80 us after the free)"),
+            std::string::npos) << seen[0].message;
+  EXPECT_TRUE(only(detect(traced(0)), "GD004").empty()) << "cudaFree waits for the device";
+  EXPECT_TRUE(only(detect(traced(150)), "GD004").empty());
+}
+
+// GD004: use after free -----------------------------------------------------
+
+TEST(KernelArguments, ALaunchGivenAFreedBlockIsAUseAfterFree) {
+  Trace t;
+  alloc(t, 10, kSrc, kMiB4, 0, stack_named(t, "make_src"));
+  free_at(t, 20, kSrc, 0, kStreamA, stack_named(t, "release_src"));
+  launch(t, 1, 30, "consume(float*, float*)", kStreamA, {{kOut, MemKind::Device}, {kSrc + 256, MemKind::Device}});
+  launch(t, 2, 40, "consume(float*, float*)", kStreamA, {{kOut, MemKind::Device}, {kSrc + 256, MemKind::Device}});
+  const auto f = only(detect(t), "GD004");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_NE(f[0].message.find("kernel consume(float*, float*) was given, in 2 launches, as parameter 1 the address "
+                              "0x302000100, inside 4.00 MiB that was freed 10 ns earlier"),
+            std::string::npos) << f[0].message;
+  EXPECT_EQ(f[0].stack.at(0).function, "launch_site");
+  ASSERT_EQ(f[0].notes.size(), 2u);
+  EXPECT_EQ(f[0].notes[0].stack.at(0).function, "release_src");
+  EXPECT_EQ(f[0].notes[1].stack.at(0).function, "make_src");
+}
+
+TEST(KernelArguments, AnAddressAllocatedAgainOrANumberIsNoUseAfterFree) {
+  Trace t;
+  alloc(t, 10, kSrc, kMiB4, 0);
+  free_at(t, 20, kSrc, 0, kStreamA);
+  launch(t, 1, 30, "consume(float*, long)", kStreamA, {{kSrc + 256, MemKind::Unknown}});  // a number
+  alloc(t, 35, kSrc, kMiB4, 0);                                                          // the address again
+  launch(t, 2, 40, "consume(float*, long)", kStreamA, {{kSrc + 256, MemKind::Device}});
+  EXPECT_TRUE(only(detect(t), "GD004").empty());
+}
+
+// A caching allocator (PyTorch) never frees: blocks handed from stream to
+// stream are none of the trace's frees. Pinned and managed arguments are fine.
+TEST(KernelArguments, ACachingAllocatorPinnedAndManagedArgumentsAreNoGD004) {
+  Trace t;
+  alloc(t, 10, kSrc, 64ull << 20, 0);
+  alloc(t, 10, 0x7f0000000000, 4096, kHostDevice, kNoStack, MemKind::Pinned);
+  for (std::uint64_t i = 0; i < 20; ++i)
+    launch(t, 1 + i, 100 + 10 * i, "op(float*, float*, float*)", i % 2 ? kStreamA : kStreamB,
+           {{kSrc + (i % 4) * 4096, MemKind::Device},
+            {0x7f0000000000, MemKind::Pinned},
+            {0x7e0000000000, MemKind::Managed}},
+           100 + 10 * i + 50);
+  EXPECT_TRUE(only(detect(t), "GD004").empty());
+  EXPECT_TRUE(only(detect(t), "GD001").empty());
+}
+
+}  // namespace
+}  // namespace gpudiag
