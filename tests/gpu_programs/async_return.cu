@@ -21,13 +21,9 @@
 #include <cstdlib>
 #include <vector>
 
-#define CHECK(call)                                                                                    \
-  do {                                                                                                 \
-    if (const cudaError_t e_ = (call); e_ != cudaSuccess) {                                            \
-      std::printf("async_return: %s failed: %d \"%s\"\n", #call, static_cast<int>(e_), cudaGetErrorString(e_)); \
-      std::exit(2);                                                                                    \
-    }                                                                                                  \
-  } while (0)
+#include "check.h"
+
+constexpr const char* kProgram = "async_return";
 
 __device__ unsigned long long global_ns() {
   unsigned long long t;

@@ -21,18 +21,9 @@
 #include <cstdlib>
 #include <vector>
 
-#define CHECK(call)                                                                                      \
-  do {                                                                                                   \
-    if (const cudaError_t e_ = (call); e_ != cudaSuccess) {                                              \
-      std::printf("freeasync_race: %s failed: %d \"%s\"\n", #call, static_cast<int>(e_), cudaGetErrorString(e_)); \
-      std::exit(2);                                                                                      \
-    }                                                                                                    \
-  } while (0)
+#include "check.h"
 
-__global__ void fill(float* x, int n, float v) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) x[i] = v;
-}
+constexpr const char* kProgram = "freeasync_race";
 
 __device__ unsigned long long global_ns() {
   unsigned long long t;

@@ -13,18 +13,9 @@
 #include <cstdio>
 #include <cstdlib>
 
-#define CHECK(call)                                                                                 \
-  do {                                                                                              \
-    if (const cudaError_t e_ = (call); e_ != cudaSuccess) {                                         \
-      std::printf("many_tiny: %s failed: %d \"%s\"\n", #call, static_cast<int>(e_), cudaGetErrorString(e_)); \
-      std::exit(2);                                                                                 \
-    }                                                                                               \
-  } while (0)
+#include "check.h"
 
-__global__ void fill(float* x, int n, float v) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) x[i] = v;
-}
+constexpr const char* kProgram = "many_tiny";
 
 int main() {
   const int n = 1 << 20;

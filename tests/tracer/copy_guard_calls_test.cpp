@@ -3,6 +3,7 @@
 // fake driver that says what memory and streams are, and anonymous memory
 // standing in for pinned memory.
 #include "copy_guard_calls.h"
+#include "test_support.h"
 
 #include <gtest/gtest.h>
 #include <sys/mman.h>
@@ -16,15 +17,6 @@ namespace gpudiag::cupti {
 namespace {
 
 const std::size_t kPage = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-
-bool readable(const void* p) {
-  int fds[2];
-  if (pipe(fds) != 0) return false;
-  const ssize_t n = write(fds[1], p, 1);
-  close(fds[0]);
-  close(fds[1]);
-  return n == 1;
-}
 
 // ---- the fake driver ----
 struct FakeMemory {
@@ -92,7 +84,7 @@ class GuardCallsTest : public ::testing::Test {
     munmap(pinned, 8 * kPage);
   }
   static std::uint64_t address(const void* p) { return reinterpret_cast<std::uint64_t>(p); }
-  bool guarded(std::size_t page = 0) const { return !readable(pinned + page * kPage); }
+  bool guarded(std::size_t page = 0) const { return !test::host_readable(pinned + page * kPage); }
 
   // cudaMemcpyAsync(pinned + page, device, pages, kind, stream) as it returns.
   void copy_async(cudaStream_t stream, std::size_t page = 0, cudaMemcpyKind kind = cudaMemcpyDeviceToHost,

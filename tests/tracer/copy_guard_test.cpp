@@ -24,17 +24,6 @@ namespace {
 
 const std::size_t kPage = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
 
-// Whether the host can read the byte at p now, found without faulting: a
-// pipe's write copies from the buffer and fails with EFAULT where it cannot.
-bool readable(const void* p) {
-  int fds[2];
-  if (pipe(fds) != 0) return false;
-  const ssize_t n = write(fds[1], p, 1);
-  close(fds[0]);
-  close(fds[1]);
-  return n == 1;
-}
-
 struct Pages {
   explicit Pages(std::size_t n) : count(n) {
     void* m = mmap(nullptr, n * kPage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -46,7 +35,7 @@ struct Pages {
   std::uint64_t at(std::size_t page, std::size_t offset = 0) const {
     return reinterpret_cast<std::uint64_t>(base + page * kPage + offset);
   }
-  bool page_readable(std::size_t page) const { return readable(base + page * kPage); }
+  bool page_readable(std::size_t page) const { return test::host_readable(base + page * kPage); }
   char* base = nullptr;
   std::size_t count;
 };
@@ -75,7 +64,7 @@ TEST_F(CopyGuardTest, OnlyWholePagesInsideTheDestinationAreProtected) {
   EXPECT_FALSE(m.page_readable(1));
   EXPECT_FALSE(m.page_readable(3));
   EXPECT_TRUE(m.page_readable(4)) << "the partial last page is not protected";
-  EXPECT_TRUE(readable(m.base + 4 * kPage + 50));
+  EXPECT_TRUE(test::host_readable(m.base + 4 * kPage + 50));
   // A destination within one page, or across two without a whole one: nothing to protect.
   EXPECT_FALSE(guard.guard(m.at(4, 8), 64, kStreamA, false, 2));
   EXPECT_FALSE(guard.guard(m.at(0, kPage / 2), kPage, kStreamA, false, 3));

@@ -32,6 +32,17 @@ inline std::string why_no_gpu() {
   return why;
 }
 
+// Whether the host can read the byte at p now, found without faulting: a
+// pipe's write copies from the buffer and fails with EFAULT where it cannot.
+inline bool host_readable(const void* p) {
+  int fds[2];
+  if (pipe(fds) != 0) return false;
+  const ssize_t n = write(fds[1], p, 1);
+  close(fds[0]);
+  close(fds[1]);
+  return n == 1;
+}
+
 inline std::string temp_path(const std::string& name) {
   static std::atomic<int> counter{0};
   auto dir = std::filesystem::temp_directory_path() / ("gpudiag-tracer-" + std::to_string(getpid()));
