@@ -21,6 +21,12 @@ StackFrame frame(std::uint64_t ip, std::int32_t module, const char* function, Tr
   return {.ip = ip, .function = function ? t.intern(function) : 0, .module = module};
 }
 
+TEST(Frames, MangledNamesAreDemangledAndOthersKept) {
+  EXPECT_EQ(demangle("_Z5scalePfi"), "scale(float*, int)");
+  EXPECT_EQ(demangle("main"), "main");
+  EXPECT_EQ(demangle("_Znot_a_name"), "_Znot_a_name") << "what does not demangle stays as it is";
+}
+
 TEST(Frames, StacksStartAtTheProgramsOwnCall) {
   Trace t = with_modules();
   Stack s;

@@ -24,13 +24,16 @@
 #include "gpudiag/trace.h"
 
 namespace gpudiag {
-namespace {
 
-std::string demangle(const char* name) {
+std::string demangle(std::string_view name) {
+  if (!name.starts_with("_Z")) return std::string(name);
+  const std::string mangled(name);
   int status = 0;
-  std::unique_ptr<char, void (*)(void*)> out(abi::__cxa_demangle(name, nullptr, nullptr, &status), std::free);
-  return status == 0 && out ? std::string(out.get()) : std::string(name);
+  std::unique_ptr<char, void (*)(void*)> out(abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status), std::free);
+  return status == 0 && out ? std::string(out.get()) : mangled;
 }
+
+namespace {
 
 struct Symbol {
   GElf_Addr addr;

@@ -1,10 +1,5 @@
 // Helpers for the detectors that read kernel launches, their arguments and
 // the errors a faulting kernel leaves behind.
-#include <cxxabi.h>
-
-#include <cstdlib>
-#include <memory>
-
 #include <fmt/format.h>
 
 #include "gpudiag/api_kinds.h"
@@ -12,17 +7,6 @@
 #include "gpudiag/explain/knowledge.h"
 
 namespace gpudiag {
-namespace {
-
-std::string demangled(std::string_view name) {
-  if (!name.starts_with("_Z")) return std::string(name);
-  const std::string mangled(name);
-  int status = 0;
-  std::unique_ptr<char, void (*)(void*)> out(abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status), std::free);
-  return status == 0 && out ? std::string(out.get()) : mangled;
-}
-
-}  // namespace
 
 Launches::Launches(const Trace& trace) : trace_(trace) {
   for (std::uint32_t i = 0; i < trace.api_calls.size(); ++i) {
@@ -53,7 +37,7 @@ std::string Launches::kernel_name(std::uint64_t correlation) const {
 // be mangled, and a faulting kernel's record may never arrive.
 std::string Launches::kernel_name(const ApiCall& launch) const {
   if (const Kernel* k = kernel(launch.correlation); k && k->name != 0) return std::string(trace_.str(k->name));
-  if (launch.symbol != 0) return demangled(trace_.str(launch.symbol));
+  if (launch.symbol != 0) return demangle(trace_.str(launch.symbol));
   return "a kernel";
 }
 

@@ -179,6 +179,10 @@ struct SymbolizeOptions {
   std::uint64_t max_module_bytes_for_lines = 512ull << 20;
 };
 
+// A C++ symbol's demangled name ("_Z5scalePfi" -> "scale(float*, int)"), or
+// the name itself when it is not a mangled one.
+std::string demangle(std::string_view name);
+
 // Resolves the frames of every stack recorded as bare addresses (a .gdtrace
 // from this machine) to function, file and line with libdw, when the modules
 // are still present. Frames it cannot resolve keep their address. Each
