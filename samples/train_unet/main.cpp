@@ -57,22 +57,24 @@ struct Scores {
 Scores evaluate(nn::UNet& model, data::DataLoader& loader) {
   model.eval();
   NoGrad ng;
-  double loss = 0, inter = 0, uni = 0;
+  // Loss, intersection and union summed on the device, and brought home in
+  // one copy at the end rather than read back every batch.
+  Tensor totals;
   std::int64_t batches = 0;
   loader.start_epoch(0);
   while (auto b = loader.next()) {
     Tensor logits = model(b->input);
-    loss += binary_cross_entropy_with_logits(logits, b->target).to(cpu_device()).item();
+    Tensor loss = binary_cross_entropy_with_logits(logits, b->target);
     Tensor pred = gt(logits, 0.0).to(DType::f32);
-    // Reduce on the device, then bring two numbers home in one copy.
     Tensor i = sum(mul(pred, b->target)), u = sum(sub(add(pred, b->target), mul(pred, b->target)));
-    std::vector<float> both = cat({i.reshape({1}), u.reshape({1})}, 0).to_vector<float>();
-    inter += both[0];
-    uni += both[1];
+    Tensor batch = cat({loss.reshape({1}), i.reshape({1}), u.reshape({1})}, 0);
+    totals = totals.defined() ? add(totals, batch) : batch;
     ++batches;
   }
   model.train();
-  return {loss / static_cast<double>(std::max<std::int64_t>(1, batches)), uni > 0 ? inter / uni : 1.0};
+  if (!totals.defined()) return {0.0, 1.0};
+  const std::vector<float> sums = totals.to_vector<float>();
+  return {sums[0] / static_cast<double>(batches), sums[2] > 0 ? sums[1] / sums[2] : 1.0};
 }
 
 }  // namespace
@@ -129,7 +131,7 @@ int main(int argc, char** argv) {
     Scores after = before;
     for (int epoch = 0; epoch < epochs; ++epoch) {
       train.start_epoch(epoch);
-      double total = 0;
+      Tensor total;  // the epoch's loss, summed on the device: no read back per step
       std::int64_t steps = 0;
       while (auto b = train.next()) {
         TrainingStep step;  // marks the iteration in gpudiag's trace
@@ -138,13 +140,14 @@ int main(int argc, char** argv) {
         Tensor loss = add(binary_cross_entropy_with_logits(logits, b->target), dice_loss(logits, b->target));
         loss.backward();
         adam.step();
-        total += loss.to(cpu_device()).item();
+        total = total.defined() ? add(total, loss.detach()) : loss.detach();
         ++steps;
       }
       after = evaluate(model, val);
+      const double train_loss = total.defined() ? total.to_vector<float>()[0] / static_cast<double>(steps) : 0.0;
       const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      std::printf("epoch %d: train loss %.4f, val loss %.4f, val IoU %.3f (%.1fs)\n", epoch + 1,
-                  total / static_cast<double>(steps), after.loss, after.iou, secs);
+      std::printf("epoch %d: train loss %.4f, val loss %.4f, val IoU %.3f (%.1fs)\n", epoch + 1, train_loss,
+                  after.loss, after.iou, secs);
     }
     if (!checkpoint.empty()) {
       save_checkpoint(checkpoint, model, &adam);
