@@ -149,5 +149,22 @@ TEST(ReportCli, ReadsATraceFromAPipe) {
   EXPECT_NE(r.out.find("empty"), std::string::npos) << r.out;
 }
 
+// The healthy UNet sample, traced as the main job traces it, is the example
+// of a clean run: its iterations come from its marked steps, it gets no
+// finding at all, and the host is called the host, never "device -1".
+TEST(Cli, TheHealthyUNetSampleTracedGivesNoFindingAndNamesTheHostAsTheHost) {
+  if (std::string(TRAIN_UNET_EXE).empty()) GTEST_SKIP() << "the UNet sample was not built";
+  const std::string trace = (temp_dir() / "healthy_unet.gdtrace").string();
+  const CliRun r = run("trace -o " + trace + " -- " + TRAIN_UNET_EXE +
+                       " --epochs 1 --train 64 --val 16 --size 32 --checkpoint ''");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("iterations (profiler steps)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Findings: 0"), std::string::npos) << r.out;
+  std::ifstream html(trace + ".html");
+  const std::string page((std::istreambuf_iterator<char>(html)), std::istreambuf_iterator<char>());
+  ASSERT_FALSE(page.empty());
+  for (const std::string& text : {r.out, page}) EXPECT_EQ(text.find("device -1"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace gpudiag
