@@ -108,6 +108,42 @@ TEST(MemoryLeak, TwoIterationsAreTooFewToCallGrowthALeak) {
   EXPECT_TRUE(only(detect(t), "GD007").empty()) << only(detect(t), "GD007").front().message;
 }
 
+// A program that names its steps itself (NVTX "step 12", "step 13", ...),
+// with no profiler steps: those ranges are its iterations.
+Trace launches_in_named_ranges(const std::string& name, int steps, int launches_per_step) {
+  Trace t;
+  for (int s = 0; s < steps; ++s) {
+    const std::uint64_t at = 1'000'000ull * (s + 1);
+    t.ranges.push_back({.start_ns = at, .end_ns = at + 900'000, .name = t.intern(name + std::to_string(s)), .tid = 7});
+    // an inner range of the same thread, nested: not a step of its own
+    t.ranges.push_back({.start_ns = at + 10, .end_ns = at + 100, .name = t.intern("forward"), .tid = 7});
+    for (int k = 0; k < launches_per_step; ++k)
+      t.api_calls.push_back({.start_ns = at + 1000ull * (k + 1), .end_ns = at + 1000ull * (k + 1) + 5,
+                             .name = t.intern("cudaLaunchKernel"), .tid = 7});
+  }
+  t.sort_by_time();
+  return t;
+}
+
+TEST(Iterations, RangesTheProgramNamedAsStepsAreItsIterations) {
+  const RunPhases p = find_phases(launches_in_named_ranges("step ", 5, 10));
+  EXPECT_EQ(p.source, "named ranges");
+  ASSERT_EQ(p.iterations.size(), 5u);
+  EXPECT_EQ(p.iterations[0].begin, 1'000'000u);
+  EXPECT_EQ(p.iterations[4].end, 5'900'000u);
+}
+
+TEST(Iterations, NamedRangesThatHoldFewLaunchesOrRepeatTooLittleAreNoLoop) {
+  Trace few = launches_in_named_ranges("step ", 2, 10);  // two steps: too few to call a loop
+  EXPECT_NE(find_phases(few).source, "named ranges");
+  Trace aside = launches_in_named_ranges("step ", 5, 1);
+  for (int k = 0; k < 50; ++k)  // most launches outside the ranges
+    aside.api_calls.push_back({.start_ns = 10'000'000ull + 1000ull * k, .end_ns = 10'000'000ull + 1000ull * k + 5,
+                               .name = aside.intern("cudaLaunchKernel"), .tid = 7});
+  aside.sort_by_time();
+  EXPECT_NE(find_phases(aside).source, "named ranges");
+}
+
 TEST(Iterations, TheLoopIsFoundAfterAStartUpOfOtherKernels) {
   Trace t = training_loop(8, 0, 50'000'000);
   for (int k = 0; k < 300; ++k) kernel(t, 1000ull + 100'000ull * k, 1000ull + 100'000ull * k + 50, "autotune" + std::to_string(k));

@@ -96,6 +96,29 @@ TEST(NsysImport, ReadsEveryTableOfAnNsysExport) {
   EXPECT_EQ(t.streams.size(), 1u);
 }
 
+// NVTX ranges (push/pop 59, start/end 60) become the trace's ranges, named by
+// their text or their registered string; marks (34) and open ranges do not.
+TEST(NsysImport, NvtxRangesBecomeRangesWithTheirNamesAndThreads) {
+  const std::string path = make_db("nvtx.sqlite", R"(
+    CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL);
+    CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INT, end INT, deviceId INT, streamId INT, correlationId INT, shortName INT);
+    CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT NULL, rangeId INTEGER,
+      category INTEGER, color INTEGER, text TEXT, globalTid INTEGER, endGlobalTid INTEGER, textId INTEGER,
+      domainId INTEGER);
+    INSERT INTO StringIds VALUES (5, 'step 2');
+    INSERT INTO NVTX_EVENTS VALUES (100, 200, 59, NULL, NULL, NULL, 'step 1', 281474976714898, NULL, NULL, 0),
+      (200, 300, 60, 1, NULL, NULL, NULL, 281474976714898, NULL, 5, 0),
+      (250, NULL, 34, NULL, NULL, NULL, 'a mark', 281474976714898, NULL, NULL, 0),
+      (300, NULL, 59, NULL, NULL, NULL, 'never closed', 281474976714898, NULL, NULL, 0);
+  )");
+  const Trace t = load_trace(path);
+  ASSERT_EQ(t.ranges.size(), 2u);
+  EXPECT_EQ(t.str(t.ranges[0].name), "step 1");
+  EXPECT_EQ(t.ranges[0].end_ns, 200u);
+  EXPECT_EQ(t.str(t.ranges[1].name), "step 2") << "named through StringIds";
+  EXPECT_EQ(t.ranges[0].tid, 4242u) << "thread id from globalTid";
+}
+
 // Without ENUM_CUDA_MEM_KIND (older nsys, or an export trimmed to the
 // activity tables) the importer's own numbering applies: 0 pageable,
 // 1 pinned, 2 device, 3 array, 4 managed, 5 device static, 6 managed static.

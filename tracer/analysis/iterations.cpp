@@ -1,7 +1,11 @@
 #include "gpudiag/analysis/iterations.h"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
+#include <string_view>
+
+#include "gpudiag/api_kinds.h"
 
 namespace gpudiag {
 namespace {
@@ -65,6 +69,58 @@ std::vector<Interval> profiler_steps(const Trace& trace) {
   return steps;
 }
 
+// A range's name without a trailing step number: "step 12", "iter#3" and
+// "train_step_7" name one kind of range each.
+std::string_view name_without_number(std::string_view name) {
+  std::size_t end = name.size();
+  while (end > 0 && std::isdigit(static_cast<unsigned char>(name[end - 1]))) --end;
+  while (end > 0 && (name[end - 1] == ' ' || name[end - 1] == '#' || name[end - 1] == '_' || name[end - 1] == '-' ||
+                     name[end - 1] == ':'))
+    --end;
+  return name.substr(0, end);
+}
+
+// Ranges the program named itself (NVTX ranges, torch.profiler's
+// record_function, gdrt's steps under another name) that mark its
+// iterations: one thread's outermost ranges of one name (a trailing number
+// aside), at least min_iterations of them, which together hold most of the
+// run's launch calls. The kind that holds the most launches wins.
+std::vector<Interval> named_steps(const Trace& trace, const IterationOptions& options) {
+  std::vector<std::uint64_t> launches;
+  for (const ApiCall& a : trace.api_calls)
+    if (api_kind(trace.str(a.name)) == ApiKind::Launch) launches.push_back(a.start_ns);
+  if (launches.empty()) return {};
+  std::sort(launches.begin(), launches.end());
+  const auto launches_in = [&](const Interval& i) {
+    return static_cast<std::size_t>(std::lower_bound(launches.begin(), launches.end(), i.end) -
+                                    std::lower_bound(launches.begin(), launches.end(), i.begin));
+  };
+  std::map<std::uint32_t, std::vector<const Range*>> by_thread;
+  for (const Range& r : trace.ranges)
+    if (r.end_ns > r.start_ns) by_thread[r.tid].push_back(&r);
+  std::vector<Interval> best;
+  std::size_t best_launches = 0;
+  for (auto& [tid, ranges] : by_thread) {
+    std::sort(ranges.begin(), ranges.end(), [](const Range* a, const Range* b) { return a->start_ns < b->start_ns; });
+    std::map<std::string_view, std::vector<Interval>> kinds;  // outermost ranges by name
+    std::uint64_t open_until = 0;
+    for (const Range* r : ranges) {
+      if (r->start_ns < open_until) continue;  // nested in the one before
+      open_until = r->end_ns;
+      kinds[name_without_number(trace.str(r->name))].push_back({r->start_ns, r->end_ns});
+    }
+    for (auto& [name, steps] : kinds) {
+      if (name.empty() || steps.size() < options.min_iterations) continue;
+      std::size_t held = 0;
+      for (const Interval& i : steps) held += launches_in(i);
+      if (held * 2 < launches.size() || held <= best_launches) continue;
+      best = steps;
+      best_launches = held;
+    }
+  }
+  return best;
+}
+
 }  // namespace
 
 std::vector<Interval> detect_iterations(const Trace& trace, const IterationOptions& options) {
@@ -112,6 +168,9 @@ RunPhases find_phases(const Trace& trace, const IterationOptions& options) {
   if (auto steps = profiler_steps(trace); steps.size() >= 2) {
     p.iterations = std::move(steps);
     p.source = "profiler steps";
+  } else if (auto named = named_steps(trace, options); !named.empty()) {
+    p.iterations = std::move(named);
+    p.source = "named ranges";
   } else if (auto repeated = detect_iterations(trace, options); !repeated.empty()) {
     p.iterations = std::move(repeated);
     p.source = "repeating kernel sequence";

@@ -112,6 +112,7 @@ class NsysImporter {
     runtime();
     syncs();
     memory();
+    nvtx_ranges();
     trace_.sort_by_time();
     return std::move(trace_);
   }
@@ -215,6 +216,20 @@ class NsysImporter {
                               .kind = it == kSync.end() ? SyncKind::Unknown : it->second,
                               .device = static_cast<std::int32_t>(r.i("deviceId")), .stream = u64(r.i("streamId")),
                               .event = u64(r.i("eventId")), .correlation = u64(r.i("correlationId"))});
+    });
+  }
+
+  // NVTX push/pop and start/end ranges (eventType 59 and 60): the program's
+  // own names for its spans of time, such as its training steps.
+  void nvtx_ranges() {
+    if (!db_.has_table("NVTX_EVENTS")) return;
+    db_.query("SELECT * FROM NVTX_EVENTS", [&](const Db::Row& r) {
+      if (const std::int64_t type = r.i("eventType", -1); type != 59 && type != 60) return;
+      const std::uint64_t start = u64(r.i("start")), end = u64(r.i("end"));
+      if (end <= start) return;
+      const std::string text = r.has("text") ? r.s("text") : std::string();
+      const StringId name = !text.empty() ? trace_.intern(text) : str(r.i("textId"));
+      trace_.ranges.push_back({.start_ns = start, .end_ns = end, .name = name, .tid = tid_of(r.i("globalTid"))});
     });
   }
 

@@ -1,5 +1,7 @@
 // Training iterations and the phases of a run. The profiler's own steps
-// (Kineto's ProfilerStep#N) mark iterations where a trace has them; else they
+// (Kineto's ProfilerStep#N, gdrt::TrainingStep) mark iterations where a
+// trace has them; else ranges the program named itself (NVTX ranges such as
+// "step 12", repeating on one thread and holding most launches); else they
 // are recovered from the trace itself: a training loop launches the same
 // sequence of kernels every step, so where a run of kernels repeats evenly
 // marks the iterations. Before the first iteration is start-up (module
@@ -28,7 +30,7 @@ std::vector<Interval> detect_iterations(const Trace& trace, const IterationOptio
 
 struct RunPhases {
   std::vector<Interval> iterations;  // empty: no loop shows
-  std::string_view source;           // "profiler steps", "repeating kernel sequence", or ""
+  std::string_view source;  // "profiler steps", "named ranges", "repeating kernel sequence", or ""
   std::uint64_t begin_ns = 0, end_ns = 0;  // of the whole trace
 
   bool has_loop() const { return !iterations.empty(); }
