@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <unordered_map>
@@ -42,14 +43,10 @@ struct State {
   int (*device_get_attribute)(int*, int, int) = nullptr;
   ParamInfoFn param_info = nullptr;
   CUresult (*pointer_get_attributes)(unsigned, CUpointer_attribute*, void**, CUdeviceptr) = nullptr;
-  // The runtime's, when the program links it dynamically (as PyTorch does):
-  // the kernel behind a runtime launch's host stub.
-  int (*func_by_symbol)(CUfunction*, const void*) = nullptr;
-  // Each kernel's pointer-sized parameters, and the kernel of each host stub,
-  // found once. Entries are never erased: references stay valid.
+  // Each kernel's pointer-sized parameters, found once; forgotten when a
+  // module is unloaded, since a later kernel may get the same handle.
   std::mutex kernels_mutex;
-  std::unordered_map<CUfunction, std::vector<Param>> kernel_params;
-  std::unordered_map<const void*, CUfunction> stub_kernels;
+  std::unordered_map<CUfunction, std::shared_ptr<const std::vector<Param>>> kernel_params;
   // Devices whose kernels may read pageable host memory (HMM, ATS): there a
   // malloc'd pointer is no mistake.
   std::set<std::int32_t> pageable_devices;
@@ -67,10 +64,9 @@ State& state() {
 // recorded once, from the runtime call, and its failure is the runtime
 // call's), so driver callbacks inside a runtime call are ignored.
 thread_local int t_runtime_depth = 0;
-// The runtime launch in progress on this thread, and whether the driver
-// launch inside it already recorded its arguments.
+// The runtime launch in progress on this thread (0: none), whose driver
+// launch records the arguments.
 thread_local std::uint64_t t_launch_correlation = 0;
-thread_local bool t_launch_args_recorded = false;
 
 ApiKind kind_of(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
   const auto& kinds = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? state().runtime_kinds : state().driver_kinds;
@@ -106,23 +102,18 @@ DriverMemory driver_memory(std::uint64_t address) {
   return DriverMemory::NotKnown;
 }
 
-// The kernel behind a launch, or nullptr.
-CUfunction kernel_of(const Launch& launch) {
-  if (launch.function != nullptr) return launch.function;
+std::shared_ptr<const std::vector<Param>> params_of(CUfunction kernel) {
   State& s = state();
-  if (launch.host_function == nullptr || s.func_by_symbol == nullptr) return nullptr;
   std::lock_guard<std::mutex> lock(s.kernels_mutex);
-  auto [it, added] = s.stub_kernels.try_emplace(launch.host_function, nullptr);
-  if (added && s.func_by_symbol(&it->second, launch.host_function) != 0) it->second = nullptr;
-  return it->second;
+  auto& params = s.kernel_params[kernel];
+  if (!params) params = std::make_shared<const std::vector<Param>>(pointer_sized_params(kernel, s.param_info));
+  return params;
 }
 
-const std::vector<Param>& params_of(CUfunction kernel) {
+void forget_kernels() {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.kernels_mutex);
-  auto [it, added] = s.kernel_params.try_emplace(kernel);
-  if (added) it->second = pointer_sized_params(kernel, s.param_info);
-  return it->second;
+  s.kernel_params.clear();
 }
 
 bool reads_pageable_memory(std::int32_t device) {
@@ -130,11 +121,14 @@ bool reads_pageable_memory(std::int32_t device) {
   return state().pageable_devices.count(device) != 0;
 }
 
-// One KernelArg per pointer-sized parameter that points into memory.
+// One KernelArg per pointer-sized parameter that points into memory. Only a
+// driver launch names its kernel: a runtime launch's host stub would take a
+// runtime call to resolve, and a callback makes none (it would be recorded,
+// and its failure left as the program's last error).
 void record_kernel_args(const Launch& launch, CUcontext context, std::uint64_t correlation, rec::StackId stack) {
-  const CUfunction kernel = kernel_of(launch);
-  if (kernel == nullptr) return;
-  const std::vector<Param>& params = params_of(kernel);
+  if (launch.function == nullptr) return;
+  const auto held = params_of(launch.function);
+  const std::vector<Param>& params = *held;
   if (params.empty()) return;
   const std::uint64_t time = rec::now_ns();
   const std::int32_t device = device_of(context);
@@ -181,6 +175,12 @@ void record_memory(const CUpti_CallbackData& cb, const MemoryEffect& e, std::uin
 
 void on_return(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData& cb, ApiKind kind,
                std::int32_t status) {
+  // An event recorded is the copy guard's business only: a program that
+  // records events all the time (PyTorch's allocators) pays no stack for it.
+  if (kind == ApiKind::EventRecord && status == 0) {
+    if (GuardCalls* guard = state().guard) guard->returned(domain, cbid, cb.functionParams, status, cb.correlationId);
+    return;
+  }
   const std::uint64_t end = rec::now_ns();
   // Only analysed calls had their start noted on entry.
   const std::uint64_t start = kind != ApiKind::Other && cb.correlationData && *cb.correlationData ? *cb.correlationData : end;
@@ -201,9 +201,8 @@ void on_return(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_C
     std::lock_guard<std::mutex> lock(state().stacks_mutex);
     state().stacks[cb.correlationId] = stack;
   }
-  // A runtime launch's arguments come from the driver launch inside it, where
-  // the driver reports one; else from the runtime's own parameters.
-  if (kind == ApiKind::Launch && status == 0 && !(domain == CUPTI_CB_DOMAIN_RUNTIME_API && t_launch_args_recorded))
+  // A runtime launch's arguments come from the driver launch inside it.
+  if (kind == ApiKind::Launch && status == 0 && domain == CUPTI_CB_DOMAIN_DRIVER_API)
     record_kernel_args(launch_of(domain, cbid, cb.functionParams), cb.context, cb.correlationId, stack);
   if (GuardCalls* guard = state().guard) guard->returned(domain, cbid, cb.functionParams, status, cb.correlationId);
 }
@@ -217,7 +216,8 @@ void on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_Call
     else if (t_runtime_depth > 0)
       return;
     if (kind != ApiKind::Other && cb.correlationData) *cb.correlationData = rec::now_ns();
-    if (runtime && kind == ApiKind::Launch) t_launch_correlation = cb.correlationId, t_launch_args_recorded = false;
+    // Driver launches inside any other runtime call belong to no launch of ours.
+    if (runtime) t_launch_correlation = kind == ApiKind::Launch ? cb.correlationId : 0;
     if (GuardCalls* guard = state().guard) guard->entered(domain, cbid, kind, cb.functionName, cb.functionParams);
     return;
   }
@@ -229,10 +229,7 @@ void on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_Call
     // arguments; they belong to the runtime call, as its kernel does.
     if (kind == ApiKind::Launch && t_launch_correlation != 0) {
       const Launch launch = launch_of(domain, cbid, cb.functionParams);
-      if (launch.is_launch()) {
-        record_kernel_args(launch, cb.context, t_launch_correlation, 0);
-        t_launch_args_recorded = true;
-      }
+      if (launch.is_launch()) record_kernel_args(launch, cb.context, t_launch_correlation, 0);
     }
     return;
   }
@@ -273,6 +270,7 @@ void describe_device(CUcontext context) {
 void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
   if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
     if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) describe_device(static_cast<const CUpti_ResourceData*>(data)->context);
+    if (cbid == CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING) forget_kernels();
     return;
   }
   on_api(domain, cbid, *static_cast<const CUpti_CallbackData*>(data));
@@ -313,7 +311,6 @@ std::string enable_callbacks() {
   look_up(libcuda, "cuDeviceGetAttribute", s.device_get_attribute);
   look_up(libcuda, "cuFuncGetParamInfo", s.param_info);
   look_up(libcuda, "cuPointerGetAttributes", s.pointer_get_attributes);
-  s.func_by_symbol = reinterpret_cast<decltype(s.func_by_symbol)>(dlsym(RTLD_DEFAULT, "cudaGetFuncBySymbol"));
   if (guard_copies()) {
     GuardProbes probes;
     look_up(libcuda, "cuPointerGetAttribute", probes.pointer_get_attribute);
@@ -334,6 +331,7 @@ std::string enable_callbacks() {
   if (CUptiResult r = cuptiEnableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
       r != CUPTI_SUCCESS)
     return failure("enabling the context-creation callback", r);
+  cuptiEnableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING);
   return {};
 }
 

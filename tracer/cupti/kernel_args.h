@@ -15,8 +15,8 @@
 namespace gpudiag::cupti {
 
 // What a launch call launched and with which arguments. Driver launches name
-// the CUfunction; runtime launches the host stub (`host_function`), which
-// cudaGetFuncBySymbol turns into one.
+// the CUfunction; runtime launches only the host stub (`host_function`),
+// whose kernel the driver launch inside them names.
 struct Launch {
   CUfunction function = nullptr;
   const void* host_function = nullptr;

@@ -32,7 +32,9 @@ constexpr ApiKind api_kind(std::string_view name) {
                              "cuMemAlloc", "cuMemFree", "cuMemHostAlloc", "cuMemHostRegister", "cuMemHostUnregister",
                              "cuMemCreate", "cuMemRelease", "cuMemMap", "cuMemUnmap"}))
     return name.starts_with("cuMemMapArray") ? ApiKind::Other : ApiKind::Memory;
-  if (starts_with_any(name, {"cudaLaunch", "cuLaunch", "cudaGraphLaunch", "cuGraphLaunch"})) return ApiKind::Launch;
+  // __cudaLaunchKernel: what CUDA 13's <<<...>>> calls.
+  if (starts_with_any(name, {"cudaLaunch", "__cudaLaunch", "cuLaunch", "cudaGraphLaunch", "cuGraphLaunch"}))
+    return ApiKind::Launch;
   if (starts_with_any(name, {"cudaDeviceSynchronize", "cudaThreadSynchronize", "cudaStreamSynchronize",
                              "cudaEventSynchronize", "cudaStreamWaitEvent", "cudaStreamQuery", "cudaEventQuery",
                              "cuCtxSynchronize", "cuStreamSynchronize", "cuEventSynchronize", "cuStreamWaitEvent",
