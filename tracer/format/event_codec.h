@@ -41,7 +41,8 @@ template <class V, class T>
 concept Is = std::same_as<std::remove_const_t<V>, T>;
 
 // ---- one fields() per kind ----------------------------------------------------
-// t1 left unset is t0 (an instant). String ids are x_string/p_string.
+// An event without t1 is an instant: t1 is written as t0. String ids are
+// x_string/p_string.
 // A field added to an event changes its size: the size checks below then
 // send whoever added it here, to give it its place.
 static_assert(sizeof(Alloc) == 64);
@@ -165,7 +166,7 @@ class Encoder {
   void device(std::int32_t d) { w_.head |= std::uint64_t{static_cast<std::uint32_t>(d)} << 32; }
   void device_fixed(std::int32_t d) { device(d); }
   void t0(std::uint64_t t) { w_.t0 = t; }
-  void t1(std::uint64_t t) { w_.t1 = t; }
+  void t1(std::uint64_t t) { w_.t1 = t, has_t1_ = true; }
   void stream(std::uint64_t s) { w_.stream = s; }
   void correlation(std::uint64_t c) { w_.correlation = c; }
   void stack(StackId s) { w_.stack_x |= s; }
@@ -184,13 +185,15 @@ class Encoder {
   void p_string(int i, StringId s) { w_.p[i] = s; }
   void p32(int i, std::uint32_t v) { w_.p[i / 2] |= std::uint64_t{v} << (32 * (i % 2)); }
 
+  // An instant (no t1 of its own) ends where it starts.
   Words done() {
-    if (w_.t1 == 0) w_.t1 = w_.t0;
+    if (!has_t1_) w_.t1 = w_.t0;
     return w_;
   }
 
  private:
   Words w_;
+  bool has_t1_ = false;
 };
 
 template <class Event>

@@ -23,12 +23,16 @@ MemcpyEvent with_copy_kind(MemcpyEvent v) noexcept {
   return v;
 }
 
+// For recording, a span whose end is 0 is an enqueue, not yet completed: it ends where it starts.
 template <class Event>
 Words encode(const Event& v) noexcept {
+  Words w;
   if constexpr (std::is_same_v<Event, MemcpyEvent>)
-    return gdtrace::encode(with_copy_kind(v));
+    w = gdtrace::encode(with_copy_kind(v));
   else
-    return gdtrace::encode(v);
+    w = gdtrace::encode(v);
+  if (w.t1 == 0) w.t1 = w.t0;
+  return w;
 }
 
 // The event's time, where 0 means "now"; Device/StreamInfo have none.
