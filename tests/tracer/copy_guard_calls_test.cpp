@@ -195,7 +195,9 @@ TEST_F(GuardCallsTest, PinnedMemoryIsReleasedBeforeItIsFreedOrUnregistered) {
   const std::pair<CUpti_CallbackDomain, CUpti_CallbackId> frees[] = {
       {R, CUPTI_RUNTIME_TRACE_CBID_cudaFreeHost_v3020}, {R, CUPTI_RUNTIME_TRACE_CBID_cudaHostUnregister_v4000},
       {D, CUPTI_DRIVER_TRACE_CBID_cuMemFreeHost},       {D, CUPTI_DRIVER_TRACE_CBID_cuMemHostUnregister},
-      {R, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020}, {D, CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxReset_v2}};
+      {R, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020}, {D, CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxReset_v2},
+      {D, CUPTI_DRIVER_TRACE_CBID_cuMemUnmap},          {D, CUPTI_DRIVER_TRACE_CBID_cuMemRelease},
+      {D, CUPTI_DRIVER_TRACE_CBID_cuMemAddressFree}};
   for (const auto& [domain, cbid] : frees) {
     copy_async(kNonBlocking);
     void* params[1] = {pinned};

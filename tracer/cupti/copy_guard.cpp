@@ -16,7 +16,7 @@ namespace {
 
 // Accesses whose guard another thread lifted this recently are retried
 // without a record: the page was protected when they faulted and is not now.
-constexpr std::uint64_t kRecentNs = 100'000'000;
+constexpr std::uint64_t kRecentNs = 1'000'000'000;
 
 // Bounded so that a forgotten event cannot grow the map for ever; when full
 // it is cleared, and every guard released (a sync of a forgotten event is

@@ -132,7 +132,7 @@ class CopyGuard {
   struct Released {
     std::uint64_t start = 0, end = 0, time_ns = 0;
   };
-  static constexpr std::size_t kRecent = 256;
+  static constexpr std::size_t kRecent = kCapacity;  // every guard one release can lift
 
   class SpinLock {
    public:

@@ -125,6 +125,10 @@ void GuardCalls::entered(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, Api
     switch (cbid) {
       case CUPTI_DRIVER_TRACE_CBID_cuMemFreeHost:
       case CUPTI_DRIVER_TRACE_CBID_cuMemHostUnregister:
+      // Host memory mapped through the virtual-memory API goes away with these.
+      case CUPTI_DRIVER_TRACE_CBID_cuMemUnmap:
+      case CUPTI_DRIVER_TRACE_CBID_cuMemRelease:
+      case CUPTI_DRIVER_TRACE_CBID_cuMemAddressFree:
       case CUPTI_DRIVER_TRACE_CBID_cuCtxDestroy:
       case CUPTI_DRIVER_TRACE_CBID_cuCtxDestroy_v2:
       case CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxReset:
@@ -309,7 +313,8 @@ std::vector<CUpti_CallbackId> guard_driver_callbacks() {
   return {CUPTI_DRIVER_TRACE_CBID_cuStreamAddCallback,       CUPTI_DRIVER_TRACE_CBID_cuStreamAddCallback_ptsz,
           CUPTI_DRIVER_TRACE_CBID_cuCtxDestroy,              CUPTI_DRIVER_TRACE_CBID_cuCtxDestroy_v2,
           CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxReset,   CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxReset_v2,
-          CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxRelease, CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxRelease_v2};
+          CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxRelease, CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxRelease_v2,
+          CUPTI_DRIVER_TRACE_CBID_cuMemAddressFree};
 }
 
 }  // namespace gpudiag::cupti
