@@ -90,7 +90,9 @@ TEST(KernelArguments, PageableHostMemoryGivenToAKernelIsGD001TiedToThe700ThatFol
             std::string::npos) << e[0].message;
 }
 
-TEST(KernelArguments, APageableArgumentWithNoErrorAfterItIsStillGD001AndLaunchesFromOnePlaceAreOneFinding) {
+// What looks like malloc'd memory may be a number that happens to fall in
+// the executable's image: without the kernel error it would cause, no finding.
+TEST(KernelArguments, APageableLookingArgumentWithNoKernelErrorAfterItIsNoGD001) {
   Trace t;
   const StackId site = stack_named(t, "step", "train.cu", 12);
   for (std::uint64_t i = 0; i < 3; ++i)
@@ -99,22 +101,28 @@ TEST(KernelArguments, APageableArgumentWithNoErrorAfterItIsStillGD001AndLaunches
   call(t, 500, "cudaDeviceSynchronize");
   launch(t, 20, 600, "other(float*)", 7, {{kSrc, MemKind::Device}});
   call(t, 700, "cudaDeviceSynchronize", 700);
+  EXPECT_TRUE(only(detect(t), "GD001").empty()) << only(detect(t), "GD001").front().message;
+}
+
+TEST(KernelArguments, LaunchesFromOnePlaceGivenPageableMemoryAreOneFinding) {
+  Trace t;
+  const StackId site = stack_named(t, "step", "train.cu", 12);
+  for (std::uint64_t i = 0; i < 3; ++i)
+    launch(t, 10 + i, 100 + 100 * i, "scale(float*, int)", 7, {{kHostArray, MemKind::Pageable}}, 0, site);
+  call(t, 500, "cudaDeviceSynchronize", 700);
   const auto f = only(detect(t), "GD001");
   ASSERT_EQ(f.size(), 1u);
   EXPECT_NE(f[0].message.find("parameter 0 (0x55d0c0a01000, in 3 launches)"), std::string::npos) << f[0].message;
-  EXPECT_NE(f[0].message.find("unless the GPU reads pageable memory (HMM), the kernel faults on it with error 700"),
-            std::string::npos) << f[0].message;
-  EXPECT_EQ(f[0].message.find("followed"), std::string::npos) << f[0].message;
-  EXPECT_TRUE(f[0].notes.empty());
 }
 
 TEST(KernelArguments, AHostAllocationTheTraceRecordedIsNamedWithItsStack) {
   Trace t;
   alloc(t, 10, kHostArray, 4096, kHostDevice, stack_named(t, "load_batch", "data.cpp", 7), MemKind::Pageable);
   launch(t, 1, 100, "scale(float*, int)", 7, {{kHostArray + 64, MemKind::Pageable}});
+  call(t, 200, "cudaDeviceSynchronize", 700);
   const auto f = only(detect(t), "GD001");
   ASSERT_EQ(f.size(), 1u);
-  ASSERT_EQ(f[0].notes.size(), 1u);
+  ASSERT_EQ(f[0].notes.size(), 2u);
   EXPECT_EQ(f[0].notes[0].message, "the host memory was allocated here");
   EXPECT_EQ(f[0].notes[0].stack.at(0).function, "load_batch");
 }
@@ -159,6 +167,7 @@ Trace free_async_race(std::uint64_t kernel_end, Between between, int rounds = 1)
     free_at(t, base + 200, kSrc, 0, kStreamB, released);
     t.allocs.push_back({.time_ns = base + 210, .addr = kSrc, .bytes = kMiB4, .kind = MemKind::Device, .device = 0,
                         .stream = kStreamB});  // junk
+    launch(t, 200 + r, base + 220, "fill(float*, int, float)", kStreamB, {{kSrc, MemKind::Device}}, base + 230);
     sync(t, base + 300, SyncKind::Context);
     free_at(t, base + 900, kSrc, 0, kStreamB);
     free_at(t, base + 901, kOut, 0, kStreamB);
@@ -249,6 +258,7 @@ TEST(KernelArguments, ALaunchOrAFreeOnTheDefaultStreamIsNotJudged) {
       t.memcpys.push_back(c);  // on stream 7
     }
     launch(t, 1, 100, "consume(float*)", launch_stream, {{kSrc, MemKind::Device}}, 5000);
+    if (free_stream == kStreamB) launch(t, 2, 150, "prepare()", kStreamB, {}, 160);  // B runs work of its own
     free_at(t, 200, kSrc, 0, free_stream);
     return t;
   };
@@ -256,6 +266,13 @@ TEST(KernelArguments, ALaunchOrAFreeOnTheDefaultStreamIsNotJudged) {
   EXPECT_TRUE(only(detect(traced(kStreamA, 7, true)), "GD004").empty());
   EXPECT_EQ(only(detect(traced(7, kStreamB, false)), "GD004").size(), 1u) << "nothing says 7 is the default stream";
   EXPECT_EQ(only(detect(traced(kStreamA, kStreamB, true)), "GD004").size(), 1u);
+  // cudaFreeAsync(p, 0) in a program that makes no blocking copy: the freeing
+  // stream ran nothing else, and may be the legacy default stream.
+  Trace unseen;
+  alloc(unseen, 10, kSrc, kMiB4, 0);
+  launch(unseen, 1, 100, "consume(float*)", kStreamA, {{kSrc, MemKind::Device}}, 5000);
+  free_at(unseen, 200, kSrc, 0, kStreamB);
+  EXPECT_TRUE(only(detect(unseen), "GD004").empty());
 }
 
 TEST(KernelArguments, AFreeOnTheLaunchsStreamIsOrderedAfterIt) {

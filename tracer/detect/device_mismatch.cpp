@@ -3,8 +3,8 @@
 // illegal address), seen as a recorded host access or as the address of the
 // fault the program died of. The allocation's stack goes in a note.
 // And the other way round: a kernel given a pointer into pageable host
-// memory, which the GPU cannot read; when a kernel error (700) followed the
-// launch, the finding says so.
+// memory, which the GPU cannot read, when a kernel error (700) followed the
+// launch.
 #include <map>
 #include <tuple>
 
@@ -38,24 +38,22 @@ struct PageableUse {
 Finding pageable_argument_finding(const DetectContext& ctx, const Launches& launches, const PageableUse& use) {
   const Trace& t = ctx.trace;
   const KernelArg& a = *use.first;
-  const ApiCall* error = kernel_error_after(t, a.time_ns);
+  const ApiCall* error = kernel_error_after(t, a.time_ns);  // there is one: report_pageable_arguments checked
   std::string msg = fmt::format(
       "kernel {} was given pageable host memory as parameter {} (0x{:x}{}): memory from malloc, new or the stack, "
       "which the GPU cannot read, since it was neither allocated with cudaMallocHost nor registered with "
       "cudaHostRegister",
       launches.kernel_name(a.correlation), a.index, a.value,
       use.launches > 1 ? fmt::format(", in {} launches", use.launches) : "");
-  msg += error ? fmt::format("; error {} at {} followed, {} after the launch: this launch is its likely cause",
-                             cuda_error_text(error->status), t.str(error->name), format_duration(error->start_ns - a.time_ns))
-               : std::string("; unless the GPU reads pageable memory (HMM), the kernel faults on it with error 700, an "
-                             "illegal memory access, at the next call that waits for the device");
+  msg += fmt::format("; error {} at {} followed, {} after the launch: this launch is its likely cause",
+                     cuda_error_text(error->status), t.str(error->name), format_duration(error->start_ns - a.time_ns));
   msg += ". Copy the data into device memory (cudaMalloc and cudaMemcpy) and pass that pointer, or allocate the buffer "
          "with cudaMallocHost or cudaMallocManaged";
   Finding f = make_finding("GD001", std::move(msg));
   f.stack = frames_of(t, launches.stack(a));
   if (const Block* b = block_holding(ctx.memory, a.value, a.time_ns); b && b->stack != kNoStack)
     f.notes.push_back({"the host memory was allocated here", {}, frames_of(t, b->stack)});
-  if (error) f.notes.push_back({fmt::format("error {} was reported here", error->status), {}, frames_of(t, error->stack)});
+  f.notes.push_back({fmt::format("error {} was reported here", error->status), {}, frames_of(t, error->stack)});
   return f;
 }
 
@@ -66,7 +64,11 @@ void report_pageable_arguments(const DetectContext& ctx, std::vector<Finding>& o
   std::map<std::tuple<std::string, std::uint32_t, StackId>, std::size_t> group_of;  // kernel, parameter, launch site
   std::vector<PageableUse> uses;
   for (const KernelArg& a : t.kernel_args) {
-    if (!is_pageable_argument(ctx.memory, a)) continue;
+    // A value the driver does not know that lies in mapped host memory is
+    // malloc'd memory or a number that happens to look like its address (an
+    // element count inside a non-PIE executable's image): only the kernel
+    // error that follows tells them apart.
+    if (!is_pageable_argument(ctx.memory, a) || kernel_error_after(t, a.time_ns) == nullptr) continue;
     const auto key = std::make_tuple(launches.kernel_name(a.correlation), a.index,
                                      ctx.memory.canonical_stack(launches.stack(a)));
     const auto [it, fresh] = group_of.try_emplace(key, uses.size());

@@ -61,13 +61,24 @@ bool any_in(const std::vector<std::uint64_t>& sorted, std::uint64_t from, std::u
 // The default stream, seen as the stream of blocking copies and memsets,
 // which run on it: the trace does not name it otherwise. The legacy default
 // stream waits for the work of every blocking stream, and theirs for its,
-// with no event in the trace to show it.
+// with no event in the trace to show it. A stream that frees memory but ran
+// no recorded work may be it too (cudaFreeAsync(p, 0) in a program that
+// makes no blocking copy): it is counted as one, so that no finding rests on
+// not knowing.
 std::unordered_set<std::uint64_t> default_streams(const Trace& t) {
-  std::unordered_set<std::uint64_t> out;
-  for (const Memcpy& c : t.memcpys)
+  std::unordered_set<std::uint64_t> out, worked;
+  for (const Memcpy& c : t.memcpys) {
+    worked.insert(c.stream);
     if (!c.async) out.insert(c.stream);
-  for (const Memset& m : t.memsets)
+  }
+  for (const Memset& m : t.memsets) {
+    worked.insert(m.stream);
     if (!m.async) out.insert(m.stream);
+  }
+  for (const Kernel& k : t.kernels) worked.insert(k.stream);
+  for (const KernelArg& a : t.kernel_args) worked.insert(a.stream);
+  for (const Free& f : t.frees)
+    if (f.stream != 0 && !worked.count(f.stream)) out.insert(f.stream);
   return out;
 }
 
