@@ -316,6 +316,9 @@ bool install_copy_guard() {
   if (g_guard.load() == nullptr) {
     static CopyGuard* guard = new CopyGuard();  // never destroyed: faults may come until the process ends
     g_guard.store(guard, std::memory_order_release);
+    pthread_atfork(nullptr, nullptr, [] {
+      if (CopyGuard* g = copy_guard()) g->after_fork_in_child();
+    });
   }
   rec::set_fault_filter(guard_fault_filter);
   return rec::fault_filter_reachable();

@@ -115,6 +115,10 @@ class CopyGuard {
   // a fault on the thread that holds it is declined.
   bool on_fault(std::uint64_t addr, Access access, const void* context) noexcept;
 
+  // In a child just forked: the lock may have been held by a thread the
+  // child does not have, and would stay held for ever.
+  void after_fork_in_child() noexcept { lock_.unlock(); }
+
   std::size_t pending() const noexcept;  // guards set and not yet released
   GuardStats stats() const noexcept;
   std::size_t page_size() const noexcept { return page_; }
