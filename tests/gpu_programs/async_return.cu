@@ -25,20 +25,6 @@
 
 constexpr const char* kProgram = "async_return";
 
-__device__ unsigned long long global_ns() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-
-// Each thread waits spin_ns of wall time, then copies its element of src.
-__global__ void spin_read(const float* src, float* out, int n, long long spin_ns) {
-  const unsigned long long start = global_ns();
-  while (global_ns() - start < static_cast<unsigned long long>(spin_ns)) __nanosleep(1000);
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) out[i] = src[i];
-}
-
 using Clock = std::chrono::steady_clock;
 
 double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }

@@ -19,40 +19,16 @@ Prints one line and exits 0:
 Exits 3 when PyTorch has no usable CUDA device.
 """
 import sys
+from pathlib import Path
 
 import torch
 from torch import nn
-import torch.nn.functional as F
+
+# The UNet of shared/data/gpu, as the tracer's benchmark trains it.
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench" / "trace"))
+from torch_unet_step import UNet  # noqa: E402
 
 STEPS = 30
-
-
-def block(cin, cout):
-    return nn.Sequential(
-        nn.Conv2d(cin, cout, 3, padding=1), nn.BatchNorm2d(cout), nn.ReLU(inplace=True),
-        nn.Conv2d(cout, cout, 3, padding=1), nn.BatchNorm2d(cout), nn.ReLU(inplace=True))
-
-
-class UNet(nn.Module):
-    def __init__(self, base=32, depth=4):
-        super().__init__()
-        ch = [base * 2 ** i for i in range(depth + 1)]
-        self.downs = nn.ModuleList(block(3 if i == 0 else ch[i - 1], ch[i]) for i in range(depth))
-        self.bottom = block(ch[depth - 1], ch[depth])
-        self.ups = nn.ModuleList(nn.ConvTranspose2d(ch[i + 1], ch[i], 2, stride=2) for i in reversed(range(depth)))
-        self.decs = nn.ModuleList(block(2 * ch[i], ch[i]) for i in reversed(range(depth)))
-        self.head = nn.Conv2d(base, 1, 1)
-
-    def forward(self, x):
-        skips = []
-        for down in self.downs:
-            x = down(x)
-            skips.append(x)
-            x = F.max_pool2d(x, 2)
-        x = self.bottom(x)
-        for up, dec, skip in zip(self.ups, self.decs, reversed(skips)):
-            x = dec(torch.cat([up(x), skip], dim=1))
-        return self.head(x)
 
 
 def main():
