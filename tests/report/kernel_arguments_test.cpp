@@ -248,6 +248,15 @@ TEST(KernelArguments, WaitsThatDoNotOrderTheLaunchBeforeTheFreeLeaveItGD004) {
 // The legacy default stream (here 7, the stream of a blocking copy) waits
 // for blocking streams' work and theirs for its: a launch or a free on it
 // may be ordered with no event in the trace.
+// A block given to a kernel on stream A that runs long, then freed on `stream`.
+Trace given_on_a_then_freed_on(std::uint64_t stream) {
+  Trace t;
+  alloc(t, 10, kSrc, kMiB4, 0);
+  launch(t, 1, 100, "consume(float*)", kStreamA, {{kSrc, MemKind::Device}}, 5000);
+  free_at(t, 200, kSrc, 0, stream);
+  return t;
+}
+
 TEST(KernelArguments, ALaunchOrAFreeOnTheDefaultStreamIsNotJudged) {
   auto traced = [](std::uint64_t launch_stream, std::uint64_t free_stream, bool blocking_copy) {
     Trace t;
@@ -268,19 +277,11 @@ TEST(KernelArguments, ALaunchOrAFreeOnTheDefaultStreamIsNotJudged) {
   EXPECT_EQ(only(detect(traced(kStreamA, kStreamB, true)), "GD004").size(), 1u);
   // cudaFreeAsync(p, 0) in a program that makes no blocking copy: the freeing
   // stream ran nothing else, and may be the legacy default stream.
-  Trace unseen;
-  alloc(unseen, 10, kSrc, kMiB4, 0);
-  launch(unseen, 1, 100, "consume(float*)", kStreamA, {{kSrc, MemKind::Device}}, 5000);
-  free_at(unseen, 200, kSrc, 0, kStreamB);
-  EXPECT_TRUE(only(detect(unseen), "GD004").empty());
+  EXPECT_TRUE(only(detect(given_on_a_then_freed_on(kStreamB)), "GD004").empty());
 }
 
 TEST(KernelArguments, AFreeOnTheLaunchsStreamIsOrderedAfterIt) {
-  Trace t;
-  alloc(t, 10, kSrc, kMiB4, 0);
-  launch(t, 1, 100, "consume(float*)", kStreamA, {{kSrc, MemKind::Device}}, 5000);
-  free_at(t, 200, kSrc, 0, kStreamA);
-  EXPECT_TRUE(only(detect(t), "GD004").empty());
+  EXPECT_TRUE(only(detect(given_on_a_then_freed_on(kStreamA)), "GD004").empty());
 }
 
 TEST(KernelArguments, ASynchronousFreeIsGD004OnlyWhenTheKernelIsSeenRunningPastIt) {
