@@ -126,7 +126,7 @@ bool reads_pageable_memory(std::int32_t device) {
 // runtime call to resolve, and a callback makes none (it would be recorded,
 // and its failure left as the program's last error).
 void record_kernel_args(const Launch& launch, CUcontext context, std::uint64_t correlation, rec::StackId stack) {
-  if (launch.function == nullptr) return;
+  if (!launch.is_launch()) return;
   const auto held = params_of(launch.function);
   const std::vector<Param>& params = *held;
   if (params.empty()) return;
@@ -202,7 +202,7 @@ void on_return(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_C
     state().stacks[cb.correlationId] = stack;
   }
   // A runtime launch's arguments come from the driver launch inside it.
-  if (kind == ApiKind::Launch && status == 0 && domain == CUPTI_CB_DOMAIN_DRIVER_API)
+  if (kind == ApiKind::Launch && status == 0)
     record_kernel_args(launch_of(domain, cbid, cb.functionParams), cb.context, cb.correlationId, stack);
   if (GuardCalls* guard = state().guard) guard->returned(domain, cbid, cb.functionParams, status, cb.correlationId);
 }

@@ -21,19 +21,6 @@ Launch driver_launch_ex(const void* params, bool per_thread) {
           .stream = p.config ? p.config->hStream : nullptr, .per_thread_stream = per_thread};
 }
 
-template <class P>
-Launch runtime_launch(const void* params, bool per_thread) {
-  const auto& p = *static_cast<const P*>(params);
-  return {.host_function = p.func, .args = p.args, .stream = p.stream, .per_thread_stream = per_thread};
-}
-
-template <class P>
-Launch runtime_launch_ex(const void* params, bool per_thread) {
-  const auto& p = *static_cast<const P*>(params);
-  return {.host_function = p.func, .args = p.args, .stream = p.config ? p.config->stream : nullptr,
-          .per_thread_stream = per_thread};
-}
-
 // The packed argument buffer of a launch given `extra`, or nullptr.
 const char* packed_buffer(void** extra) {
   for (void** e = extra; e != nullptr && *e != CU_LAUNCH_PARAM_END; e += 2)
@@ -52,19 +39,6 @@ Launch launch_of(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void*
       case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx: return driver_launch_ex<cuLaunchKernelEx_params>(params, false);
       case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
         return driver_launch_ex<cuLaunchKernelEx_ptsz_params>(params, true);
-      default: return {};
-    }
-  }
-  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
-    switch (cbid) {
-      case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000:
-        return runtime_launch<cudaLaunchKernel_v7000_params>(params, false);
-      case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000:
-        return runtime_launch<cudaLaunchKernel_ptsz_v7000_params>(params, true);
-      case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060:
-        return runtime_launch_ex<cudaLaunchKernelExC_v11060_params>(params, false);
-      case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060:
-        return runtime_launch_ex<cudaLaunchKernelExC_ptsz_v11060_params>(params, true);
       default: return {};
     }
   }

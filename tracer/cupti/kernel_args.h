@@ -14,22 +14,20 @@
 
 namespace gpudiag::cupti {
 
-// What a launch call launched and with which arguments. Driver launches name
-// the CUfunction; runtime launches only the host stub (`host_function`),
-// whose kernel the driver launch inside them names.
+// What a driver launch launched and with which arguments. A runtime launch
+// names only its host stub: the driver launch inside it names the kernel.
 struct Launch {
   CUfunction function = nullptr;
-  const void* host_function = nullptr;
   void** args = nullptr;   // one pointer to each argument's value
   void** extra = nullptr;  // or CU_LAUNCH_PARAM_BUFFER_POINTER, a packed buffer
   CUstream stream = nullptr;
   bool per_thread_stream = false;  // a _ptsz call: stream 0 is the per-thread stream
-  bool is_launch() const { return function != nullptr || host_function != nullptr; }
+  bool is_launch() const { return function != nullptr; }
 };
 
-// The launch a callback's parameters describe: cuLaunchKernel(Ex) and
-// cudaLaunchKernel(ExC), with their per-thread-stream twins; nothing for
-// other calls (graph launches carry no arguments).
+// The launch a driver callback's parameters describe: cuLaunchKernel(Ex) and
+// their per-thread-stream twins; nothing for other calls (graph launches
+// carry no arguments) or runtime calls.
 Launch launch_of(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* params);
 
 // A parameter of the kernel, by position and byte offset.
