@@ -39,16 +39,18 @@ void expect_events(const Trace& t, bool allow_lost) {
     EXPECT_EQ(a.kind, MemKind::Device);
   }
   if (allow_lost) {
-    // At most the last buffer of each of the two threads.
+    // At most the last buffer of each of the two threads. A SIGKILL may also
+    // cut a write short (the kernel stops a write between pages for a fatal
+    // signal): the reader then keeps every whole chunk before it.
     EXPECT_GE(seen.size() + 2 * kBufferEvents, kEvents);
   } else {
+    EXPECT_FALSE(t.truncated) << t.truncation_note;
     EXPECT_EQ(seen.size(), kEvents);
     EXPECT_EQ(t.dropped_events, 0u);
     // Everything reached the file (the crash handlers end it with an End
     // chunk): no report may warn that events may be missing.
     EXPECT_TRUE(t.stopped_cleanly);
   }
-  EXPECT_FALSE(t.truncated) << t.truncation_note;
 }
 
 void expect_signal(int status, int sig) {

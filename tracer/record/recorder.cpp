@@ -93,14 +93,20 @@ void complete_half(Recorder& r, Buffer& b, std::uint32_t n) noexcept {
 // Runs when a thread that recorded exits: it writes what it recorded (a
 // thread's exit is rare, and nothing it recorded then waits on the writer)
 // and leaves its buffer to be recycled.
+// The half it completed last may still wait for the writer thread, in the
+// buffer it filled before this one: it is written too, or a SIGKILL soon
+// after would lose it while keeping the newer events of the current buffer.
 void on_thread_exit(void*) {
   Buffer* b = t_cursor.buffer;
   const std::uint64_t generation = t_cursor.generation;
+  const PendingHalf pending = t_pending;
   t_cursor = {};
   t_pending = {};
-  if (b == nullptr) return;
   Recorder* r = g_recorder.load();
-  if (r != nullptr && generation == r->generation) drain_buffer(*r, *b);
+  const bool current = r != nullptr && generation == r->generation;
+  if (current && pending.buffer != nullptr) ensure_written(*r, pending);
+  if (b == nullptr) return;
+  if (current) drain_buffer(*r, *b);
   b->state.store(BufferState::Retired, std::memory_order_release);
 }
 
