@@ -1,7 +1,8 @@
 // A traced program that records N allocation events (addresses 1..N/2 from
 // the main thread, N/2+1..N from a worker) and then dies the way argv[1]
 // says. crash_test.cpp runs it and checks what reached the trace.
-// "kill": the worker has exited, main raises SIGKILL; "kill-live": the
+// "altstack": the program set up its own signal stack before tracing started,
+// and must still have it. "kill": the worker has exited, main raises SIGKILL; "kill-live": the
 // worker is still alive (blocked) when main raises SIGKILL. Both record with
 // the writer thread's periodic flush pushed out of reach, so only what the
 // recorder writes as buffers fill (or threads exit) can reach the file.
@@ -50,7 +51,7 @@ void own_segv_handler(int, siginfo_t* info, void*) {
 
 int main(int argc, char** argv) {
   if (argc < 4) {
-    std::fprintf(stderr, "usage: %s segv|handler|abort|bus|_exit|exit|throw|kill|kill-live|none TRACE N\n", argv[0]);
+    std::fprintf(stderr, "usage: %s segv|handler|altstack|abort|bus|_exit|exit|throw|kill|kill-live|none TRACE N\n", argv[0]);
     return 2;
   }
   const std::string how = argv[1];
@@ -60,6 +61,13 @@ int main(int argc, char** argv) {
     sa.sa_sigaction = own_segv_handler;
     sa.sa_flags = SA_SIGINFO;
     sigaction(SIGSEGV, &sa, nullptr);
+  }
+  static char own_stack[32 * 1024];
+  if (how == "altstack") {
+    stack_t ss{};
+    ss.ss_sp = own_stack;
+    ss.ss_size = sizeof own_stack;
+    sigaltstack(&ss, nullptr);
   }
   rec::Options options;
   options.buffer_events = 256;
@@ -85,6 +93,11 @@ int main(int argc, char** argv) {
   }
   worker.join();
 
+  if (how == "altstack") {
+    stack_t ss{};
+    sigaltstack(nullptr, &ss);
+    if (ss.ss_sp != own_stack || ss.ss_size != sizeof own_stack) return 44;
+  }
   if (how == "segv" || how == "handler") {
     volatile std::uintptr_t where = how == "segv" ? 0 : 0x10;  // opaque to the optimizer
     *reinterpret_cast<volatile int*>(where) = 1;

@@ -71,6 +71,13 @@ TEST(CrashSafety, ProgramsOwnSegvHandlerStillRunsWithTheFaultAddress) {
   expect_events(o.trace, false);
 }
 
+TEST(CrashSafety, TheProgramsOwnSignalStackIsKept) {
+  auto o = die("altstack");
+  ASSERT_TRUE(WIFEXITED(o.status)) << "status " << o.status;
+  EXPECT_EQ(WEXITSTATUS(o.status), 0) << "44: the tracer replaced the program's sigaltstack";
+  expect_events(o.trace, false);
+}
+
 TEST(CrashSafety, AbortKeepsEveryEvent) {
   auto o = die("abort");
   expect_signal(o.status, SIGABRT);

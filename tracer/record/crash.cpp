@@ -181,12 +181,16 @@ void emergency_flush() noexcept {
 
 void install_crash_handlers(Recorder&) noexcept {
   if (g_installed.exchange(true)) return;
-  // An alternate stack, so a stack overflow still reaches the handler.
+  // An alternate stack, so a stack overflow still reaches the handler; only
+  // where the thread has none: one the program set up stays its own.
   static char alt_stack[64 * 1024];
-  stack_t ss{};
-  ss.ss_sp = alt_stack;
-  ss.ss_size = sizeof alt_stack;
-  sigaltstack(&ss, nullptr);
+  stack_t current{};
+  if (sigaltstack(nullptr, &current) == 0 && (current.ss_flags & SS_DISABLE)) {
+    stack_t ss{};
+    ss.ss_sp = alt_stack;
+    ss.ss_size = sizeof alt_stack;
+    sigaltstack(&ss, nullptr);
+  }
   for (int sig : kSignals) {
     struct sigaction sa {};
     sa.sa_sigaction = on_signal;
