@@ -1,6 +1,7 @@
 // Throughput and peak memory of `gpudiag report` on a synthetic trace of
-// N events (default 10 million): kernels on two streams, allocations and
-// frees, copies, syncs and launch calls, as a long training run makes them.
+// N events (default 10 million): kernels on two streams with their pointer
+// parameters, allocations and frees, copies, syncs and launch calls, as a
+// long training run makes them.
 // Prints events/s of the analysis in process, then of the whole CLI
 // (load + analyse + JSON) on the trace written as .gdtrace, with the CLI's
 // peak RSS.
@@ -41,9 +42,16 @@ Trace synthetic(std::uint64_t events) {
                          .name = names[corr % 2 ? 0 : (corr % 3 ? 1 : 3)], .device = 0, .stream = 7 + corr % 2,
                          .correlation = corr});
     const std::uint64_t addr = 0x7f0000000000ull + (corr % 100'000) * 0x10000;
-    t.allocs.push_back({.time_ns = now + 1'000, .addr = addr, .bytes = 4096 + (corr % 64) * 512,
+    t.allocs.push_back({.time_ns = now - 1'000, .addr = addr, .bytes = 4096 + (corr % 64) * 512,
                         .kind = MemKind::Device, .device = 0});
-    made += 3;
+    // Its pointer parameters, as the tracer records them on a GPU: the
+    // activation it writes and the oldest live one it reads.
+    const std::uint64_t read = live.empty() ? addr : live.back();
+    for (std::uint32_t index = 0; index < 2; ++index)
+      t.kernel_args.push_back({.time_ns = now, .value = index == 0 ? addr : read, .index = index,
+                               .memory = MemKind::Device, .device = 0, .stream = 7 + corr % 2,
+                               .correlation = corr});
+    made += 5;
     live.push_back(addr);
     if (live.size() > 64) {
       t.frees.push_back({.time_ns = now + 2'000, .addr = live.front(), .kind = MemKind::Device, .device = 0});
@@ -85,6 +93,7 @@ int main(int argc, char** argv) {
   const double analyse_s = seconds_since(t0);
   std::cout << fmt::format("analyze (timeline, breakdown, every detector): {:.2f} s, {:.2f} M events/s, {} findings\n",
                            analyse_s, n / analyse_s / 1e6, report.findings.size());
+  for (const Finding& f : report.findings) std::cout << fmt::format("  {} {}\n", f.rule_id, f.message.substr(0, 100));
   t0 = std::chrono::steady_clock::now();
   const std::string json = report_json(trace, report).dump();
   std::cout << fmt::format("report_json: {:.3f} s ({} bytes)\n", seconds_since(t0), json.size());
