@@ -1,7 +1,9 @@
 // GD004 premature-free: memory freed while queued GPU work may still use it,
 // used after it was freed, or freed twice. Flow-sensitive over the CFG.
 #include <map>
+#include <optional>
 #include <set>
+#include <string>
 
 #include <clang/AST/ExprCXX.h>
 
@@ -49,6 +51,11 @@ class PrematureFree : public FunctionCheck {
     if (!facts.uses_cuda() || facts.cfg() == nullptr) return;
     facts_ = &facts;
     reported_.clear();
+    // Streams made non-blocking here, or in another function of the TU when
+    // held in a global or a member.
+    nonblocking_ = facts.nonblocking_streams();
+    const auto& shared = function_facts().sync_summaries().shared_nonblocking_streams(facts.context());
+    nonblocking_.insert(shared.begin(), shared.end());
     collect_address_taken(facts.function().getBody());
     run_forward(*facts.cfg(), State{}, [this](const Stmt* stmt, State& state, bool report) { step(stmt, state, report); });
   }
@@ -67,13 +74,17 @@ class PrematureFree : public FunctionCheck {
     Check::report(std::move(finding), use->getBeginLoc(), sm());
   }
 
-  void on_free(const CallExpr* call, const std::string& name, State& state, bool report) {
-    const ValueDecl* decl = call->getNumArgs() > 0 ? pointer_base(call->getArg(0)) : nullptr;
+  // `stream`: the stream a stream-ordered free (cudaFreeAsync) runs on, when
+  // known; `helper`: the function of the TU that called `name`, if any.
+  void on_free(const CallExpr* call, const Expr* pointer, const std::string& name,
+               const std::optional<std::string>& stream, const std::string& helper, State& state, bool report) {
+    const std::string how = helper.empty() ? name : name + " in '" + helper + "'";
+    const ValueDecl* decl = pointer_base(pointer);
     if (decl == nullptr) return;
     if (auto it = state.freed.find(decl); it != state.freed.end()) {
       if (it->second.second && report && reported_.insert(call).second) {
         Finding finding = make(sm(), call->getBeginLoc(),
-                               "'" + decl->getNameAsString() + "' is freed twice; the second " + name +
+                               "'" + decl->getNameAsString() + "' is freed twice; the second " + how +
                                    " may free memory that now belongs to someone else. Free it once, and set "
                                    "the pointer to nullptr after freeing");
         note(finding, sm(), it->second.first->getBeginLoc(), "first freed here");
@@ -82,14 +93,13 @@ class PrematureFree : public FunctionCheck {
       return;
     }
     if (name == "cudaFreeAsync" || name == "cuMemFreeAsync") {
-      const std::string stream = stream_key(call_arg(call, 1), facts_->context());
       for (const auto& [other, work] : state.pending[decl]) {
-        if (other == stream || !report || !reported_.insert(call).second) continue;
+        if (!stream || other == *stream || !report || !reported_.insert(call).second) continue;
         Finding finding = make(sm(), call->getBeginLoc(),
-                               "'" + decl->getNameAsString() + "' is freed on " + stream_label(stream) +
-                                   " while work queued on " + stream_label(other) +
+                               "'" + decl->getNameAsString() + "' is freed (" + how + ") on " +
+                                   stream_label(*stream) + " while work queued on " + stream_label(other) +
                                    " may still use it; free it on the stream that uses it, or make " +
-                                   stream_label(stream) + " wait for it first (cudaEventRecord + "
+                                   stream_label(*stream) + " wait for it first (cudaEventRecord + "
                                    "cudaStreamWaitEvent)");
         note(finding, sm(), work->getBeginLoc(), "this work on " + stream_label(other) + " uses it");
         Check::report(std::move(finding), call->getBeginLoc(), sm());
@@ -128,6 +138,15 @@ class PrematureFree : public FunctionCheck {
       Check::report(std::move(finding), where->getBeginLoc(), sm());
     }
     state.pending.erase(decl);
+  }
+
+  void on_helper_free(const CallExpr* call, const FreeEffect& free, State& state, bool report) {
+    const Expr* pointer = argument_for(call, HandleRef{int(free.param), {}});
+    if (pointer == nullptr) return;
+    if (free.how == "free" || free.how == "delete") return on_host_free(call, pointer, state, report);
+    std::optional<std::string> stream;
+    if (free.stream) stream = key_for(call, *free.stream, facts_->context());
+    on_free(call, pointer, free.how, stream, callee_name(call), state, report);
   }
 
   static void clear_all(State& state) {
@@ -173,7 +192,12 @@ class PrematureFree : public FunctionCheck {
     const auto* call = dyn_cast<CallExpr>(stmt);
     if (call == nullptr) return;
     const std::string name = callee_name(call);
-    if (is_cuda_free(name)) return on_free(call, name, state, report);
+    if (is_cuda_free(name)) {
+      const bool ordered = name == "cudaFreeAsync" || name == "cuMemFreeAsync";
+      return on_free(call, call_arg(call, 0), name,
+                     ordered ? std::optional(stream_key(call_arg(call, 1), facts_->context())) : std::nullopt, {},
+                     state, report);
+    }
     if (name == "free") {
       if (call->getNumArgs() == 1) on_host_free(call, call->getArg(0), state, report);
       return;
@@ -185,18 +209,19 @@ class PrematureFree : public FunctionCheck {
       }
       return;
     }
-    if (name == "cudaEventRecord" || name == "cudaEventRecordWithFlags") {
+    if (name == "cudaEventRecord" || name == "cudaEventRecordWithFlags" || name == "cuEventRecord" ||
+        name == "cuEventRecordWithFlags") {
       const std::string event = stream_key(call_arg(call, 0), facts_->context());
       const std::string stream = stream_key(call_arg(call, 1), facts_->context());
       auto& covered = state.events[event];
       covered.clear();
+      const SyncCall on_stream = stream_sync(stream, facts_->context());
       for (const auto& [decl, streams] : state.pending)
         for (const auto& [key, work] : streams)
-          if (key == stream || (stream == "<default>" && sync_covers(SyncKind::Legacy, key, facts_->nonblocking_streams())))
-            covered.emplace(decl, key);
+          if (sync_covers(on_stream, key, nonblocking_)) covered.emplace(decl, key);
       return;
     }
-    if (name == "cudaStreamWaitEvent") {
+    if (name == "cudaStreamWaitEvent" || name == "cuStreamWaitEvent") {
       // Work recorded in the event is now ordered before later work on the waiting stream.
       for (const auto& [decl, stream] : state.events[stream_key(call_arg(call, 1), facts_->context())])
         if (auto it = state.pending.find(decl); it != state.pending.end()) it->second.erase(stream);
@@ -212,18 +237,24 @@ class PrematureFree : public FunctionCheck {
       add_pending(call_arg(call, 0), stream_key(call_arg(call, 3), facts_->context()), call, state, report);
       return;
     }
-    SyncCall sync = as_sync(call, facts_->context());
+    const SyncCall sync = as_sync(
+        call, facts_->context(), [this](const Expr* pointer) { return facts_->origin_of(pointer); },
+        &function_facts().sync_summaries());
     if (sync.kind == SyncKind::Device) clear_all(state);
-    if (sync.kind == SyncKind::Legacy)
+    if (sync.kind == SyncKind::Legacy || sync.kind == SyncKind::Stream)
       for (auto& [decl, streams] : state.pending)
         std::erase_if(streams, [&](const auto& entry) {
-          return sync_covers(SyncKind::Legacy, entry.first, facts_->nonblocking_streams());
+          return sync_covers(sync, entry.first, nonblocking_);
         });
-    if (sync.kind == SyncKind::Stream)
-      for (auto& [decl, streams] : state.pending) streams.erase(sync.key);
     if (sync.kind == SyncKind::Event)
       for (const auto& [decl, stream] : state.events[sync.key])
         if (auto it = state.pending.find(decl); it != state.pending.end()) it->second.erase(stream);
+    // A helper of the translation unit that frees what it is given (after
+    // its own waits, which the sync above applied: that order reports less).
+    if (const FunctionSummary* helper =
+            is_cuda_runtime_api(name) ? nullptr
+                                      : function_facts().sync_summaries().of(call->getDirectCallee(), facts_->context()))
+      for (const FreeEffect& free : helper->frees) on_helper_free(call, free, state, report);
     if (name == "cudaGraphLaunch" || name == "cuGraphLaunch") {
       // A graph's memory nodes allocate again at each launch, into the
       // pointers whose address was handed to the code that built the graph.
@@ -259,6 +290,7 @@ class PrematureFree : public FunctionCheck {
 
   std::set<const ValueDecl*> address_taken_;
   const FunctionFacts* facts_ = nullptr;
+  std::set<std::string> nonblocking_;
   std::set<const Stmt*> reported_;
 };
 

@@ -1,6 +1,7 @@
 // GD003 unsynced-transfer: the host reads the destination of an asynchronous
 // device-to-host copy before a synchronisation that covers the copy's stream.
 // Flow-sensitive over the CFG; a sync of another stream does not count.
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <set>
@@ -24,6 +25,9 @@ struct Pending {
 struct State {
   std::map<const ValueDecl*, std::set<Pending>> pending;  // host buffer -> copies still writing it
   std::map<std::string, std::set<const CallExpr*>> events;  // event -> copies it covers
+  // stream -> copies it was made to wait for (cudaStreamWaitEvent): a sync of
+  // the stream, or an event recorded on it, covers them too.
+  std::map<std::string, std::set<const CallExpr*>> waits;
   // Streams being captured into a graph, and the copies captured so far: they
   // run (on the launch stream) only when the graph is launched.
   std::set<std::string> capturing;
@@ -38,6 +42,8 @@ struct State {
       for (const auto& copy : copies) changed |= pending[decl].insert(copy).second;
     for (const auto& [event, copies] : other.events)
       for (const auto* copy : copies) changed |= events[event].insert(copy).second;
+    for (const auto& [stream, copies] : other.waits)
+      for (const auto* copy : copies) changed |= waits[stream].insert(copy).second;
     return changed;
   }
   void forget(const std::function<bool(const Pending&)>& done) {
@@ -55,6 +61,11 @@ class UnsyncedTransfer : public FunctionCheck {
     if (!facts.uses_cuda() || facts.cfg() == nullptr) return;
     facts_ = &facts;
     reported_.clear();
+    // Streams made non-blocking here, or in another function of the TU when
+    // held in a global or a member.
+    nonblocking_ = facts.nonblocking_streams();
+    const auto& shared = function_facts().sync_summaries().shared_nonblocking_streams(facts.context());
+    nonblocking_.insert(shared.begin(), shared.end());
     run_forward(*facts.cfg(), State{}, [this](const Stmt* stmt, State& state, bool report) { step(stmt, state, report); });
   }
 
@@ -94,6 +105,10 @@ class UnsyncedTransfer : public FunctionCheck {
     const auto* call = dyn_cast<CallExpr>(stmt);
     if (call == nullptr || isa<CUDAKernelCallExpr>(call)) return;
     const std::string name = callee_name(call);
+    const SyncCall sync = as_sync(
+        call, facts_->context(), [this](const Expr* pointer) { return facts_->origin_of(pointer); },
+        &function_facts().sync_summaries());
+    apply(sync, state);
     if (auto copy = as_copy(call); copy && copy->async) {
       const ValueDecl* dst = nullptr;
       const Origin* origin = facts_->origin_of(copy->dst, &dst);
@@ -123,32 +138,61 @@ class UnsyncedTransfer : public FunctionCheck {
         for (const auto* copy : copies) state.pending[decl].insert(Pending{stream, copy});
       return;
     }
-    if (name == "cudaEventRecord" || name == "cudaEventRecordWithFlags") {
+    if (name == "cudaEventRecord" || name == "cudaEventRecordWithFlags" || name == "cuEventRecord" ||
+        name == "cuEventRecordWithFlags") {
+      // The event completes when the work queued on its stream before the
+      // record has: it covers exactly the copies a sync of that stream would.
       const std::string stream = stream_key(call_arg(call, 1), facts_->context());
+      const SyncCall on_stream = stream_sync(stream, facts_->context());
       auto& covered = state.events[stream_key(call_arg(call, 0), facts_->context())];
       covered.clear();
       for (const auto& [decl, copies] : state.pending)
         for (const auto& copy : copies)
-          if (copy.stream == stream || (stream == "<default>" && sync_covers(SyncKind::Legacy, copy.stream, facts_->nonblocking_streams())))
-            covered.insert(copy.copy);
+          if (covers(on_stream, copy, state)) covered.insert(copy.copy);
       return;
     }
-    SyncCall sync = as_sync(call, facts_->context());
-    if (sync.kind == SyncKind::Device || sync.kind == SyncKind::Legacy)
-      state.forget([&](const Pending& p) { return sync_covers(sync.kind, p.stream, facts_->nonblocking_streams()); });
-    if (sync.kind == SyncKind::Stream) state.forget([&](const Pending& p) { return p.stream == sync.key; });
-    if (sync.kind == SyncKind::Event) {
-      const auto& covered = state.events[sync.key];
-      state.forget([&](const Pending& p) { return covered.count(p.copy) > 0; });
+    if (name == "cudaStreamWaitEvent" || name == "cuStreamWaitEvent") {
+      // The host does not wait; later work on the stream (and a sync of it) does.
+      const auto& covered = state.events[stream_key(call_arg(call, 1), facts_->context())];
+      state.waits[stream_key(call_arg(call, 0), facts_->context())].insert(covered.begin(), covered.end());
+      return;
     }
     if (sync.kind != SyncKind::None || name.empty() || is_cuda_runtime_api(name) || name == "free" ||
         name == "cudaFreeHost")
       return;
-    // Handing the buffer to other host code reads it.
-    for (const Expr* arg : call->arguments()) read(call, arg, state, report);
+    // Handing the buffer to other host code reads it, unless that code (a
+    // helper of the TU) only frees it, which GD004 judges.
+    const FunctionSummary* helper = function_facts().sync_summaries().of(call->getDirectCallee(), facts_->context());
+    for (unsigned i = 0; i < call->getNumArgs(); ++i) {
+      const bool freed = helper != nullptr && std::any_of(helper->frees.begin(), helper->frees.end(),
+                                                          [&](const FreeEffect& free) {
+                                                            return argument_for(call, HandleRef{int(free.param), {}}) ==
+                                                                   call->getArg(i);
+                                                          });
+      if (!freed) read(call, call->getArg(i), state, report);
+    }
+  }
+
+  // Does waiting for `sync` (not an event) cover the copy?
+  bool covers(const SyncCall& sync, const Pending& pending, const State& state) const {
+    if (sync_covers(sync, pending.stream, nonblocking_)) return true;
+    if (sync.kind != SyncKind::Stream) return false;
+    auto waited = state.waits.find(sync.key);
+    return waited != state.waits.end() && waited->second.count(pending.copy) > 0;
+  }
+
+  void apply(const SyncCall& sync, State& state) const {
+    if (sync.kind == SyncKind::None) return;
+    if (sync.kind == SyncKind::Event) {
+      const auto& covered = state.events[sync.key];
+      state.forget([&](const Pending& p) { return covered.count(p.copy) > 0; });
+      return;
+    }
+    state.forget([&](const Pending& p) { return covers(sync, p, state); });
   }
 
   const FunctionFacts* facts_ = nullptr;
+  std::set<std::string> nonblocking_;
   std::set<const CallExpr*> reported_;
 };
 

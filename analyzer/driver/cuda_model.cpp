@@ -1,5 +1,7 @@
 #include "cuda_model.h"
 
+#include "sync_summaries.h"
+
 #include <clang/AST/Attr.h>
 #include <clang/AST/DeclCXX.h>
 #include <clang/AST/ExprCXX.h>
@@ -12,7 +14,9 @@ using namespace clang;
 std::string callee_name(const CallExpr* call) {
   const FunctionDecl* callee = call ? call->getDirectCallee() : nullptr;
   if (callee == nullptr || !callee->getDeclName().isIdentifier()) return {};
-  return callee->getName().str();
+  llvm::StringRef name = callee->getName();
+  if (name.starts_with("cu") && (name.ends_with("_ptsz") || name.ends_with("_ptds"))) name = name.drop_back(5);
+  return name.str();
 }
 
 const Expr* call_arg(const CallExpr* call, unsigned i) {
@@ -78,16 +82,42 @@ std::string variable_stream_key(const ValueDecl* decl) {
 }
 }  // namespace
 
+bool per_thread_default_stream(const ASTContext& context) {
+  if (context.getLangOpts().GPUDefaultStream == LangOptions::GPUDefaultStreamKind::PerThread) return true;
+  // nvcc --default-stream per-thread defines the macro; so may the code itself.
+  auto macro = context.Idents.find("CUDA_API_PER_THREAD_DEFAULT_STREAM");
+  return macro != context.Idents.end() && macro->getValue()->hasMacroDefinition();
+}
+
+namespace {
+// cudaStreamLegacy / CU_STREAM_LEGACY are the handle 0x1, cudaStreamPerThread
+// / CU_STREAM_PER_THREAD 0x2 (driver_types.h, cuda.h).
+std::optional<std::string> special_stream_key(const Expr* bare, const ASTContext& context) {
+  std::optional<bool> legacy;
+  if (const auto* literal = dyn_cast<IntegerLiteral>(bare)) {
+    if (literal->getValue() == 1) legacy = true;
+    if (literal->getValue() == 2) legacy = false;
+  } else if (const auto* ref = dyn_cast<DeclRefExpr>(bare); ref && ref->getDecl()->getDeclName().isIdentifier()) {
+    const auto name = ref->getDecl()->getName();
+    if (name == "cudaStreamLegacy" || name == "CU_STREAM_LEGACY") legacy = true;
+    if (name == "cudaStreamPerThread" || name == "CU_STREAM_PER_THREAD") legacy = false;
+  }
+  if (!legacy) return std::nullopt;
+  if (*legacy != per_thread_default_stream(context)) return std::string("<default>");
+  return std::string(*legacy ? "<legacy>" : "<per-thread>");
+}
+}  // namespace
+
 std::string stream_key(const Expr* stream, const ASTContext& context) {
   if (stream == nullptr) return "<default>";
   const Expr* bare = stream->IgnoreParenCasts();
   if (bare->isNullPointerConstant(const_cast<ASTContext&>(context), Expr::NPC_ValueDependentIsNotNull))
     return "<default>";
-  if (const auto* ref = dyn_cast<DeclRefExpr>(bare)) {
-    if (ref->getDecl()->getName() == "cudaStreamLegacy") return "<default>";
-    return variable_stream_key(ref->getDecl());
-  }
-  // cudaStreamPerThread etc. are macros over casts of integers: use the spelling.
+  if (auto special = special_stream_key(bare, context)) return *special;
+  if (const auto* ref = dyn_cast<DeclRefExpr>(bare)) return variable_stream_key(ref->getDecl());
+  // A member names one stream within its own object (this->stream_).
+  if (const auto* member = dyn_cast<MemberExpr>(bare); member && isa<CXXThisExpr>(member->getBase()->IgnoreParenImpCasts()))
+    return variable_stream_key(member->getMemberDecl());
   const SourceManager& sm = context.getSourceManager();
   CharSourceRange range = CharSourceRange::getTokenRange(stream->getSourceRange());
   return Lexer::getSourceText(range, sm, context.getLangOpts()).str();
@@ -95,6 +125,8 @@ std::string stream_key(const Expr* stream, const ASTContext& context) {
 
 std::string stream_label(const std::string& key) {
   if (key == "<default>") return "the default stream";
+  if (key == "<legacy>") return "the legacy default stream";
+  if (key == "<per-thread>") return "the per-thread default stream";
   return "'" + key.substr(0, key.find('@')) + "'";
 }
 
@@ -389,52 +421,212 @@ bool mentions(const Stmt* stmt, const ValueDecl* decl) {
 }
 
 namespace {
-bool body_synchronises(const Stmt* stmt, int depth) {
-  if (stmt == nullptr) return false;
-  if (const auto* call = dyn_cast<CallExpr>(stmt)) {
-    const std::string name = callee_name(call);
-    if (name == "cudaDeviceSynchronize" || name == "cudaStreamSynchronize" || name == "cudaEventSynchronize" ||
-        name == "cudaThreadSynchronize")
-      return true;
-    if (depth > 0 && call->getDirectCallee() && call->getDirectCallee()->hasBody() &&
-        !is_cuda_runtime_api(name) && body_synchronises(call->getDirectCallee()->getBody(), depth - 1))
-      return true;
+
+// What the host has waited for when a CUDA call returns, after the CUDA
+// Runtime API reference, "API synchronization behavior" and "Stream
+// synchronization behavior"
+// (https://docs.nvidia.com/cuda/cuda-runtime-api/api-sync-behavior.html,
+// https://docs.nvidia.com/cuda/cuda-runtime-api/stream-sync-behavior.html)
+// and the driver API pages of the same names.
+enum class Waits {
+  Nothing,        // asynchronous with respect to the host
+  Device,         // every stream of the device
+  StreamArg,      // the stream in argument `arg`
+  EventArg,       // the work the event in argument `arg` was recorded after
+  PolledStream,   // cudaStreamQuery: a sync only when its result is tested
+  PolledEvent,    // cudaEventQuery: likewise
+  DefaultStream,  // a blocking call on the default stream
+  BlockingCopy,   // cudaMemcpy & co: DefaultStream unless device to device (`arg`: the kind)
+  AsyncCopy,      // cudaMemcpyAsync: its stream when device to pageable host (`arg`: the kind)
+};
+struct SyncRule {
+  std::string_view name;
+  Waits waits;
+  unsigned arg = 0;
+};
+constexpr SyncRule kSyncTable[] = {
+    {"cudaDeviceSynchronize", Waits::Device},
+    {"cudaThreadSynchronize", Waits::Device},
+    {"cudaDeviceReset", Waits::Device},
+    {"cuCtxSynchronize", Waits::Device},
+    // Releasing memory waits for the device first (cudaFree's implicit
+    // synchronisation); the stream-ordered cudaFreeAsync does not.
+    {"cudaFree", Waits::Device},
+    {"cudaFreeHost", Waits::Device},
+    {"cudaFreeArray", Waits::Device},
+    {"cudaFreeMipmappedArray", Waits::Device},
+    {"cuMemFree", Waits::Device},
+    {"cuMemFreeHost", Waits::Device},
+    {"cudaFreeAsync", Waits::Nothing},
+    {"cuMemFreeAsync", Waits::Nothing},
+    {"cudaStreamSynchronize", Waits::StreamArg, 0},
+    {"cuStreamSynchronize", Waits::StreamArg, 0},
+    {"cudaEventSynchronize", Waits::EventArg, 0},
+    {"cuEventSynchronize", Waits::EventArg, 0},
+    {"cudaStreamQuery", Waits::PolledStream, 0},
+    {"cuStreamQuery", Waits::PolledStream, 0},
+    {"cudaEventQuery", Waits::PolledEvent, 0},
+    {"cuEventQuery", Waits::PolledEvent, 0},
+    // Orders later work on a stream after the event; the host does not wait.
+    {"cudaStreamWaitEvent", Waits::Nothing},
+    {"cuStreamWaitEvent", Waits::Nothing},
+    // Memcpy: a device-to-host copy returns once the copy is done; from pinned
+    // memory to the device it is synchronous, from pageable memory the stream
+    // is synchronised before the copy; device to device does not synchronise
+    // the host. Either way the copy runs on the default stream.
+    {"cudaMemcpy", Waits::BlockingCopy, 3},
+    {"cudaMemcpy2D", Waits::BlockingCopy, 6},
+    {"cudaMemcpyToSymbol", Waits::BlockingCopy, 4},
+    {"cudaMemcpyFromSymbol", Waits::BlockingCopy, 4},
+    {"cudaMemcpy2DToArray", Waits::BlockingCopy, 6},
+    {"cudaMemcpy2DFromArray", Waits::BlockingCopy, 6},
+    {"cudaMemcpy3D", Waits::DefaultStream},
+    {"cudaMemcpyPeer", Waits::Nothing},
+    {"cuMemcpyDtoH", Waits::DefaultStream},
+    {"cuMemcpyHtoD", Waits::DefaultStream},
+    {"cuMemcpy", Waits::DefaultStream},
+    {"cuMemcpy2D", Waits::DefaultStream},
+    {"cuMemcpy3D", Waits::DefaultStream},
+    {"cuMemcpyDtoD", Waits::Nothing},
+    {"cudaMemcpyAsync", Waits::AsyncCopy, 3},
+    {"cudaMemcpy2DAsync", Waits::AsyncCopy, 6},
+    // Memset: asynchronous with respect to the host for device memory (the
+    // pinned and managed targets that make it synchronous are rare).
+    {"cudaMemset", Waits::Nothing},
+    {"cudaMemset2D", Waits::Nothing},
+    {"cudaMemset3D", Waits::Nothing},
+    {"cudaMemsetAsync", Waits::Nothing},
+    {"cuMemsetD8", Waits::Nothing},
+    {"cuMemsetD16", Waits::Nothing},
+    {"cuMemsetD32", Waits::Nothing},
+    // Allocations order streams on the device ("implicit synchronization")
+    // but do not make the host wait for queued work.
+    {"cudaMalloc", Waits::Nothing},
+    {"cudaMallocHost", Waits::Nothing},
+    {"cudaHostAlloc", Waits::Nothing},
+    {"cudaMallocManaged", Waits::Nothing},
+    {"cudaMallocAsync", Waits::Nothing},
+};
+
+const SyncRule* sync_rule(std::string_view name) {
+  if (name.size() > 3 && name.substr(name.size() - 3) == "_v2") name.remove_suffix(3);  // cuMemcpyDtoH_v2
+  for (const SyncRule& rule : kSyncTable)
+    if (rule.name == name) return &rule;
+  return nullptr;
+}
+
+// Is the node (a query, or what holds its result) the condition, or part of
+// the condition, of a loop or a branch?
+bool tested_in_condition(DynTypedNode node, ASTContext& context, int depth = 0) {
+  if (depth > 8) return false;
+  const auto parents = context.getParents(node);
+  if (parents.empty()) return false;
+  const Stmt* child = node.get<Stmt>();
+  const DynTypedNode& parent_node = parents[0];
+  if (const auto* loop = parent_node.get<WhileStmt>()) return loop->getCond() == child;
+  if (const auto* loop = parent_node.get<DoStmt>()) return loop->getCond() == child;
+  if (const auto* loop = parent_node.get<ForStmt>()) return loop->getCond() == child;
+  if (const auto* branch = parent_node.get<IfStmt>()) return branch->getCond() == child;
+  if (const auto* choice = parent_node.get<ConditionalOperator>()) return choice->getCond() == child;
+  const Stmt* parent = parent_node.get<Stmt>();
+  if (parent == nullptr) return false;
+  if (isa<ParenExpr, ImplicitCastExpr, ExplicitCastExpr>(parent) ||
+      (isa<UnaryOperator>(parent) && cast<UnaryOperator>(parent)->getOpcode() == UO_LNot))
+    return tested_in_condition(parent_node, context, depth + 1);
+  if (const auto* binary = dyn_cast<BinaryOperator>(parent)) {
+    // (st = cudaStreamQuery(s)) == cudaErrorNotReady, q != cudaSuccess, a && q == 0
+    if (binary->getOpcode() == BO_Assign && binary->getRHS() == child)
+      return tested_in_condition(parent_node, context, depth + 1);
+    if (binary->isEqualityOp() || binary->isLogicalOp()) return tested_in_condition(parent_node, context, depth + 1);
   }
-  for (const Stmt* child : stmt->children())
-    if (body_synchronises(child, depth)) return true;
   return false;
 }
+
+// cudaError_t st; do { st = cudaStreamQuery(s); } while (st == cudaErrorNotReady);
+bool result_tested_by_loop(const CallExpr* query, ASTContext& context) {
+  const auto parents = context.getParents(*query);
+  if (parents.empty()) return false;
+  const ValueDecl* status = nullptr;
+  if (const auto* assign = parents[0].get<BinaryOperator>(); assign && assign->getOpcode() == BO_Assign)
+    if (const auto* ref = dyn_cast<DeclRefExpr>(assign->getLHS()->IgnoreParenImpCasts())) status = ref->getDecl();
+  if (const auto* var = parents[0].get<VarDecl>()) status = var;
+  if (status == nullptr) return false;
+  const Stmt* loop = enclosing_loop(query, context);
+  const Stmt* condition = nullptr;
+  if (const auto* d = dyn_cast_or_null<DoStmt>(loop)) condition = d->getCond();
+  if (const auto* w = dyn_cast_or_null<WhileStmt>(loop)) condition = w->getCond();
+  if (const auto* f = dyn_cast_or_null<ForStmt>(loop)) condition = f->getCond();
+  return condition != nullptr && mentions(condition, status);
+}
+
+// A query is a wait only when the code tests its result (a polling loop that
+// exits once the work is done, or a branch on it); a query whose result is
+// ignored waits for nothing.
+bool polls(const CallExpr* query, ASTContext& context) {
+  return tested_in_condition(DynTypedNode::create(*query), context) || result_tested_by_loop(query, context);
+}
+
 }  // namespace
 
-SyncCall as_sync(const CallExpr* call, const ASTContext& context) {
+SyncCall stream_sync(const std::string& key, const ASTContext& context) {
+  const std::string legacy = per_thread_default_stream(context) ? "<legacy>" : "<default>";
+  if (key == legacy) return {SyncKind::Legacy, {}};
+  return {SyncKind::Stream, key};
+}
+
+SyncCall as_sync(const CallExpr* call, ASTContext& context, const OriginLookup& origin_of, SyncSummaries* summaries) {
   const std::string name = callee_name(call);
-  if (name == "cudaDeviceSynchronize" || name == "cudaThreadSynchronize" || name == "cudaDeviceReset" ||
-      name == "cudaFree" || name == "cudaFreeHost" || name == "cuCtxSynchronize")
-    return {SyncKind::Device, {}};
-  // A blocking copy runs on the legacy default stream.
-  if (name == "cudaMemcpy" || name == "cudaMemcpy2D") return {SyncKind::Legacy, {}};
-  if (name == "cudaStreamSynchronize" || name == "cudaStreamQuery" || name == "cuStreamSynchronize") {
-    // The legacy default stream waits for all blocking streams: syncing it
-    // covers them (streams made with cudaStreamNonBlocking are the exception).
-    const std::string key = stream_key(call_arg(call, 0), context);
-    if (key == "<default>") return {SyncKind::Legacy, {}};
-    return {SyncKind::Stream, key};
+  if (const SyncRule* rule = sync_rule(name)) {
+    auto on_stream = [&](const Expr* stream) {
+      SyncCall sync = stream_sync(stream_key(stream, context), context);
+      sync.handle = stream;
+      return sync;
+    };
+    switch (rule->waits) {
+      case Waits::Nothing: return {};
+      case Waits::Device: return {SyncKind::Device, {}};
+      case Waits::StreamArg: return on_stream(call_arg(call, rule->arg));
+      case Waits::EventArg:
+        return {SyncKind::Event, stream_key(call_arg(call, rule->arg), context), call_arg(call, rule->arg)};
+      case Waits::PolledStream:
+        return polls(call, context) ? on_stream(call_arg(call, rule->arg)) : SyncCall{};
+      case Waits::PolledEvent:
+        if (!polls(call, context)) return {};
+        return {SyncKind::Event, stream_key(call_arg(call, rule->arg), context), call_arg(call, rule->arg)};
+      case Waits::DefaultStream: return on_stream(nullptr);
+      case Waits::BlockingCopy:
+        if (copy_kind_of(call_arg(call, rule->arg)) == CopyKind::DeviceToDevice) return {};
+        return on_stream(nullptr);
+      case Waits::AsyncCopy: {
+        // Into pageable memory the copy returns only once it is done, so
+        // everything queued before it on its stream is done too.
+        auto copy = as_copy(call);
+        if (!copy || copy->kind != CopyKind::DeviceToHost || !origin_of) return {};
+        const Origin* origin = origin_of(copy->dst);
+        if (origin == nullptr || origin->kind != MemKind::HostPageable) return {};
+        return on_stream(copy->stream);
+      }
+    }
+    return {};
   }
-  if (name == "cudaEventSynchronize" || name == "cudaEventQuery" || name == "cuEventSynchronize")
-    return {SyncKind::Event, stream_key(call_arg(call, 0), context)};
-  const FunctionDecl* callee = call->getDirectCallee();
-  if (callee != nullptr && !is_cuda_runtime_api(name) && callee->hasBody() &&
-      body_synchronises(callee->getBody(), 2))
-    return {SyncKind::Device, {}};
-  return {};
+  if (is_cuda_runtime_api(name)) return {};
+  return sync_of_helper(call, context, summaries);
 }
 
 }  // namespace gpudiag::lint
 
 namespace gpudiag::lint {
 
+std::string stream_key(const ValueDecl* variable) { return variable_stream_key(variable); }
+
 std::set<std::string> nonblocking_streams(const Stmt* body) {
   std::set<std::string> keys;
+  for (const ValueDecl* stream : nonblocking_stream_variables(body)) keys.insert(variable_stream_key(stream));
+  return keys;
+}
+
+std::set<const ValueDecl*> nonblocking_stream_variables(const Stmt* body) {
+  std::set<const ValueDecl*> streams;
   for_each_stmt(body, [&](const Stmt* stmt) {
     const auto* call = dyn_cast<CallExpr>(stmt);
     if (call == nullptr) return;
@@ -456,17 +648,24 @@ std::set<std::string> nonblocking_streams(const Stmt* body) {
     if (!nonblocking && !flags->isValueDependent() && flags->EvaluateAsInt(value, call->getCalleeDecl()->getASTContext()))
       nonblocking = (value.Val.getInt().getZExtValue() & 1u) != 0;
     if (!nonblocking) return;
-    if (const ValueDecl* stream = pointer_base(call_arg(call, 0))) keys.insert(variable_stream_key(stream));
+    if (const ValueDecl* stream = pointer_base(call_arg(call, 0))) streams.insert(stream);
   });
-  return keys;
+  return streams;
 }
 
 bool sync_covers(SyncKind kind, const std::string& stream, const std::set<std::string>& nonblocking) {
   switch (kind) {
     case SyncKind::Device: return true;
+    // The legacy default stream waits for the blocking streams, the
+    // per-thread default stream included, and for its own work.
     case SyncKind::Legacy: return nonblocking.count(stream) == 0;
     default: return false;
   }
+}
+
+bool sync_covers(const SyncCall& sync, const std::string& stream, const std::set<std::string>& nonblocking) {
+  if (sync.kind == SyncKind::Stream) return sync.key == stream;
+  return sync_covers(sync.kind, stream, nonblocking);
 }
 
 }  // namespace gpudiag::lint

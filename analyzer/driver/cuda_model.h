@@ -16,15 +16,25 @@
 namespace gpudiag::lint {
 
 // Plain name of the called function ("cudaMemcpyAsync"); "" when indirect.
+// The per-thread default stream variants the CUDA headers switch to
+// (cudaMemcpyAsync_ptsz, cudaMemcpy_ptds) answer with the plain name.
 std::string callee_name(const clang::CallExpr* call);
 // Argument i, or nullptr when absent or filled in from a default argument.
 const clang::Expr* call_arg(const clang::CallExpr* call, unsigned i);
 // The variable/field a pointer expression points into: p, &p, p + i, &p[i],
 // (void**)&p, v.data(), &v[0]; nullptr otherwise.
 const clang::ValueDecl* pointer_base(const clang::Expr* expr);
-// A stable key for a stream expression: "<default>" for 0/NULL/absent/
-// cudaStreamLegacy, else the variable or the spelled expression.
+// A stable key for a stream expression: "<default>" for 0/NULL/absent and
+// for the special handle the default stream means in this translation unit
+// (cudaStreamLegacy, or cudaStreamPerThread under per-thread default streams);
+// "<legacy>" / "<per-thread>" for the other special handle; else the variable
+// or the spelled expression.
 std::string stream_key(const clang::Expr* stream, const clang::ASTContext& context);
+// Is the translation unit compiled with per-thread default streams (nvcc
+// --default-stream per-thread, -DCUDA_API_PER_THREAD_DEFAULT_STREAM, clang
+// -fgpu-default-stream=per-thread)? Then stream 0 is an ordinary stream of
+// the calling thread that does not wait for other streams.
+bool per_thread_default_stream(const clang::ASTContext& context);
 // "s2" for display: the key without its identity suffix.
 std::string stream_label(const std::string& key);
 // The stream argument of k<<<g, b, shmem, stream>>>; nullptr for the default.
@@ -77,23 +87,42 @@ bool uses_cuda(const clang::Stmt* body);
 // Does expr mention the variable?
 bool mentions(const clang::Stmt* stmt, const clang::ValueDecl* decl);
 
-// Legacy: the legacy default stream (cudaStreamSynchronize(0), a blocking
-// cudaMemcpy): it waits for every blocking stream, not for streams created
-// with cudaStreamNonBlocking.
+// What the host has waited for when a call returns. Legacy: the legacy
+// default stream (cudaStreamSynchronize(0) or a blocking cudaMemcpy without
+// per-thread default streams): it waits for every blocking stream, not for
+// streams created with cudaStreamNonBlocking.
 enum class SyncKind { None, Device, Legacy, Stream, Event };
 struct SyncCall {
   SyncKind kind = SyncKind::None;
-  std::string key;  // stream or event key
+  std::string key;                       // stream or event key
+  const clang::Expr* handle = nullptr;   // the stream/event argument the key was read from
 };
-// cudaDeviceSynchronize, cudaStreamSynchronize(s), cudaEventSynchronize(e),
-// blocking cudaMemcpy (device-wide, conservatively), cudaStream/EventQuery,
-// and calls of functions defined in the TU whose body synchronises.
-SyncCall as_sync(const clang::CallExpr* call, const clang::ASTContext& context);
+class SyncSummaries;
+// Where a pointer's memory came from, when the caller knows (a blocking
+// cudaMemcpyAsync into pageable memory is a stream sync).
+using OriginLookup = std::function<const Origin*(const clang::Expr*)>;
+// The CUDA runtime/driver calls after the CUDA docs' "API synchronization
+// behavior" (see the table in cuda_model.cpp): cudaDeviceSynchronize,
+// cudaStreamSynchronize(s), cudaEventSynchronize(e), blocking copies other
+// than device-to-device, frees, cudaStream/EventQuery whose result is tested
+// (a polling loop), and calls of functions defined in the TU whose body
+// synchronises (their summaries, cached in `summaries` when given).
+SyncCall as_sync(const clang::CallExpr* call, clang::ASTContext& context, const OriginLookup& origin_of = {},
+                 SyncSummaries* summaries = nullptr);
+// A wait for everything queued so far on stream `key` (Legacy for the legacy default stream).
+SyncCall stream_sync(const std::string& key, const clang::ASTContext& context);
 
 // Keys (as stream_key gives them) of the streams the body creates with
 // cudaStreamNonBlocking (cudaStreamCreateWithFlags / WithPriority).
 std::set<std::string> nonblocking_streams(const clang::Stmt* body);
+// The variables (locals, globals, members) those streams are stored in.
+std::set<const clang::ValueDecl*> nonblocking_stream_variables(const clang::Stmt* body);
+// The key stream_key gives a stream held in `variable` (a global, or a member used through this).
+std::string stream_key(const clang::ValueDecl* variable);
 // Does a sync of `kind` wait for work queued on `stream`?
 bool sync_covers(SyncKind kind, const std::string& stream, const std::set<std::string>& nonblocking);
+// Does `sync` wait for work queued on `stream` (events aside: what an event
+// covers depends on where it was recorded)?
+bool sync_covers(const SyncCall& sync, const std::string& stream, const std::set<std::string>& nonblocking);
 
 }  // namespace gpudiag::lint

@@ -169,7 +169,10 @@ std::vector<std::string> translate_command(const std::vector<std::string>& comma
       args.push_back("-std=" + value_of(inline_value));
     } else if (name == "--default-stream" || name == "-default-stream") {
       std::string mode = value_of(inline_value);
-      if (mode == "per-thread") args.push_back("-fgpu-default-stream=per-thread");
+      // nvcc defines the macro too, and the CUDA headers switch to the
+      // per-thread entry points (cudaMemcpyAsync_ptsz) on it.
+      if (mode == "per-thread")
+        args.insert(args.end(), {"-fgpu-default-stream=per-thread", "-DCUDA_API_PER_THREAD_DEFAULT_STREAM=1"});
     } else if (name == "--include-path" || name == "-I" || name == "-isystem" || name == "--system-include" ||
                name == "-D" || name == "--define-macro" || name == "-U" || name == "--undefine-macro" ||
                name == "-include" || name == "--pre-include") {

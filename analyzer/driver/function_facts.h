@@ -15,6 +15,7 @@
 
 #include "check.h"
 #include "cuda_model.h"
+#include "sync_summaries.h"
 
 namespace gpudiag::lint {
 
@@ -55,9 +56,13 @@ class FunctionFacts {
 class FunctionFactsCache {
  public:
   const FunctionFacts& get(const clang::FunctionDecl& function, clang::ASTContext& context);
+  // What calls of the translation unit's functions synchronise and free,
+  // computed once per function for the whole translation unit.
+  SyncSummaries& sync_summaries() { return sync_summaries_; }
 
  private:
   std::unique_ptr<FunctionFacts> current_;
+  SyncSummaries sync_summaries_;
 };
 
 // A check that looks at each user function (host code, or device code too

@@ -61,6 +61,7 @@ TEST(Flags, BearNvccMakefileEntry) {
   EXPECT_TRUE(has_pair(out, "-I", "include"));
   EXPECT_TRUE(has(out, "-DENABLE_BF16"));
   EXPECT_TRUE(has(out, "-fgpu-default-stream=per-thread"));
+  EXPECT_TRUE(has(out, "-DCUDA_API_PER_THREAD_DEFAULT_STREAM=1"));
   for (const char* gone : {"--use_fast_math", "-ccbin", "g++-12", "-lineinfo", "-Xptxas", "-v", "-lcublas", "train",
                            "sm_86", "arch=compute_75,code=sm_75"})
     EXPECT_FALSE(has(out, gone)) << gone;

@@ -3,10 +3,14 @@
 // (several separated by commas, each optionally followed by a remark). The
 // bundled samples/ mark theirs the same way. The test runs the real gpulint
 // with all checks on each file and fails on any missing or unexpected finding.
+// A first line `// RUN-FLAGS: --default-stream per-thread` compiles the
+// snippet with those nvcc options, through a compilation database (the path
+// a real build's command takes).
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -58,11 +62,31 @@ std::vector<std::string> snippet_files() {
   return files;
 }
 
+// The nvcc options on a `// RUN-FLAGS:` first line, if any.
+std::optional<std::string> run_flags(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  const std::string marker = "// RUN-FLAGS:";
+  if (!std::getline(in, line) || line.rfind(marker, 0) != 0) return std::nullopt;
+  return line.substr(marker.size());
+}
+
+LintRun lint_snippet(const std::string& path) {
+  const auto flags = run_flags(path);
+  if (!flags) return run_gpulint({"--format=json", "--fail-on=error", path});
+  const std::string build = temp_dir("snippet_db");
+  const std::string directory = std::filesystem::path(path).parent_path().string();
+  const nlohmann::json database = nlohmann::json::array(
+      {{{"directory", directory}, {"file", path}, {"command", "nvcc" + *flags + " -c " + path}}});
+  write_file(build + "/compile_commands.json", database.dump());
+  return run_gpulint({"-p", build, "--format=json", "--fail-on=error", path});
+}
+
 class Snippet : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(Snippet, FindsExactlyTheMarkedFindings) {
   const std::string path = GetParam();
-  const LintRun run = run_gpulint({"--format=json", "--fail-on=error", path});
+  const LintRun run = lint_snippet(path);
   ASSERT_TRUE(run.exit_code == 0 || run.exit_code == 1) << run.err;
   const auto report = nlohmann::json::parse(run.out);
   std::set<Expectation> actual;

@@ -25,7 +25,7 @@ float blocking_copy_misses_nonblocking(const float* device, float* scratch, int 
   float* host = nullptr;
   CHECK(cudaMallocHost(&host, n * sizeof(float)));
   CHECK(cudaMemcpyAsync(host, device, n * sizeof(float), cudaMemcpyDeviceToHost, stream));
-  CHECK(cudaMemcpy(scratch, device, sizeof(float), cudaMemcpyDeviceToDevice));
+  CHECK(cudaMemcpy(scratch, device, sizeof(float), cudaMemcpyDeviceToHost));
   const float first = host[0];  // CHECK: GD003
   CHECK(cudaFreeHost(host));
   return first;

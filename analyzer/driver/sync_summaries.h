@@ -1,0 +1,73 @@
+// What a call of a function defined in the translation unit does to
+// synchronisation and to the memory its arguments point to, read once from
+// the function's body: "waits for the stream in parameter 1", "waits for the
+// device", "frees parameter 0 with cudaFreeAsync on the stream in parameter
+// 1". GD003 and GD004 apply these at each call as if the body were inlined.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <clang/AST/ASTContext.h>
+#include <clang/AST/Expr.h>
+
+#include "cuda_model.h"
+
+namespace gpudiag::lint {
+
+// A stream or event the callee names: one of its parameters, or a handle
+// that means the same in every function (a global, a special stream).
+struct HandleRef {
+  int param = -1;   // >= 0: the caller's argument
+  std::string key;  // otherwise: the callee's own key
+};
+
+struct SyncEffect {
+  SyncKind kind = SyncKind::None;
+  HandleRef handle;  // Stream and Event only
+};
+
+struct FreeEffect {
+  unsigned param = 0;         // the parameter whose memory is freed
+  std::string how;            // "cudaFree", "cudaFreeAsync", "free", "delete", ...
+  std::optional<HandleRef> stream;  // for stream-ordered frees
+};
+
+struct FunctionSummary {
+  // What the host has waited for when a call returns, if anything. Several
+  // different waits in one body, or a wait on something that means nothing
+  // to the caller (a member, an expression), count as a device sync: a
+  // missed finding is better than a false one.
+  std::optional<SyncEffect> sync;
+  std::vector<FreeEffect> frees;
+};
+
+class SyncSummaries {
+ public:
+  // nullptr for functions without a body, CUDA API functions and functions
+  // in system headers.
+  const FunctionSummary* of(const clang::FunctionDecl* function, clang::ASTContext& context);
+  // Keys of the globals and members that some function of the translation
+  // unit creates as non-blocking streams (an init function makes the stream
+  // another function copies on).
+  const std::set<std::string>& shared_nonblocking_streams(clang::ASTContext& context);
+
+ private:
+  std::optional<std::set<std::string>> shared_nonblocking_;
+  std::map<const clang::FunctionDecl*, FunctionSummary> done_;
+  std::set<const clang::FunctionDecl*> in_progress_;  // recursion
+};
+
+// The sync of a call of a TU function, in the caller's terms. Uses a
+// throw-away cache when `summaries` is null.
+SyncCall sync_of_helper(const clang::CallExpr* call, clang::ASTContext& context, SyncSummaries* summaries);
+
+// The caller's argument a HandleRef names, or nullptr for a callee-own handle.
+const clang::Expr* argument_for(const clang::CallExpr* call, const HandleRef& handle);
+// The caller's key for the handle.
+std::string key_for(const clang::CallExpr* call, const HandleRef& handle, const clang::ASTContext& context);
+
+}  // namespace gpudiag::lint
