@@ -10,6 +10,7 @@
 // Per record: a pointer field allocated with a CUDA allocator in a record
 // whose destroy function (or destructor) frees other fields but never this
 // one, and which no code anywhere frees or takes over.
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <memory>
@@ -83,6 +84,13 @@ bool leaves(const Stmt* stmt) {
   return callee != nullptr && callee->isNoReturn();
 }
 
+// "Layer", or the typedef's name for C's typedef struct { ... } Layer.
+std::string record_name(const RecordDecl* record) {
+  if (!record->getName().empty()) return record->getNameAsString();
+  if (const TypedefNameDecl* alias = record->getTypedefNameForAnonDecl()) return alias->getNameAsString();
+  return "<anonymous>";
+}
+
 class MemoryLeak : public FunctionCheck {
  public:
   MemoryLeak() : FunctionCheck("GD007", "memory-leak") {}
@@ -113,6 +121,8 @@ class MemoryLeak : public FunctionCheck {
         [this](const CFGBlock& from, unsigned index, LeakPath& path) { return take_edge(from, index, path); });
     for (const LeakPath& path : exits)
       for (const auto& [var, alloc] : path.live) {
+        // Leaving main ends the program: only what no path frees is claimed there.
+        if (function->isMain() && !live_on_every_path(exits, var, alloc)) continue;
         if (path.left_at != nullptr)
           leak(alloc, var, path.left_at->getBeginLoc(), "this return");
         else
@@ -123,6 +133,13 @@ class MemoryLeak : public FunctionCheck {
 
  private:
   const SourceManager& sm() const { return context_->getSourceManager(); }
+
+  static bool live_on_every_path(const std::vector<LeakPath>& paths, const VarDecl* var, const CallExpr* alloc) {
+    return std::all_of(paths.begin(), paths.end(), [&](const LeakPath& path) {
+      auto it = path.live.find(var);
+      return it != path.live.end() && it->second == alloc;
+    });
+  }
 
   const Ownership& ownership() {
     if (!ownership_) ownership_ = std::make_unique<Ownership>(*context_);
@@ -177,13 +194,12 @@ class MemoryLeak : public FunctionCheck {
     if (destroyers.empty() || ownership().released_anywhere(field)) return;
     if (!reported_.insert(alloc).second) return;
     const FunctionDecl* destroyer = destroyers.front();
-    const std::string destroyer_name =
-        isa<CXXDestructorDecl>(destroyer) ? "the destructor of '" + record->getNameAsString() + "'"
-                                          : "'" + destroyer->getNameAsString() + "'";
+    const std::string owner = record_name(record);
+    const std::string destroyer_name = isa<CXXDestructorDecl>(destroyer) ? "the destructor of '" + owner + "'"
+                                                                         : "'" + destroyer->getNameAsString() + "'";
     Finding finding = make(sm(), alloc->getBeginLoc(),
-                           "'" + record->getNameAsString() + "::" + field->getNameAsString() + "' allocated by " +
-                               callee_name(alloc) + " is never freed: " + destroyer_name +
-                               " frees the other buffers of '" + record->getNameAsString() +
+                           "'" + owner + "::" + field->getNameAsString() + "' allocated by " + callee_name(alloc) +
+                               " is never freed: " + destroyer_name + " frees the other buffers of '" + owner +
                                "' but not this one, so each object leaks it. Free it there");
     note(finding, sm(), destroyer->getLocation(), "the destroy function that forgets it");
     report(std::move(finding), alloc->getBeginLoc(), sm());
@@ -259,6 +275,10 @@ class MemoryLeak : public FunctionCheck {
   void step(const Stmt* stmt, LeakPath& path) {
     if (const auto* ret = dyn_cast<ReturnStmt>(stmt)) {
       path.left_at = ret;
+      return;
+    }
+    if (isa<CXXThrowExpr>(stmt)) {
+      path.live.clear();  // unwinding is not followed; RAII owners are the remedy there
       return;
     }
     if (const auto* ref = dyn_cast<DeclRefExpr>(stmt)) {
@@ -343,9 +363,9 @@ class MemoryLeak : public FunctionCheck {
 
   bool take_edge(const CFGBlock& from, unsigned index, LeakPath& path) const {
     const Stmt* terminator = from.getTerminatorStmt();
-    if (terminator == nullptr || from.succ_size() != 2) return true;
+    if (terminator == nullptr || from.succ_size() < 2) return true;
     const bool taken_true = index == 0;
-    if (const Expr* cond = from.getLastCondition())
+    if (const Expr* cond = from.succ_size() == 2 ? from.getLastCondition() : nullptr)
       if (auto test = success_test(cond, path); test && taken_true == test->fails_when_true)
         path.live.erase(test->pointer);  // the allocation failed here: nothing to free
     std::erase_if(path.live, [&](const auto& entry) { return skips_free(terminator, taken_true, entry.first); });

@@ -111,6 +111,19 @@ void owned_flag(int n) {
   if (owns) cudaFree(scratch);
 }
 
+void switch_correlated(int mode, int n) {
+  float* scratch = nullptr;
+  switch (mode) {
+    case 1: cudaMalloc(&scratch, n * sizeof(float)); break;
+    default: break;
+  }
+  scale<<<1, 256>>>(scratch, 1.0f, n);
+  switch (mode) {
+    case 1: cudaFree(scratch); break;
+    default: break;
+  }
+}
+
 void break_out_of_batches_frees(int batches, int n) {
   for (int i = 0; i < batches; ++i) {
     float* chunk = nullptr;
