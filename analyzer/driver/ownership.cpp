@@ -21,7 +21,8 @@ const FieldDecl* named_field(const Expr* expr) {
 namespace {
 
 // The record of the object a field access goes through, when that object is
-// one the function was handed: a parameter (R*, R&, R) or `this`.
+// one the function was handed: a parameter (R*, R&, R) or `this`; nullptr
+// for a local or global object.
 const RecordDecl* handed_object(const Expr* pointer, const FunctionDecl& function) {
   if (pointer == nullptr) return nullptr;
   const auto* member = dyn_cast<MemberExpr>(pointer->IgnoreParenCasts());
@@ -64,8 +65,10 @@ class OwnershipCollector : public RecursiveASTVisitor<OwnershipCollector> {
       const Expr* freed = call->getNumArgs() > 0 ? call->getArg(0) : nullptr;
       if (const FieldDecl* field = named_field(freed)) {
         out_.released_.insert(field);
-        if (function_ != nullptr)
-          if (const RecordDecl* record = handed_object(freed, *function_); plain_record(record)) {
+        // Filed under the record that declares the field, which may be a base
+        // of the object's own type.
+        if (function_ != nullptr && handed_object(freed, *function_) != nullptr)
+          if (const RecordDecl* record = field->getParent(); plain_record(record)) {
             auto& list = out_.destroyers_[record];
             if (list.empty() || list.back() != function_) list.push_back(function_);
           }
@@ -88,6 +91,10 @@ class OwnershipCollector : public RecursiveASTVisitor<OwnershipCollector> {
   }
   bool VisitVarDecl(VarDecl* var) {
     if (var->getType()->isPointerType()) release_if_field(var->getInit());
+    return true;
+  }
+  bool VisitInitListExpr(InitListExpr* list) {
+    for (const Expr* init : list->inits()) release_if_field(init);  // float* all[] = {s->a, s->b};
     return true;
   }
   bool VisitReturnStmt(ReturnStmt* ret) {

@@ -99,6 +99,40 @@ void pair_destroy(Pair* pair) {
   release(pair->second);
 }
 
+// Fields freed through a list of their values, and a field of a base class
+// freed by the derived class's destructor.
+struct Grads {
+  float* dw;
+  float* db;
+  float* dx;
+};
+
+void grads_create(Grads* grads, int n) {
+  cudaMalloc(&grads->dw, n * sizeof(float));
+  cudaMalloc(&grads->db, n * sizeof(float));
+  cudaMalloc(&grads->dx, n * sizeof(float));
+}
+
+void grads_destroy(Grads* grads) {
+  cudaFree(grads->dx);
+  float* params[] = {grads->dw, grads->db};
+  for (float* p : params) cudaFree(p);
+}
+
+struct Base {
+  float* shared = nullptr;
+  float* own = nullptr;
+  ~Base() { cudaFree(own); }
+};
+
+struct Derived : Base {
+  explicit Derived(int n) {
+    cudaMalloc(&own, n * sizeof(float));
+    cudaMalloc(&shared, n * sizeof(float));
+  }
+  ~Derived() { cudaFree(shared); }
+};
+
 struct CudaDeleter {
   void operator()(float* p) const { cudaFree(p); }
 };
