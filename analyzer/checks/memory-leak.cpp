@@ -365,7 +365,10 @@ class MemoryLeak : public FunctionCheck {
     const Stmt* terminator = from.getTerminatorStmt();
     if (terminator == nullptr || from.succ_size() < 2) return true;
     const bool taken_true = index == 0;
-    if (const Expr* cond = from.succ_size() == 2 ? from.getLastCondition() : nullptr)
+    // Two-way branches only: a switch's edges are cases, not true and false.
+    const bool two_way = from.succ_size() == 2 && isa<IfStmt, BinaryOperator, ConditionalOperator, WhileStmt, DoStmt,
+                                                      ForStmt>(terminator);
+    if (const Expr* cond = two_way ? from.getLastCondition() : nullptr)
       if (auto test = success_test(cond, path); test && taken_true == test->fails_when_true)
         path.live.erase(test->pointer);  // the allocation failed here: nothing to free
     std::erase_if(path.live, [&](const auto& entry) { return skips_free(terminator, taken_true, entry.first); });
