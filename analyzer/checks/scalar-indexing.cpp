@@ -18,8 +18,10 @@ bool in_namespace(const CXXRecordDecl* record, std::string_view name) {
   return false;
 }
 
-bool is_thrust_device(QualType type) {
-  const auto* record = type.getNonReferenceType()->getAsCXXRecordDecl();
+// device_vector's operator[] is vector_base's: the object comes through a
+// derived-to-base cast, so look at the expression before the casts.
+bool is_thrust_device(const Expr* object) {
+  const auto* record = object->IgnoreParenImpCasts()->getType().getNonReferenceType()->getAsCXXRecordDecl();
   if (record == nullptr || !record->getDeclName().isIdentifier() || !in_namespace(record, "thrust")) return false;
   const StringRef name = record->getName();
   return name == "device_vector" || name == "device_ptr";
@@ -88,7 +90,8 @@ class ScalarIndexing : public Check {
       return;
     }
     if (const auto* op = result.Nodes.getNodeAs<CXXOperatorCallExpr>("operator")) {
-      if (op->getNumArgs() < 1 || !is_thrust_device(op->getArg(0)->getType())) return;
+      // One access is one transfer; do { } while (0) in a macro is no loop.
+      if (op->getNumArgs() < 1 || !is_thrust_device(op->getArg(0)) || enclosing_loop(op, context) == nullptr) return;
       report(make(sm, op->getBeginLoc(),
                   "element access to a thrust device container inside a host loop: every access is a separate "
                   "device transfer. Copy it to a thrust::host_vector once, or use a thrust algorithm / kernel"),
