@@ -190,13 +190,26 @@ class Collector : public RecursiveASTVisitor<Collector> {
   }
 
   bool VisitCallExpr(CallExpr* call) {
+    on_call_stores(call);
     const FunctionDecl* callee = call->getDirectCallee();
     if (callee == nullptr) return true;
     if (const Expr* ref = callee_reference(call); ref && current() && !isa<CXXOperatorCallExpr>(call)) {
       facts_.calls[canonical(callee)].push_back(CallSite{current(), call});
       callee_references_.insert(ref);
     }
-    on_call_stores(call);
+    return true;
+  }
+  // &s->buf kept or handed on other than to a call seen above, or a T*&
+  // bound to it: the field may be assigned out of sight.
+  bool VisitUnaryOperator(UnaryOperator* unary) {
+    if (unary->getOpcode() != UO_AddrOf || stored_addresses_.count(unary)) return true;
+    if (const FieldDecl* field = pointer_field(unary->getSubExpr()))
+      facts_.field_stores[field].push_back(Store{current()});
+    return true;
+  }
+  bool VisitVarDecl(VarDecl* var) {
+    if (var->hasInit() && is_pointer_reference(var->getType()))
+      if (const FieldDecl* field = pointer_field(var->getInit())) facts_.field_stores[field].push_back(Store{current()});
     return true;
   }
   bool VisitBinaryOperator(BinaryOperator* binary) {
@@ -268,10 +281,14 @@ class Collector : public RecursiveASTVisitor<Collector> {
     const auto kind = allocation_kind(name);
     const FunctionDecl* callee = call->getDirectCallee();
     for (unsigned i = 0; i < call->getNumArgs(); ++i) {
+      if (call->getArg(i) == nullptr) continue;
       const Expr* arg = call->getArg(i)->IgnoreParenCasts();
       std::vector<Store>* slot = nullptr;
       if (const auto* unary = dyn_cast<UnaryOperator>(arg); unary && unary->getOpcode() == UO_AddrOf) {
-        if (const FieldDecl* field = pointer_field(unary->getSubExpr())) slot = &facts_.field_stores[field];
+        if (const FieldDecl* field = pointer_field(unary->getSubExpr())) {
+          slot = &facts_.field_stores[field];
+          stored_addresses_.insert(unary);
+        }
       } else if (const ParmVarDecl* param = out_parameter(arg, current())) {
         slot = &facts_.out_stores[param];
       } else if (const FieldDecl* field = pointer_field(arg);
@@ -294,6 +311,7 @@ class Collector : public RecursiveASTVisitor<Collector> {
   const SourceManager& sm_;
   std::vector<const FunctionDecl*> stack_;
   std::set<const Expr*> callee_references_;
+  std::set<const UnaryOperator*> stored_addresses_;
 };
 
 }  // namespace
@@ -333,6 +351,12 @@ ValueSource value_in(const Expr* value, const FunctionDecl* in, const FieldDecl*
 
 void Provenance::summarise() {
   ProvenanceFacts& facts = *facts_;
+  // A struct of a shared header may be filled differently in other
+  // translation units: only the main file's are summarised.
+  const SourceManager& sm = context_.getSourceManager();
+  auto defined_in_main_file = [&](const RecordDecl* record) {
+    return record != nullptr && sm.isInMainFile(sm.getExpansionLoc(record->getLocation()));
+  };
   using Store = ProvenanceFacts::Store;
   auto join = [&](const std::vector<Store>& stores, const FieldDecl* self) -> std::optional<Origin> {
     std::optional<Origin> joined;
@@ -359,7 +383,9 @@ void Provenance::summarise() {
   };
 
   for (int round = 0;; ++round) {
-    for (const FunctionDecl* function : facts.functions) facts.origins[function] = pointer_origins(*function, this);
+    // Device code is never checked against origins: its calls stay unknown.
+    for (const FunctionDecl* function : facts.functions)
+      if (!is_device_only(function)) facts.origins[function] = pointer_origins(*function, this);
     if (round == kMaxRounds) break;
 
     ProvenanceFacts::Summaries next;
@@ -368,12 +394,13 @@ void Provenance::summarise() {
     for (const auto& [param, stores] : facts.out_stores)
       if (auto origin = join(stores, nullptr)) next.out.emplace(param, *origin);
     for (const auto& [field, stores] : facts.field_stores)
-      if (auto origin = join(stores, field)) next.fields.emplace(field, *origin);
+      if (defined_in_main_file(field->getParent()))
+        if (auto origin = join(stores, field)) next.fields.emplace(field, *origin);
     for (const FunctionDecl* function : facts.functions) {
-      const auto& origins = facts.origins[function];
-      for (const ParmVarDecl* param : function->parameters())
-        if (is_pointer_reference(param->getType()))
-          if (auto it = origins.find(param); it != origins.end()) next.out.emplace(param, it->second);
+      if (auto origins = facts.origins.find(function); origins != facts.origins.end())
+        for (const ParmVarDecl* param : function->parameters())
+          if (is_pointer_reference(param->getType()))
+            if (auto it = origins->second.find(param); it != origins->second.end()) next.out.emplace(param, it->second);
       auto calls = facts.calls.find(canonical(function));
       if (calls == facts.calls.end() || facts.escaped.count(canonical(function)) || !may_infer_parameters(function))
         continue;

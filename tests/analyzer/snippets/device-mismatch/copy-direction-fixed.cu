@@ -135,6 +135,21 @@ void staging_copy(Staging& staging, const float* device, size_t n) {
   CHECK(cudaMemcpy(staging.buffer, device, n * sizeof(float), cudaMemcpyDeviceToHost));
 }
 
+// Tricky negative: the field is also filled through a pointer to it.
+struct Slot {
+  float* data;
+};
+
+static void slot_fill(Slot* slot, size_t n, bool on_device) {
+  CHECK(cudaMalloc(&slot->data, n * sizeof(float)));
+  float** where = &slot->data;
+  if (!on_device) *where = make_host_buffer(n);
+}
+
+void slot_copy(Slot& slot, const float* device, size_t n) {
+  CHECK(cudaMemcpy(slot.data, device, n * sizeof(float), cudaMemcpyDeviceToHost));
+}
+
 void use_all(size_t n) {
   Mirror mirror;
   mirror_init(&mirror, n);
@@ -142,4 +157,6 @@ void use_all(size_t n) {
   Staging a, b;
   staging_on_device(&a, n);
   staging_on_host(&b, n);
+  Slot slot;
+  slot_fill(&slot, n, false);
 }
