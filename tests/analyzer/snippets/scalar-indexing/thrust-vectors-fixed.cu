@@ -26,3 +26,16 @@ float once_in_a_macro(const thrust::device_vector<float>& values) {
   READ_ONCE(values);
   return sink;
 }
+
+__global__ void scale(float* values, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) values[i] *= 2.0f;
+}
+
+// &v[0] is the element's address (a device_ptr): no transfer.
+void scale_repeatedly(thrust::device_vector<float>& values, int times) {
+  for (int t = 0; t < times; ++t) {
+    scale<<<1, 256>>>(thrust::raw_pointer_cast(&values[0]), static_cast<int>(values.size()));
+    if (cudaGetLastError() != cudaSuccess) return;
+  }
+}
