@@ -1,6 +1,8 @@
 // GD012 device-checkpoint: device memory written to a file (fwrite, write,
-// std::ostream::write) instead of a host copy of it: cudaMalloc'd buffers and
-// the data_ptr() of gdrt tensors moved to a GPU device. Saving a gdrt tensor
+// std::ostream::write) instead of a host copy of it: cudaMalloc'd buffers,
+// also when handed to a function of the file that writes that parameter to a
+// file (driver/provenance.h), and the data_ptr() of gdrt tensors moved to a
+// GPU device. Saving a gdrt tensor
 // or model with save_safetensors/save_checkpoint is fine from any device:
 // gdrt copies to the host and the file records no device.
 #include <optional>
@@ -10,6 +12,7 @@
 
 #include "cuda_model.h"
 #include "function_facts.h"
+#include "provenance.h"
 
 namespace gpudiag::lint {
 namespace {
@@ -25,12 +28,13 @@ class DeviceCheckpoint : public FunctionCheck {
     for_each_stmt(facts.function().getBody(), [&](const Stmt* stmt) {
       const auto* call = dyn_cast<CallExpr>(stmt);
       if (call == nullptr) return;
-      const Expr* data = written_buffer(call);
-      if (data == nullptr) return;
+      const Expr* data = file_write_buffer(call);
+      if (data == nullptr) return passed_to_writer(call, facts);
       if (const auto* placed = tensor_on_device(data, facts)) return report_tensor(call, *placed, sm);
       const ValueDecl* decl = nullptr;
       const Origin* origin = facts.origin_of(data, &decl);
-      if (origin == nullptr || origin->kind != MemKind::Device) return;
+      // Memory every caller passes is reported at the callers (passed_to_writer).
+      if (origin == nullptr || origin->kind != MemKind::Device || origin->from_callers) return;
       Finding finding = make(sm, call->getBeginLoc(),
                              "device memory '" + decl->getNameAsString() + "' is written to a file; the host cannot "
                              "read device pointers, so the checkpoint holds garbage (or the program faults). Copy "
@@ -146,18 +150,29 @@ class DeviceCheckpoint : public FunctionCheck {
     report(std::move(finding), write->getBeginLoc(), sm);
   }
 
-  // The buffer argument of fwrite/write/std::ostream::write, else nullptr.
-  static const Expr* written_buffer(const CallExpr* call) {
-    const std::string name = callee_name(call);
-    if (const auto* member = dyn_cast<CXXMemberCallExpr>(call)) {
-      const CXXRecordDecl* record = member->getRecordDecl();
-      if (name == "write" && record && record->isInStdNamespace() && member->getNumArgs() >= 1)
-        return member->getArg(0);
-      return nullptr;
+  // Device memory handed to a function of the file that writes that
+  // parameter to a file, itself or further down.
+  void passed_to_writer(const CallExpr* call, const FunctionFacts& facts) {
+    const Provenance* provenance = facts.provenance();
+    if (provenance == nullptr) return;
+    const SourceManager& sm = facts.source_manager();
+    for (unsigned i = 0; i < call->getNumArgs(); ++i) {
+      const Expr* arg = call->getArg(i);
+      if (!arg->IgnoreParenImpCasts()->getType()->isPointerType()) continue;
+      const Origin* origin = facts.origin_of(arg);
+      if (origin == nullptr || origin->kind != MemKind::Device || origin->from_callers) continue;
+      const ParamUse* write = provenance->writes_to_file(*call, i);
+      if (write == nullptr) continue;
+      Finding finding = make(sm, arg->getBeginLoc(),
+                             "device memory '" + pointer_name(arg) + "' is passed to '" +
+                                 call->getDirectCallee()->getNameAsString() +
+                                 "', which writes it to a file; the host cannot read device pointers, so the "
+                                 "file holds garbage (or the program faults). Copy it to a host buffer with "
+                                 "cudaMemcpy(..., cudaMemcpyDeviceToHost) and pass that");
+      note(finding, sm, write->where->getBeginLoc(), "written to a file here, in '" + write->in->getNameAsString() + "'");
+      note(finding, sm, origin->where, "allocated as device memory (" + origin->how + ") here");
+      report(std::move(finding), arg->getBeginLoc(), sm);
     }
-    if (name == "fwrite" && call->getNumArgs() >= 1) return call->getArg(0);
-    if ((name == "write" || name == "pwrite") && call->getNumArgs() >= 2) return call->getArg(1);
-    return nullptr;
   }
 };
 

@@ -1,12 +1,15 @@
 // GD001 device-mismatch: host memory handed to a kernel or used as the
 // device side of a copy, device memory dereferenced or handed to host-only
-// code, and copy kinds that contradict where the pointers came from.
+// code (also to a function of the file that dereferences its parameter on
+// the host), and copy kinds that contradict where the pointers came from.
+// Origins come across functions (driver/provenance.h).
 #include <set>
 
 #include <clang/AST/ExprCXX.h>
 
 #include "cuda_model.h"
 #include "function_facts.h"
+#include "provenance.h"
 
 namespace gpudiag::lint {
 namespace {
@@ -21,7 +24,9 @@ class DeviceMismatch : public FunctionCheck {
  protected:
   void check(const FunctionFacts& facts) override {
     facts_ = &facts;
-    for_each_stmt(facts.function().getBody(), [this](const Stmt* stmt) { visit(stmt); });
+    const Stmt* body = facts.function().getBody();
+    for_each_host_dereference(body, [this](const Stmt* access, const Expr* pointer) { host_access(access, pointer); });
+    for_each_stmt(body, [this](const Stmt* stmt) { visit(stmt); });
   }
 
  private:
@@ -88,29 +93,50 @@ class DeviceMismatch : public FunctionCheck {
     side(copy.src, src_device, src_host, "source");
   }
 
+  // Memory every caller passes is reported at the callers (passed_to_host_code).
   void host_access(const Stmt* where, const Expr* pointer) {
     const ValueDecl* decl = nullptr;
     const Origin* origin = origin_of(pointer, &decl);
-    if (origin == nullptr || origin->kind != MemKind::Device || !reported_.insert(where).second) return;
+    if (origin == nullptr || origin->kind != MemKind::Device || origin->from_callers ||
+        !reported_.insert(where).second)
+      return;
     emit(where, "device memory '" + decl->getNameAsString() + "' is accessed on the host; the host cannot "
                 "dereference device pointers (segfault or garbage). Copy it to the host first (cudaMemcpy "
                 "cudaMemcpyDeviceToHost), or allocate it with cudaMallocManaged",
          *origin);
   }
 
+  // Device memory handed to a function of the file that reads or writes
+  // through that parameter on the host (itself or further down).
+  void passed_to_host_code(const CallExpr* call) {
+    const Provenance* provenance = facts_->provenance();
+    if (provenance == nullptr) return;
+    for (unsigned i = 0; i < call->getNumArgs(); ++i) {
+      const Expr* arg = call->getArg(i);
+      if (!arg->IgnoreParenImpCasts()->getType()->isPointerType()) continue;
+      const Origin* origin = origin_of(arg);
+      if (origin == nullptr || origin->kind != MemKind::Device || origin->from_callers) continue;
+      const ParamUse* use = provenance->dereferences_on_host(*call, i);
+      if (use == nullptr) continue;
+      const std::string callee = call->getDirectCallee()->getNameAsString();
+      Finding finding = make(sm(), arg->getBeginLoc(),
+                             "device memory '" + pointer_name(arg) + "' is passed to '" + callee +
+                                 "', which reads or writes it on the host; the host cannot dereference device "
+                                 "pointers (segfault or garbage). Copy it to the host first (cudaMemcpy "
+                                 "cudaMemcpyDeviceToHost), or allocate it with cudaMallocManaged");
+      note(finding, sm(), use->where->getBeginLoc(),
+           "dereferenced on the host here, in '" + use->in->getNameAsString() + "'");
+      note(finding, sm(), origin->where, "allocated as device memory (" + origin->how + ") here");
+      report(std::move(finding), arg->getBeginLoc(), sm());
+    }
+  }
+
   void visit(const Stmt* stmt) {
     if (const auto* launch = dyn_cast<CUDAKernelCallExpr>(stmt)) return check_launch(launch);
-    if (const auto* subscript = dyn_cast<ArraySubscriptExpr>(stmt)) return host_access(stmt, subscript->getBase());
-    if (const auto* unary = dyn_cast<UnaryOperator>(stmt); unary && unary->getOpcode() == UO_Deref)
-      return host_access(stmt, unary->getSubExpr());
     const auto* call = dyn_cast<CallExpr>(stmt);
     if (call == nullptr) return;
     if (auto copy = as_copy(call)) return check_copy(call, *copy);
-    const std::string name = callee_name(call);
-    if (name == "memcpy" || name == "memset" || name == "memmove" || name == "strcpy" || name == "strlen" ||
-        name == "memcmp")
-      for (const Expr* arg : call->arguments())
-        if (arg->IgnoreParenImpCasts()->getType()->isPointerType()) host_access(call, arg);
+    passed_to_host_code(call);
   }
 
   const FunctionFacts* facts_ = nullptr;

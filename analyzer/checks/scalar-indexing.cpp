@@ -18,11 +18,30 @@ bool in_namespace(const CXXRecordDecl* record, std::string_view name) {
   return false;
 }
 
-bool is_thrust_device(QualType type) {
-  const auto* record = type.getNonReferenceType()->getAsCXXRecordDecl();
+// device_vector's operator[] is vector_base's: the object comes through a
+// derived-to-base cast, so look at the expression before the casts.
+bool is_thrust_device(const Expr* object) {
+  const auto* record = object->IgnoreParenImpCasts()->getType().getNonReferenceType()->getAsCXXRecordDecl();
   if (record == nullptr || !record->getDeclName().isIdentifier() || !in_namespace(record, "thrust")) return false;
   const StringRef name = record->getName();
   return name == "device_vector" || name == "device_ptr";
+}
+
+// &v[i]: the element's address (a device_ptr), no transfer.
+bool address_taken(const Expr* element, ASTContext& context) {
+  DynTypedNode node = DynTypedNode::create(*element);
+  for (int depth = 0; depth < 8; ++depth) {
+    auto parents = context.getParents(node);
+    if (parents.empty()) return false;
+    node = parents[0];
+    const Stmt* parent = node.get<Stmt>();
+    if (parent == nullptr) return false;
+    if (isa<ImplicitCastExpr, MaterializeTemporaryExpr, CXXBindTemporaryExpr, ParenExpr>(parent)) continue;
+    if (const auto* unary = dyn_cast<UnaryOperator>(parent)) return unary->getOpcode() == UO_AddrOf;
+    const auto* op = dyn_cast<CXXOperatorCallExpr>(parent);
+    return op != nullptr && op->getOperator() == OO_Amp && op->getNumArgs() == 1;
+  }
+  return false;
 }
 
 // sizeof(T), sizeof x, or a constant of at most 8 bytes.
@@ -88,7 +107,10 @@ class ScalarIndexing : public Check {
       return;
     }
     if (const auto* op = result.Nodes.getNodeAs<CXXOperatorCallExpr>("operator")) {
-      if (op->getNumArgs() < 1 || !is_thrust_device(op->getArg(0)->getType())) return;
+      // One access is one transfer; do { } while (0) in a macro is no loop.
+      if (op->getNumArgs() < 1 || !is_thrust_device(op->getArg(0)) || enclosing_loop(op, context) == nullptr ||
+          address_taken(op, context))
+        return;
       report(make(sm, op->getBeginLoc(),
                   "element access to a thrust device container inside a host loop: every access is a separate "
                   "device transfer. Copy it to a thrust::host_vector once, or use a thrust algorithm / kernel"),

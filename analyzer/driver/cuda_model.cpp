@@ -37,7 +37,7 @@ bool is_handle_type(QualType type) {
 }
 }  // namespace
 
-const ValueDecl* pointer_base(const Expr* expr) {
+const ValueDecl* pointer_base(const Expr* expr, bool any_object) {
   while (expr != nullptr) {
     expr = expr->IgnoreParenImpCasts();
     if (const auto* cast = dyn_cast<ExplicitCastExpr>(expr)) {
@@ -58,7 +58,7 @@ const ValueDecl* pointer_base(const Expr* expr) {
     } else if (const auto* member = dyn_cast<MemberExpr>(expr)) {
       // A field names one pointer only inside its own object (this->buf);
       // plan[i].buf or a.buf / b.buf would conflate different objects.
-      if (!isa<CXXThisExpr>(member->getBase()->IgnoreParenImpCasts())) return nullptr;
+      if (!any_object && !isa<CXXThisExpr>(member->getBase()->IgnoreParenImpCasts())) return nullptr;
       return member->getMemberDecl();
     } else if (const auto* method = dyn_cast<CXXMemberCallExpr>(expr)) {
       const auto* decl = method->getMethodDecl();
@@ -209,15 +209,10 @@ bool is_std_vector(QualType type) {
          allocator_record->getName() == "allocator" && allocator_record->isInStdNamespace();
 }
 
-// What an initialiser or assigned value makes of a pointer: a kind, "other"
-// (unknown source: poisons the pointer) or nothing (null, no information).
-struct Source {
-  bool other = false;
-  std::optional<Origin> origin;
-};
+}  // namespace
 
-Source classify_value(const Expr* value) {
-  Source source;
+ValueSource classify_pointer_value(const Expr* value, const OriginHints* hints) {
+  ValueSource source;
   if (value == nullptr) return source;
   const Expr* bare = value->IgnoreParenCasts();
   if (isa<CXXNullPtrLiteralExpr>(bare) || isa<GNUNullExpr>(bare)) return source;
@@ -228,17 +223,41 @@ Source classify_value(const Expr* value) {
       source.origin = Origin{MemKind::HostPageable, value->getBeginLoc(), name};
       return source;
     }
+    if (hints != nullptr) source.origin = hints->returned(*call);
   }
   if (isa<CXXNewExpr>(bare)) {
     source.origin = Origin{MemKind::HostPageable, value->getBeginLoc(), "new"};
     return source;
   }
-  source.other = true;
+  if (hints != nullptr && isa<MemberExpr>(bare))
+    if (const auto* field = dyn_cast_or_null<FieldDecl>(pointer_base(bare, true))) source.origin = hints->field(*field);
+  source.unknown = !source.origin;
   return source;
+}
+
+namespace {
+using Source = ValueSource;
+
+// Does argument i bind to a T*& parameter, through which the callee may
+// assign the caller's pointer?
+bool binds_pointer_reference(const CallExpr* call, unsigned i) {
+  const FunctionDecl* callee = call->getDirectCallee();
+  if (callee == nullptr || isa<CXXOperatorCallExpr>(call) || i >= callee->getNumParams()) return false;
+  const QualType type = callee->getParamDecl(i)->getType();
+  return type->isLValueReferenceType() && type.getNonReferenceType()->isPointerType() &&
+         !type.getNonReferenceType().isConstQualified();
 }
 
 class OriginCollector {
  public:
+  explicit OriginCollector(const OriginHints* hints) : hints_(hints) {}
+  // What every caller passes, before the body reassigns anything.
+  void start(const FunctionDecl& function) {
+    if (hints_ == nullptr) return;
+    for (const ParmVarDecl* param : function.parameters())
+      if (param->getType()->isPointerType())
+        if (auto origin = hints_->parameter(*param)) merge(param, Source{false, origin});
+  }
   void visit(const Stmt* stmt) {
     if (stmt == nullptr) return;
     if (const auto* decl_stmt = dyn_cast<DeclStmt>(stmt)) {
@@ -246,7 +265,7 @@ class OriginCollector {
         if (const auto* var = dyn_cast<VarDecl>(decl)) on_var(var);
     } else if (const auto* binary = dyn_cast<BinaryOperator>(stmt); binary && binary->getOpcode() == BO_Assign) {
       if (const auto* ref = dyn_cast<DeclRefExpr>(binary->getLHS()->IgnoreParenImpCasts()))
-        merge(ref->getDecl(), classify_value(binary->getRHS()));
+        merge(ref->getDecl(), classify_pointer_value(binary->getRHS(), hints_));
     } else if (const auto* call = dyn_cast<CallExpr>(stmt)) {
       on_call(call);
     } else if (const auto* ref = dyn_cast<DeclRefExpr>(stmt)) {
@@ -266,23 +285,21 @@ class OriginCollector {
   std::map<const ValueDecl*, Origin> result() const {
     std::map<const ValueDecl*, Origin> out;
     for (const auto& [decl, entry] : entries_) {
-      if (entry.other || !entry.origin) continue;
+      if (entry.unknown || !entry.origin) continue;
       out.emplace(decl, *entry.origin);
     }
     return out;
   }
 
  private:
-  struct Entry {
-    bool other = false;
-    std::optional<Origin> origin;
-  };
+  using Entry = ValueSource;
   void merge(const ValueDecl* decl, const Source& source) {
     Entry& entry = entries_[decl];
-    if (source.other) entry.other = true;
+    if (source.unknown) entry.unknown = true;
     if (!source.origin) return;
-    if (entry.origin && entry.origin->kind != source.origin->kind) entry.other = true;
-    entry.origin = source.origin;
+    if (entry.origin && entry.origin->kind != source.origin->kind) entry.unknown = true;
+    // A local assignment is the memory itself, not something every caller passes.
+    if (!entry.origin || !source.origin->from_callers) entry.origin = source.origin;
   }
   void on_var(const VarDecl* var) {
     if (!var->isLocalVarDecl() || var->hasAttr<CUDASharedAttr>() || var->hasAttr<CUDADeviceAttr>() ||
@@ -293,7 +310,7 @@ class OriginCollector {
     } else if (is_std_vector(var->getType()) && !var->getType()->isReferenceType()) {
       merge(var, Source{false, Origin{MemKind::HostPageable, var->getLocation(), "std::vector"}});
     } else if (var->getType()->isPointerType() && var->hasInit()) {
-      merge(var, classify_value(var->getInit()));
+      merge(var, classify_pointer_value(var->getInit(), hints_));
     }
   }
   // A std::vector the function did not declare (parameter, member, global,
@@ -315,23 +332,30 @@ class OriginCollector {
       // Registration pins what was pageable: it replaces the earlier origin.
       entries_[target].origin = Origin{MemKind::HostPinned, call->getBeginLoc(), name};
     } else if (!name.empty() && !is_cuda_runtime_api(name)) {
-      // &p handed to unknown code may be assigned there.
-      for (const Expr* arg : call->arguments()) {
+      // &p handed to unknown code may be assigned there; a function of the
+      // TU whose summary says what it stores there assigns that.
+      for (unsigned i = 0; i < call->getNumArgs(); ++i) {
+        const Expr* arg = call->getArg(i);
+        std::optional<Origin> stored = hints_ != nullptr ? hints_->stored(*call, i) : std::nullopt;
         const auto* unary = dyn_cast<UnaryOperator>(arg->IgnoreParenCasts());
-        if (unary && unary->getOpcode() == UO_AddrOf)
-          if (const ValueDecl* decl = pointer_base(unary->getSubExpr());
-              decl && decl->getType()->isPointerType())
-            entries_[decl].other = true;
+        const ValueDecl* decl = nullptr;
+        if (unary && unary->getOpcode() == UO_AddrOf) decl = pointer_base(unary->getSubExpr());
+        else if (binds_pointer_reference(call, i)) decl = pointer_base(arg);
+        if (decl == nullptr || !decl->getType()->isPointerType()) continue;
+        if (stored) merge(decl, Source{false, stored});
+        else entries_[decl].unknown = true;
       }
     }
   }
+  const OriginHints* hints_;
   std::map<const ValueDecl*, Entry> entries_;
 };
 
 }  // namespace
 
-std::map<const ValueDecl*, Origin> pointer_origins(const FunctionDecl& function) {
-  OriginCollector collector;
+std::map<const ValueDecl*, Origin> pointer_origins(const FunctionDecl& function, const OriginHints* hints) {
+  OriginCollector collector(hints);
+  collector.start(function);
   collector.visit(function.getBody());
   return collector.result();
 }

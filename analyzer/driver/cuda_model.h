@@ -23,7 +23,9 @@ std::string callee_name(const clang::CallExpr* call);
 const clang::Expr* call_arg(const clang::CallExpr* call, unsigned i);
 // The variable/field a pointer expression points into: p, &p, p + i, &p[i],
 // (void**)&p, v.data(), &v[0]; nullptr otherwise.
-const clang::ValueDecl* pointer_base(const clang::Expr* expr);
+// With `any_object`, s->buf and plan[i].buf give the field too (which object
+// is then unknown: only for facts true of every object, driver/provenance.h).
+const clang::ValueDecl* pointer_base(const clang::Expr* expr, bool any_object = false);
 // A stable key for a stream expression: "<default>" for 0/NULL/absent and
 // for the special handle the default stream means in this translation unit
 // (cudaStreamLegacy, or cudaStreamPerThread under per-thread default streams);
@@ -56,10 +58,42 @@ struct Origin {
   MemKind kind;
   clang::SourceLocation where;  // the allocation / declaration
   std::string how;              // "cudaMalloc", "malloc", "new[]", "a stack array", "std::vector"
+  // A parameter whose every caller passes this memory: a misuse is reported
+  // at the callers, where the memory is chosen (driver/provenance.h).
+  bool from_callers = false;
 };
+
+// What is known of pointers beyond one function body: what the functions of
+// the translation unit return, store through out-parameters, are passed by
+// every caller, and what struct fields hold (driver/provenance.h fills it in).
+class OriginHints {
+ public:
+  virtual ~OriginHints() = default;
+  // The memory `call` returns: T* p = make_buffer(n).
+  virtual std::optional<Origin> returned(const clang::CallExpr& call) const = 0;
+  // The memory `call` stores through its argument `arg`: alloc(&p) with a
+  // T** parameter, alloc(p) with a T*& one.
+  virtual std::optional<Origin> stored(const clang::CallExpr& call, unsigned arg) const = 0;
+  // The memory every caller passes as `param`.
+  virtual std::optional<Origin> parameter(const clang::ParmVarDecl& param) const = 0;
+  // The memory every assignment of the translation unit stores in `field`.
+  virtual std::optional<Origin> field(const clang::FieldDecl& field) const = 0;
+};
+
+// What a value assigned to a pointer makes of it: an origin, `unknown` (it
+// poisons the pointer), or neither (null: no information).
+struct ValueSource {
+  bool unknown = false;
+  std::optional<Origin> origin;
+};
+// malloc/new, and with hints calls of the TU's functions and struct fields;
+// variables are the caller's to look up.
+ValueSource classify_pointer_value(const clang::Expr* value, const OriginHints* hints = nullptr);
+
 // Origins of the pointers a function body allocates or declares; a pointer
 // with two different origins, or assigned from anything else, is left out.
-std::map<const clang::ValueDecl*, Origin> pointer_origins(const clang::FunctionDecl& function);
+std::map<const clang::ValueDecl*, Origin> pointer_origins(const clang::FunctionDecl& function,
+                                                          const OriginHints* hints = nullptr);
 // The memory kind an allocation call gives to its first argument (cudaMalloc -> Device), if any.
 std::optional<MemKind> allocation_kind(std::string_view callee);
 

@@ -14,18 +14,31 @@ const clang::CFG* FunctionFacts::cfg() const {
   return cfg_->get();
 }
 
+const Provenance* FunctionFacts::provenance() const {
+  return cache_ != nullptr ? &cache_->provenance(context_) : nullptr;
+}
+
 const std::map<const clang::ValueDecl*, Origin>& FunctionFacts::origins() const {
-  if (!origins_) origins_ = pointer_origins(function_);
+  if (origins_ != nullptr) return *origins_;
+  const Provenance* summaries = provenance();
+  origins_ = summaries != nullptr ? summaries->origins(function_) : nullptr;
+  if (origins_ == nullptr) origins_ = &own_origins_.emplace(pointer_origins(function_, summaries));
   return *origins_;
 }
 
 const Origin* FunctionFacts::origin_of(const clang::Expr* pointer, const clang::ValueDecl** decl_out) const {
   const clang::ValueDecl* decl = pointer_base(pointer);
   if (decl_out != nullptr) *decl_out = decl;
-  if (decl == nullptr) return nullptr;
-  const auto& known = origins();
-  auto it = known.find(decl);
-  return it == known.end() ? nullptr : &it->second;
+  if (decl != nullptr) {
+    const auto& known = origins();
+    if (auto it = known.find(decl); it != known.end()) return &it->second;
+  }
+  if (decl != nullptr && !llvm::isa<clang::FieldDecl>(decl)) return nullptr;
+  const auto* field = llvm::dyn_cast_or_null<clang::FieldDecl>(pointer_base(pointer, true));
+  const Provenance* summaries = provenance();
+  const Origin* origin = field != nullptr && summaries != nullptr ? summaries->field_origin(*field) : nullptr;
+  if (origin != nullptr && decl_out != nullptr) *decl_out = field;
+  return origin;
 }
 
 const std::set<std::string>& FunctionFacts::nonblocking_streams() const {
@@ -35,8 +48,13 @@ const std::set<std::string>& FunctionFacts::nonblocking_streams() const {
 
 const FunctionFacts& FunctionFactsCache::get(const clang::FunctionDecl& function, clang::ASTContext& context) {
   if (!current_ || &current_->function() != &function || &current_->context() != &context)
-    current_ = std::make_unique<FunctionFacts>(function, context);
+    current_ = std::make_unique<FunctionFacts>(function, context, this);
   return *current_;
+}
+
+const Provenance& FunctionFactsCache::provenance(clang::ASTContext& context) {
+  if (!provenance_ || &provenance_->context() != &context) provenance_ = std::make_unique<Provenance>(context);
+  return *provenance_;
 }
 
 void FunctionCheck::register_matchers(clang::ast_matchers::MatchFinder& finder) {

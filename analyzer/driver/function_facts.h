@@ -1,7 +1,9 @@
 // What several checks need to know about one function, computed once per
 // function and shared by all of them: whether it calls CUDA at all, its CFG
 // (GD003, GD004, GD007 run their dataflow on the same graph), and where its
-// pointers' memory came from (GD001, GD003, GD004, GD009, GD012).
+// pointers' memory came from (GD001, GD003, GD004, GD009, GD012), with what
+// the rest of the translation unit says of them (provenance.h, computed once
+// per translation unit).
 #pragma once
 
 #include <map>
@@ -16,13 +18,19 @@
 #include "check.h"
 #include "cuda_model.h"
 #include "sync_summaries.h"
+#include "provenance.h"
 
 namespace gpudiag::lint {
 
+class FunctionFactsCache;
+
 class FunctionFacts {
  public:
-  FunctionFacts(const clang::FunctionDecl& function, clang::ASTContext& context)
-      : function_(function), context_(context) {}
+  // `cache` gives the translation unit's provenance; without one, only the
+  // function body is read.
+  FunctionFacts(const clang::FunctionDecl& function, clang::ASTContext& context,
+                FunctionFactsCache* cache = nullptr)
+      : function_(function), context_(context), cache_(cache) {}
   FunctionFacts(const FunctionFacts&) = delete;
   FunctionFacts& operator=(const FunctionFacts&) = delete;
 
@@ -36,17 +44,23 @@ class FunctionFacts {
   const clang::CFG* cfg() const;
   const std::map<const clang::ValueDecl*, Origin>& origins() const;
   // The origin of the memory `pointer` points into, or nullptr; `decl_out`
-  // receives the variable/field it is based on.
+  // receives the variable/field it is based on. s->buf / s.buf of any object
+  // has the origin every assignment of the TU gives that field (decl_out is
+  // then the field, which names no one object).
   const Origin* origin_of(const clang::Expr* pointer, const clang::ValueDecl** decl_out = nullptr) const;
+  // The translation unit's summaries; nullptr without a cache.
+  const Provenance* provenance() const;
   // Streams the function creates with cudaStreamNonBlocking (stream keys).
   const std::set<std::string>& nonblocking_streams() const;
 
  private:
   const clang::FunctionDecl& function_;
   clang::ASTContext& context_;
+  FunctionFactsCache* cache_;
   mutable std::optional<bool> uses_cuda_;
   mutable std::optional<std::unique_ptr<clang::CFG>> cfg_;
-  mutable std::optional<std::map<const clang::ValueDecl*, Origin>> origins_;
+  mutable std::optional<std::map<const clang::ValueDecl*, Origin>> own_origins_;
+  mutable const std::map<const clang::ValueDecl*, Origin>* origins_ = nullptr;
   mutable std::optional<std::set<std::string>> nonblocking_;
 };
 
@@ -59,10 +73,13 @@ class FunctionFactsCache {
   // What calls of the translation unit's functions synchronise and free,
   // computed once per function for the whole translation unit.
   SyncSummaries& sync_summaries() { return sync_summaries_; }
+  // Built on first use for the translation unit of `context`.
+  const Provenance& provenance(clang::ASTContext& context);
 
  private:
   std::unique_ptr<FunctionFacts> current_;
   SyncSummaries sync_summaries_;
+  std::unique_ptr<Provenance> provenance_;
 };
 
 // A check that looks at each user function (host code, or device code too
