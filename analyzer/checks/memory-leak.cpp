@@ -95,10 +95,7 @@ class MemoryLeak : public FunctionCheck {
  public:
   MemoryLeak() : FunctionCheck("GD007", "memory-leak") {}
 
-  void onStartOfTranslationUnit() override {
-    ownership_.reset();
-    reported_.clear();
-  }
+  void onStartOfTranslationUnit() override { reported_.clear(); }
 
  protected:
   void check(const FunctionFacts& facts) override {
@@ -141,10 +138,7 @@ class MemoryLeak : public FunctionCheck {
     });
   }
 
-  const Ownership& ownership() {
-    if (!ownership_) ownership_ = std::make_unique<Ownership>(*context_);
-    return *ownership_;
-  }
+  const Ownership& ownership() { return function_facts().ownership(*context_); }
 
   // Frees of each local (to recognise a branch around one) and what lambdas
   // mention (a lambda may free it).
@@ -377,7 +371,6 @@ class MemoryLeak : public FunctionCheck {
 
   ASTContext* context_ = nullptr;
   const FunctionDecl* function_ = nullptr;
-  std::unique_ptr<Ownership> ownership_;
   std::set<const ValueDecl*> captured_;
   std::map<const VarDecl*, std::vector<const CallExpr*>> frees_;
   std::set<std::pair<const CallExpr*, const FieldDecl*>> handed_to_fields_;

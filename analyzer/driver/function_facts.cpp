@@ -57,6 +57,14 @@ const Provenance& FunctionFactsCache::provenance(clang::ASTContext& context) {
   return *provenance_;
 }
 
+const Ownership& FunctionFactsCache::ownership(clang::ASTContext& context) {
+  if (!ownership_ || ownership_context_ != &context) {
+    ownership_ = std::make_unique<Ownership>(context);
+    ownership_context_ = &context;
+  }
+  return *ownership_;
+}
+
 void FunctionCheck::register_matchers(clang::ast_matchers::MatchFinder& finder) {
   finder.addMatcher(user_functions(with_device_code_), this);
 }

@@ -18,6 +18,7 @@
 #include "check.h"
 #include "cuda_model.h"
 #include "sync_summaries.h"
+#include "ownership.h"
 #include "provenance.h"
 
 namespace gpudiag::lint {
@@ -75,11 +76,15 @@ class FunctionFactsCache {
   SyncSummaries& sync_summaries() { return sync_summaries_; }
   // Built on first use for the translation unit of `context`.
   const Provenance& provenance(clang::ASTContext& context);
+  // Who frees what the translation unit allocates (GD007), built on first use.
+  const Ownership& ownership(clang::ASTContext& context);
 
  private:
   std::unique_ptr<FunctionFacts> current_;
   SyncSummaries sync_summaries_;
   std::unique_ptr<Provenance> provenance_;
+  std::unique_ptr<Ownership> ownership_;
+  const clang::ASTContext* ownership_context_ = nullptr;
 };
 
 // A check that looks at each user function (host code, or device code too
