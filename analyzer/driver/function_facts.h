@@ -2,8 +2,10 @@
 // function and shared by all of them: whether it calls CUDA at all, its CFG
 // (GD003, GD004, GD007 run their dataflow on the same graph), and where its
 // pointers' memory came from (GD001, GD003, GD004, GD009, GD012), with what
-// the rest of the translation unit says of them (provenance.h, computed once
-// per translation unit).
+// the rest of the translation unit says of them. The cache also holds the
+// summaries of the translation unit's functions, each computed once for
+// every check: provenance.h (where pointers come from), sync_summaries.h
+// (what a call waits for and frees), ownership.h (who frees what).
 #pragma once
 
 #include <map>
