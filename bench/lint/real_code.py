@@ -44,8 +44,9 @@ PRESETS = {
     # Samples/<group>/<sample>/CMakeLists.txt: include_directories(../../../Common),
     # some add ${CMAKE_CURRENT_SOURCE_DIR}/inc; CUDA and C++ are -std=c++17,
     # nvcc gets --extended-lambda; one sample needs _USE_MATH_DEFINES (Windows).
+    # The NPP samples add Common/UtilNPP (Exceptions.h, Image.h).
     "cuda-samples": {
-        "include_dir": ["Common"], "unit_marker": "CMakeLists.txt", "unit_include": [".", "inc"],
+        "include_dir": ["Common", "Common/UtilNPP"], "unit_marker": "CMakeLists.txt", "unit_include": [".", "inc"],
         "define": [], "extra_arg": ["--extended-lambda"], "arg_for": [], "std": "c++17",
     },
     # Makefile: nvcc -std=c++17 --use_fast_math, -DENABLE_BF16 (the default
