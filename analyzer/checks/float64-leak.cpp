@@ -59,6 +59,7 @@ class Float64Leak : public Check {
     if (const auto* call = result.Nodes.getNodeAs<CallExpr>("copy")) return check_copy(call);
     const auto* function = result.Nodes.getNodeAs<FunctionDecl>("device");
     if (function->isDependentContext() || !computes_in_float(*function) || has_double_params(*function)) return;
+    function_ = function;
     for_each_stmt(function->getBody(), [&](const Stmt* stmt) { visit(stmt); });
   }
 
@@ -123,6 +124,7 @@ class Float64Leak : public Check {
       const FunctionDecl* callee = call->getDirectCallee();
       if (callee == nullptr || callee->isVariadic() || !is_double(call->getType()) || in_variadic_call(call)) return;
       if (parent_of(call) && isa<ExplicitCastExpr>(parent_of(call))) return;
+      if (device_pass_may_differ(*call)) return;
       emit(call, "the call resolves to the double overload '" + callee->getQualifiedNameAsString() +
                      "(double)' in float code; pass a float argument or call the float version (e.g. expf, "
                      "sqrtf, __expf)");
@@ -136,6 +138,35 @@ class Float64Leak : public Check {
                       "every operation on it runs in double precision; declare it float"),
                  var->getLocation(), sm());
     }
+  }
+
+  // In __host__ __device__ code the host pass resolves overloads among host
+  // functions: fabs(x) with a float x takes C's fabs(double) when the float
+  // overload is __device__ (CUDA helper headers include <math.h> only outside
+  // nvcc). The device pass takes that float overload, so only a call with no
+  // device-callable float overload for its float arguments is double there too.
+  bool device_pass_may_differ(const CallExpr& call) const {
+    if (function_ == nullptr || !function_->hasAttr<CUDAHostAttr>() || !function_->hasAttr<CUDADeviceAttr>())
+      return false;
+    const FunctionDecl* callee = call.getDirectCallee();
+    if (callee == nullptr || !callee->getDeclName().isIdentifier() || call.getNumArgs() == 0) return false;
+    for (const Expr* arg : call.arguments())
+      if (!arg->IgnoreParenImpCasts()->getType()->isSpecificBuiltinType(BuiltinType::Float)) return false;
+    auto float_overload = [&](const NamedDecl* decl) {
+      const auto* candidate = dyn_cast_or_null<FunctionDecl>(decl ? decl->getUnderlyingDecl() : nullptr);
+      if (candidate == nullptr || candidate->getNumParams() != call.getNumArgs() ||
+          !(candidate->hasAttr<CUDADeviceAttr>() || candidate->isConstexpr()))
+        return false;
+      for (const ParmVarDecl* param : candidate->parameters())
+        if (!param->getType()->isSpecificBuiltinType(BuiltinType::Float)) return false;
+      return true;
+    };
+    const DeclContext* scopes[] = {callee->getDeclContext()->getRedeclContext(),
+                                   context_->getTranslationUnitDecl()};
+    for (const DeclContext* scope : scopes)
+      for (const NamedDecl* decl : scope->lookup(callee->getDeclName()))
+        if (float_overload(decl)) return true;
+    return false;
   }
 
   void check_copy(const CallExpr* call) {
@@ -154,6 +185,7 @@ class Float64Leak : public Check {
   }
 
   ASTContext* context_ = nullptr;
+  const FunctionDecl* function_ = nullptr;  // the device function being visited
 };
 
 GPUDIAG_REGISTER_CHECK(Float64Leak, "GD002", "float64-leak");

@@ -1,7 +1,14 @@
 // GD010 sync-in-loop: a device or stream synchronisation or a blocking
 // device-to-host cudaMemcpy on every iteration of a loop that queues GPU
 // work: the host waits for the GPU each step and the pipeline drains.
-// A sync under an `if` inside the loop (every N steps) is the fix, not a bug.
+// A sync under an `if` inside the loop (every N steps) is the fix, not a bug,
+// and so is a sync the loop's own host code needs: it reads a pinned buffer
+// an async device-to-host copy in the loop fills, or refills one an async
+// host-to-device copy reads (chunked, double-buffered transfers).
+#include <set>
+#include <utility>
+#include <vector>
+
 #include <clang/AST/ExprCXX.h>
 #include <clang/AST/ParentMapContext.h>
 
@@ -38,6 +45,7 @@ class SyncInLoop : public Check {
     }
     const Stmt* loop = enclosing_loop(call, *context_);
     if (loop == nullptr || conditional_within(call, loop) || !queues_gpu_work(loop)) return;
+    if (host_code_uses(loop, staging_buffers(loop))) return;
     const SourceManager& sm = context_->getSourceManager();
     Finding finding = make(sm, call->getBeginLoc(),
                            (name == "cudaMemcpy" ? std::string("a blocking device-to-host cudaMemcpy")
@@ -90,6 +98,65 @@ class SyncInLoop : public Check {
       }
     });
     return work && !multi_device;
+  }
+
+  // Host buffers the loop's async copies stage through: destinations of
+  // device-to-host copies, sources of host-to-device ones, and the pointers
+  // they are swapped or assigned with in the loop (the other half of a
+  // double buffer).
+  static std::set<const ValueDecl*> staging_buffers(const Stmt* loop) {
+    std::set<const ValueDecl*> staged;
+    std::vector<std::pair<const ValueDecl*, const ValueDecl*>> aliases;
+    for_each_stmt(loop, [&](const Stmt* stmt) {
+      if (const auto* assign = dyn_cast<BinaryOperator>(stmt); assign && assign->getOpcode() == BO_Assign) {
+        aliases.emplace_back(pointer_base(assign->getLHS()), pointer_base(assign->getRHS()));
+        return;
+      }
+      const auto* call = dyn_cast<CallExpr>(stmt);
+      if (call == nullptr) return;
+      if (callee_name(call) == "swap" && call->getNumArgs() == 2)
+        aliases.emplace_back(pointer_base(call->getArg(0)), pointer_base(call->getArg(1)));
+      const auto copy = as_copy(call);
+      if (!copy || !copy->async) return;
+      const ValueDecl* host = copy->kind == CopyKind::DeviceToHost   ? pointer_base(copy->dst)
+                              : copy->kind == CopyKind::HostToDevice ? pointer_base(copy->src)
+                                                                     : nullptr;
+      if (host != nullptr) staged.insert(host);
+    });
+    for (bool grew = !staged.empty(); grew;) {
+      grew = false;
+      for (const auto& [a, b] : aliases) {
+        if (a == nullptr || b == nullptr || staged.count(a) == staged.count(b)) continue;
+        staged.insert(staged.count(a) ? b : a);
+        grew = true;
+      }
+    }
+    return staged;
+  }
+
+  // Host code in the loop reads an element of a staged buffer or hands it to
+  // a host function (fwrite, fread, memcpy): the loop's sync is what makes
+  // that safe. CUDA calls that take the buffer are the copies themselves.
+  static bool host_code_uses(const Stmt* loop, const std::set<const ValueDecl*>& staged) {
+    if (staged.empty()) return false;
+    bool used = false;
+    for_each_stmt(loop, [&](const Stmt* stmt) {
+      if (used) return;
+      if (const auto* read = dyn_cast<ImplicitCastExpr>(stmt); read && read->getCastKind() == CK_LValueToRValue) {
+        const Expr* element = read->getSubExpr()->IgnoreParens();
+        if (isa<ArraySubscriptExpr>(element)) used = staged.count(pointer_base(element)) > 0;
+        if (const auto* deref = dyn_cast<UnaryOperator>(element); deref && deref->getOpcode() == UO_Deref)
+          used = staged.count(pointer_base(deref->getSubExpr())) > 0;
+        return;
+      }
+      const auto* call = dyn_cast<CallExpr>(stmt);
+      if (call == nullptr || isa<CUDAKernelCallExpr>(call)) return;
+      const std::string name = callee_name(call);
+      if (name.empty() || name == "swap" || is_cuda_runtime_api(name)) return;
+      for (const Expr* arg : call->arguments())
+        if (staged.count(pointer_base(arg))) used = true;
+    });
+    return used;
   }
 
   ASTContext* context_ = nullptr;

@@ -115,8 +115,12 @@ class UncheckedCudaError : public Check {
     for (const auto& [ref, function] : function_refs_)
       if (!callee_refs_.count(ref)) address_taken.insert(function);
     for (const auto* launch : launches_) {
-      const FunctionDecl* function = enclosing_function(launch);
-      if (function == nullptr || checked_after(launch, function) ||
+      const FunctionDecl* lambda_or_function = enclosing_function(launch);
+      if (lambda_or_function == nullptr || checked_after(launch, lambda_or_function)) continue;
+      // A launch in a lambda runs when the function around the lambda runs
+      // it: that function is the launch helper its callers see.
+      const FunctionDecl* function = outside_lambdas(lambda_or_function);
+      if ((function != lambda_or_function && checked_after(launch, function)) ||
           address_taken.count(function->getCanonicalDecl()))
         continue;
       // Checked by every caller in this file (a launch helper): fine.
@@ -159,6 +163,19 @@ class UncheckedCudaError : public Check {
       if (node.get<LambdaExpr>()) return nullptr;
     }
     return nullptr;
+  }
+
+  // The function a lambda's call operator (an instantiated generic lambda
+  // included) is written in; `function` itself when it is no lambda.
+  static const FunctionDecl* outside_lambdas(const FunctionDecl* function) {
+    for (int depth = 0; depth < 16; ++depth) {
+      const auto* method = dyn_cast<CXXMethodDecl>(function);
+      if (method == nullptr || !method->getParent()->isLambda()) return function;
+      const auto* outer = dyn_cast_or_null<FunctionDecl>(method->getParent()->getDeclContext());
+      if (outer == nullptr || !outer->hasBody()) return function;
+      function = outer;
+    }
+    return function;
   }
 
   bool checked_after(const Stmt* site, const FunctionDecl* function) const {

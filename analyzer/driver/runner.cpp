@@ -1,7 +1,9 @@
 #include "runner.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <mutex>
 #include <regex>
@@ -131,6 +133,19 @@ Finding parse_failure(const std::string& file, const Note& first_error, unsigned
   return finding;
 }
 
+// clang 19's CUDA host view lacks declarations nvcc's host pass has (cache-hint
+// intrinsics, host min/max, CUDA 12 signatures, headers nvcc includes
+// implicitly); code written for nvcc parses once they are force-included.
+// Only CUDA compiles get them: translate_command marks those --cuda-host-only.
+void add_nvcc_host_view(std::vector<std::string>& argv, const ToolPaths& paths) {
+  if (argv.empty() || std::find(argv.begin(), argv.end(), "--cuda-host-only") == argv.end()) return;
+  if (paths.compat_dir.empty()) return;
+  const std::string header = (std::filesystem::path(paths.compat_dir) / "nvcc_host_view.h").string();
+  std::error_code ec;
+  if (!std::filesystem::exists(header, ec)) return;
+  argv.insert(argv.end() - 1, {"-include", header});  // the source stays last
+}
+
 }  // namespace
 
 std::vector<Finding> lint_one(const WorkItem& item, const LintConfig& config, const RunOptions& options) {
@@ -138,6 +153,7 @@ std::vector<Finding> lint_one(const WorkItem& item, const LintConfig& config, co
   std::vector<std::string> argv = item.command.empty()
                                       ? default_command(item.file, options.paths, config.extra_args)
                                       : translate_command(item.command, item.file, options.paths, config.extra_args);
+  add_nvcc_host_view(argv, options.paths);
   auto filesystem = llvm::vfs::createPhysicalFileSystem();
   filesystem->setCurrentWorkingDirectory(item.directory);
   llvm::IntrusiveRefCntPtr<clang::FileManager> files(
