@@ -1,5 +1,6 @@
 // GD006 unchecked-cuda-error: the status of a CUDA/cuDNN/cuBLAS call is
-// discarded, or a kernel launch is never followed by an error check
+// discarded (and no later statement of its block reads the last error), or
+// a kernel launch is never followed by an error check
 // (cudaGetLastError / cudaPeekAtLastError, a checked synchronisation, a
 // function that does either, or a configured ErrorCheckFunctions entry).
 #include <algorithm>
@@ -93,6 +94,8 @@ class UncheckedCudaError : public Check {
     if (callee->getDeclName().isIdentifier()) callers_[callee->getCanonicalDecl()].push_back(call);
     if (!is_status_type(call->getType()) || name == "cudaGetLastError" || name == "cudaPeekAtLastError") return;
     if (!discarded(call, *context_)) return;
+    // Only the runtime API keeps a last error; cuBLAS, cuDNN and the driver do not.
+    if (name.compare(0, 4, "cuda") == 0 && last_error_checked_later(call)) return;
     const SourceManager& sm = context_->getSourceManager();
     report(make(sm, call->getBeginLoc(),
                 "the status returned by " + name + " is ignored; a failure here goes unnoticed and surfaces later "
@@ -151,6 +154,54 @@ class UncheckedCudaError : public Check {
       return true;
     const FunctionDecl* callee = call->getDirectCallee();
     return callee && callee->hasBody() && !is_cuda_runtime_api(name) && checks_last_error(callee->getBody(), 1);
+  }
+
+  // A later statement of the same block reads the thread's last error
+  // (cudaGetLastError, a CHECK_LAST_ERROR()-style macro or function, a
+  // configured ErrorCheckFunctions call): a failed runtime call leaves its
+  // status there until it is read, so the failure is noticed.
+  bool last_error_checked_later(const Expr* call) const {
+    DynTypedNode node = DynTypedNode::create(*call);
+    for (int depth = 0; depth < 16; ++depth) {
+      auto parents = context_->getParents(node);
+      if (parents.empty()) return false;
+      if (const auto* block = parents[0].get<CompoundStmt>()) {
+        const Stmt* statement = node.get<Stmt>();
+        bool after = false;
+        for (const Stmt* sibling : block->body()) {
+          if (after && clears_last_error(sibling)) return false;
+          if (after && reads_last_error(sibling)) return true;
+          after = after || sibling == statement;
+        }
+        return false;
+      }
+      if (parents[0].get<Stmt>() == nullptr) return false;
+      node = parents[0];
+    }
+    return false;
+  }
+
+  // `cudaGetLastError();` on its own: the error is cleared unread.
+  bool clears_last_error(const Stmt* stmt) const {
+    const auto* call = dyn_cast<CallExpr>(stmt->IgnoreContainers());
+    return call != nullptr && callee_name(call) == "cudaGetLastError" && discarded(call, *context_);
+  }
+
+  // A cudaGetLastError() whose value is thrown away clears the error
+  // unread: no check.
+  bool reads_last_error(const Stmt* stmt) const {
+    const auto& extra = config().error_check_functions;
+    bool found = false;
+    for_each_stmt(stmt, [&](const Stmt* inner) {
+      const auto* call = dyn_cast<CallExpr>(inner);
+      if (found || call == nullptr) return;
+      const std::string name = callee_name(call);
+      const FunctionDecl* callee = call->getDirectCallee();
+      found = std::find(extra.begin(), extra.end(), name) != extra.end() ||
+              ((name == "cudaGetLastError" || name == "cudaPeekAtLastError") && !discarded(call, *context_)) ||
+              (callee && callee->hasBody() && !is_cuda_runtime_api(name) && checks_last_error(callee->getBody(), 0));
+    });
+    return found;
   }
 
   const FunctionDecl* enclosing_function(const Stmt* stmt) const {
