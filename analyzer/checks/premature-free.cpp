@@ -10,6 +10,7 @@
 #include "cuda_model.h"
 #include "flow.h"
 #include "function_facts.h"
+#include "guards.h"
 
 namespace gpudiag::lint {
 namespace {
@@ -22,9 +23,14 @@ struct State {
   // is only claimed then: frees under correlated conditions are common).
   std::map<const ValueDecl*, std::pair<const CallExpr*, bool>> freed;
   std::map<std::string, std::set<std::pair<const ValueDecl*, std::string>>> events;
+  // Work a sync has covered that runs on every path the work ran on (`if
+  // (async) copy; ... if (async) sync;`): still pending only on paths that
+  // skipped the sync, which never queued the work.
+  std::set<const Stmt*> settled;
 
   bool join(const State& other) {
     bool changed = false;
+    for (const auto* work : other.settled) changed |= settled.insert(work).second;
     for (const auto& [decl, streams] : other.pending)
       for (const auto& [stream, where] : streams) changed |= pending[decl].emplace(stream, where).second;
     for (auto& [decl, entry] : freed) {
@@ -94,7 +100,8 @@ class PrematureFree : public FunctionCheck {
     }
     if (name == "cudaFreeAsync" || name == "cuMemFreeAsync") {
       for (const auto& [other, work] : state.pending[decl]) {
-        if (!stream || other == *stream || !report || !reported_.insert(call).second) continue;
+        if (!stream || other == *stream || state.settled.count(work) || !report || !reported_.insert(call).second)
+          continue;
         Finding finding = make(sm(), call->getBeginLoc(),
                                "'" + decl->getNameAsString() + "' is freed (" + how + ") on " +
                                    stream_label(*stream) + " while work queued on " + stream_label(other) +
@@ -124,7 +131,7 @@ class PrematureFree : public FunctionCheck {
     std::string stream;
     if (it != state.pending.end() && !pageable)
       for (const auto& [key, work] : it->second)
-        if (!isa<CUDAKernelCallExpr>(work)) {
+        if (!isa<CUDAKernelCallExpr>(work) && !state.settled.count(work)) {
           copy = work;
           stream = key;
         }
@@ -162,6 +169,7 @@ class PrematureFree : public FunctionCheck {
       return;
     }
     state.pending[decl][stream] = where;
+    state.settled.erase(where);
   }
 
   void step(const Stmt* stmt, State& state, bool report) {
@@ -240,15 +248,26 @@ class PrematureFree : public FunctionCheck {
     const SyncCall sync = as_sync(
         call, facts_->context(), [this](const Expr* pointer) { return facts_->origin_of(pointer); },
         &function_facts().sync_summaries());
-    if (sync.kind == SyncKind::Device) clear_all(state);
+    // What the sync covers; settled too when the sync runs whenever the work ran.
+    const auto waited_for = [&](const Stmt* work) {
+      if (runs_whenever(call, work, facts_->function(), facts_->context())) state.settled.insert(work);
+      return true;
+    };
+    if (sync.kind == SyncKind::Device) {
+      for (const auto& [decl, streams] : state.pending)
+        for (const auto& [stream, work] : streams) waited_for(work);
+      clear_all(state);
+    }
     if (sync.kind == SyncKind::Legacy || sync.kind == SyncKind::Stream)
       for (auto& [decl, streams] : state.pending)
         std::erase_if(streams, [&](const auto& entry) {
-          return sync_covers(sync, entry.first, nonblocking_);
+          return sync_covers(sync, entry.first, nonblocking_) && waited_for(entry.second);
         });
     if (sync.kind == SyncKind::Event)
       for (const auto& [decl, stream] : state.events[sync.key])
-        if (auto it = state.pending.find(decl); it != state.pending.end()) it->second.erase(stream);
+        if (auto it = state.pending.find(decl); it != state.pending.end())
+          if (auto work = it->second.find(stream); work != it->second.end() && waited_for(work->second))
+            it->second.erase(work);
     // A helper of the translation unit that frees what it is given (after
     // its own waits, which the sync above applied: that order reports less).
     if (const FunctionSummary* helper =

@@ -11,6 +11,7 @@
 #include "cuda_model.h"
 #include "flow.h"
 #include "function_facts.h"
+#include "guards.h"
 
 namespace gpudiag::lint {
 namespace {
@@ -32,9 +33,14 @@ struct State {
   // run (on the launch stream) only when the graph is launched.
   std::set<std::string> capturing;
   std::map<const ValueDecl*, std::set<const CallExpr*>> captured;
+  // Copies a sync has covered that runs on every path the copy ran on
+  // (`if (async) copy; ... if (async) sync;`): still pending on paths that
+  // skipped that sync, which are paths that never made the copy.
+  std::set<const CallExpr*> settled;
 
   bool join(const State& other) {
     bool changed = false;
+    for (const auto* copy : other.settled) changed |= settled.insert(copy).second;
     for (const auto& stream : other.capturing) changed |= capturing.insert(stream).second;
     for (const auto& [decl, copies] : other.captured)
       for (const auto* copy : copies) changed |= captured[decl].insert(copy).second;
@@ -74,8 +80,11 @@ class UnsyncedTransfer : public FunctionCheck {
     const ValueDecl* decl = pointer_base(pointer);
     if (decl == nullptr) return;
     auto it = state.pending.find(decl);
-    if (it == state.pending.end() || it->second.empty()) return;
-    const Pending pending = *it->second.begin();
+    if (it == state.pending.end()) return;
+    const auto unsettled = std::find_if(it->second.begin(), it->second.end(),
+                                        [&](const Pending& p) { return !state.settled.count(p.copy); });
+    if (unsettled == it->second.end()) return;
+    const Pending pending = *unsettled;
     state.pending.erase(it);
     if (!report || !reported_.insert(pending.copy).second) return;
     const SourceManager& sm = facts_->source_manager();
@@ -108,7 +117,7 @@ class UnsyncedTransfer : public FunctionCheck {
     const SyncCall sync = as_sync(
         call, facts_->context(), [this](const Expr* pointer) { return facts_->origin_of(pointer); },
         &function_facts().sync_summaries());
-    apply(sync, state);
+    apply(sync, call, state);
     if (auto copy = as_copy(call); copy && copy->async) {
       const ValueDecl* dst = nullptr;
       const Origin* origin = facts_->origin_of(copy->dst, &dst);
@@ -120,6 +129,7 @@ class UnsyncedTransfer : public FunctionCheck {
       if (dst != nullptr && into_host && !pageable) {
         if (state.capturing.count(stream)) state.captured[dst].insert(call);
         else state.pending[dst] = {Pending{stream, call}};
+        state.settled.erase(call);
       }
       return;
     }
@@ -181,14 +191,17 @@ class UnsyncedTransfer : public FunctionCheck {
     return waited != state.waits.end() && waited->second.count(pending.copy) > 0;
   }
 
-  void apply(const SyncCall& sync, State& state) const {
+  void apply(const SyncCall& sync, const CallExpr* at, State& state) const {
     if (sync.kind == SyncKind::None) return;
-    if (sync.kind == SyncKind::Event) {
-      const auto& covered = state.events[sync.key];
-      state.forget([&](const Pending& p) { return covered.count(p.copy) > 0; });
-      return;
-    }
-    state.forget([&](const Pending& p) { return covers(sync, p, state); });
+    const auto event = state.events.find(sync.key);
+    const auto done = [&](const Pending& p) {
+      const bool waited = sync.kind == SyncKind::Event
+                              ? event != state.events.end() && event->second.count(p.copy) > 0
+                              : covers(sync, p, state);
+      if (waited && runs_whenever(at, p.copy, facts_->function(), facts_->context())) state.settled.insert(p.copy);
+      return waited;
+    };
+    state.forget(done);
   }
 
   const FunctionFacts* facts_ = nullptr;

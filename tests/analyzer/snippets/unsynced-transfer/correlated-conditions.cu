@@ -1,0 +1,57 @@
+// The copy is asynchronous only under a flag, and the stream is synchronised
+// under the same flag before the host reads: the path that copied and
+// skipped the sync cannot run. Twins where it can are still GD003.
+#include <cuda_runtime.h>
+#include <cstdlib>
+
+#define CHECK(call)                               \
+  do {                                            \
+    if ((call) != cudaSuccess) std::abort();      \
+  } while (0)
+
+float fetch(float* host, const float* device, size_t n, bool async, cudaStream_t stream) {
+  if (async) CHECK(cudaMemcpyAsync(host, device, n * sizeof(float), cudaMemcpyDeviceToHost, stream));
+  else CHECK(cudaMemcpy(host, device, n * sizeof(float), cudaMemcpyDeviceToHost));
+  if (async) CHECK(cudaStreamSynchronize(stream));
+  return host[0];
+}
+
+float fetch_nested(float* host, const float* device, size_t n, bool copy, bool blocking, cudaStream_t stream) {
+  if (copy) {
+    if (!blocking) CHECK(cudaMemcpyAsync(host, device, n * sizeof(float), cudaMemcpyDeviceToHost, stream));
+  }
+  if (!blocking) {
+    CHECK(cudaDeviceSynchronize());
+  }
+  return host[0];
+}
+
+// The flag changes between the copy and the sync.
+float flag_changes(float* host, const float* device, size_t n, bool async, cudaStream_t stream) {
+  if (async) CHECK(cudaMemcpyAsync(host, device, n * sizeof(float), cudaMemcpyDeviceToHost, stream));
+  async = n > 4;
+  if (async) CHECK(cudaStreamSynchronize(stream));
+  return host[0];  // CHECK: GD003
+}
+
+// The sync is under another flag.
+float other_flag(float* host, const float* device, size_t n, bool async, bool wait, cudaStream_t stream) {
+  if (async) CHECK(cudaMemcpyAsync(host, device, n * sizeof(float), cudaMemcpyDeviceToHost, stream));
+  if (wait) CHECK(cudaStreamSynchronize(stream));
+  return host[0];  // CHECK: GD003
+}
+
+// Only the sync is conditional.
+float sync_sometimes(float* host, const float* device, size_t n, bool async, cudaStream_t stream) {
+  CHECK(cudaMemcpyAsync(host, device, n * sizeof(float), cudaMemcpyDeviceToHost, stream));
+  if (async) CHECK(cudaStreamSynchronize(stream));
+  return host[0];  // CHECK: GD003
+}
+
+// The sync is in a loop that may not run.
+float sync_in_a_loop(float* host, const float* device, size_t n, bool async, int rounds, cudaStream_t stream) {
+  if (async) CHECK(cudaMemcpyAsync(host, device, n * sizeof(float), cudaMemcpyDeviceToHost, stream));
+  for (int i = 0; i < rounds; ++i)
+    if (async) CHECK(cudaStreamSynchronize(stream));
+  return host[0];  // CHECK: GD003
+}
