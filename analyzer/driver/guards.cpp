@@ -34,18 +34,19 @@ std::optional<Guard> plain_test(const Expr* condition) {
   return Guard{var, value};
 }
 
-// Every use of `var` in `body` only reads it: no assignment, ++, &, binding
-// to a reference, or capture by reference in a lambda.
-bool never_written(const VarDecl* var, const Stmt* body, ASTContext& context) {
+// Every use of `var` in `region` only reads it (no assignment, ++, &, or
+// binding to a reference), and no lambda of the function captures it by
+// reference: its value is the same wherever `region` tests it.
+bool unchanged_in(const VarDecl* var, const Stmt* region, const Stmt* body, ASTContext& context) {
   bool written = false;
   for_each_stmt(body, [&](const Stmt* stmt) {
-    if (written) return;
-    if (const auto* lambda = dyn_cast<LambdaExpr>(stmt)) {
+    if (const auto* lambda = dyn_cast<LambdaExpr>(stmt))
       for (const LambdaCapture& capture : lambda->captures())
         if (capture.capturesVariable() && capture.getCapturedVar() == var && capture.getCaptureKind() == LCK_ByRef)
           written = true;
-      return;
-    }
+  });
+  for_each_stmt(region, [&](const Stmt* stmt) {
+    if (written) return;
     const auto* ref = dyn_cast<DeclRefExpr>(stmt);
     if (ref == nullptr || ref->getDecl() != var) return;
     auto parents = context.getParents(*ref);
@@ -74,16 +75,17 @@ bool under(const Stmt* stmt, const Guard& guard, const Stmt* body, ASTContext& c
   return false;
 }
 
-// Does entering `child` of `parent` happen whenever `earlier` ran?
-bool entered_whenever(const Stmt* parent, const Stmt* child, const Stmt* earlier, const Stmt* body,
-                      ASTContext& context) {
+// Does entering `child` of `parent` happen whenever `earlier` ran? `region`
+// holds both statements: a flag written outside it keeps its value between them.
+bool entered_whenever(const Stmt* parent, const Stmt* child, const Stmt* earlier, const Stmt* region,
+                      const Stmt* body, ASTContext& context) {
   if (child != nullptr && contains(child, earlier)) return true;  // same branch, same iteration
   if (const auto* if_stmt = dyn_cast<IfStmt>(parent)) {
     if (child != if_stmt->getThen() && child != if_stmt->getElse()) return true;  // the condition
     auto test = plain_test(if_stmt->getCond());
     if (!test) return false;
     const Guard branch{test->var, child == if_stmt->getThen() ? test->value : !test->value};
-    return never_written(branch.var, body, context) && under(earlier, branch, body, context);
+    return unchanged_in(branch.var, region, body, context) && under(earlier, branch, body, context);
   }
   if (isa<DoStmt>(parent)) return true;  // its body runs at least once
   if (const auto* loop = dyn_cast<ForStmt>(parent)) return child == loop->getInit() || child == loop->getCond();
@@ -103,6 +105,17 @@ bool entered_whenever(const Stmt* parent, const Stmt* child, const Stmt* earlier
 bool runs_whenever(const Stmt* later, const Stmt* earlier, const FunctionDecl& function, ASTContext& context) {
   const Stmt* body = function.getBody();
   if (body == nullptr || later == nullptr || earlier == nullptr) return false;
+  // The innermost statement holding both.
+  const Stmt* region = nullptr;
+  for (DynTypedNode node = DynTypedNode::create(*later); region == nullptr;) {
+    const Stmt* stmt = node.get<Stmt>();
+    if (stmt != nullptr && contains(stmt, earlier)) region = stmt;
+    if (stmt == body) break;
+    auto parents = context.getParents(node);
+    if (parents.empty()) return false;
+    node = parents[0];
+  }
+  if (region == nullptr) return false;
   DynTypedNode node = DynTypedNode::create(*later);
   for (int depth = 0; depth < 512; ++depth) {
     if (node.get<Stmt>() == body) return true;
@@ -110,7 +123,7 @@ bool runs_whenever(const Stmt* later, const Stmt* earlier, const FunctionDecl& f
     if (parents.empty() || parents[0].get<LambdaExpr>() != nullptr || parents[0].get<FunctionDecl>() != nullptr)
       return false;
     if (const Stmt* parent = parents[0].get<Stmt>();
-        parent != nullptr && !entered_whenever(parent, node.get<Stmt>(), earlier, body, context))
+        parent != nullptr && !entered_whenever(parent, node.get<Stmt>(), earlier, region, body, context))
       return false;
     node = parents[0];
   }

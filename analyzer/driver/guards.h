@@ -13,8 +13,9 @@ namespace gpudiag::lint {
 // Does `later` run whenever `earlier` ran (both in `function`), as far as the
 // statements around `later` tell? Each if, switch, loop, `?:`, `&&` or `||`
 // around `later` must also hold `earlier` in the same branch, or be an `if`
-// testing a plain local or parameter (`if (v)`, `if (!v)`) that the function
-// never writes, with `earlier` inside an `if` taking the same branch on the
+// testing a plain local or parameter (`if (v)`, `if (!v)`) that nothing
+// writes inside the innermost statement holding both (nor a lambda captures
+// by reference), with `earlier` inside an `if` taking the same branch on the
 // same variable. A `do { } while (0)` body always runs. Anything else (a
 // lambda, a condition that is not a plain variable) answers false.
 bool runs_whenever(const clang::Stmt* later, const clang::Stmt* earlier, const clang::FunctionDecl& function,

@@ -26,6 +26,20 @@ float fetch_nested(float* host, const float* device, size_t n, bool copy, bool b
   return host[0];
 }
 
+// The flag is set once before the loop that copies and waits under it.
+float flag_set_first(float* host, const float* device, size_t n, int mode, int rounds, cudaStream_t stream) {
+  bool async = false;
+  if (mode == 2) async = true;
+  float sum = 0;
+  for (int i = 0; i < rounds; ++i) {
+    if (async) CHECK(cudaMemcpyAsync(host, device, n * sizeof(float), cudaMemcpyDeviceToHost, stream));
+    else CHECK(cudaMemcpy(host, device, n * sizeof(float), cudaMemcpyDeviceToHost));
+    if (async) CHECK(cudaStreamSynchronize(stream));
+    sum += host[0];
+  }
+  return sum;
+}
+
 // The flag changes between the copy and the sync.
 float flag_changes(float* host, const float* device, size_t n, bool async, cudaStream_t stream) {
   if (async) CHECK(cudaMemcpyAsync(host, device, n * sizeof(float), cudaMemcpyDeviceToHost, stream));
