@@ -156,10 +156,12 @@ class UncheckedCudaError : public Check {
     return callee && callee->hasBody() && !is_cuda_runtime_api(name) && checks_last_error(callee->getBody(), 1);
   }
 
-  // A later statement of the same block reads the thread's last error
+  // The statement right after reads the thread's last error
   // (cudaGetLastError, a CHECK_LAST_ERROR()-style macro or function, a
-  // configured ErrorCheckFunctions call): a failed runtime call leaves its
-  // status there until it is read, so the failure is noticed.
+  // configured ErrorCheckFunctions call), with only other unchecked runtime
+  // calls or statements that call nothing in between: a failed runtime call leaves its status there until it
+  // is read, so the failure is noticed where it happened. A check further
+  // on, after other work, is the "unrelated error later" the rule is about.
   bool last_error_checked_later(const Expr* call) const {
     DynTypedNode node = DynTypedNode::create(*call);
     for (int depth = 0; depth < 16; ++depth) {
@@ -169,8 +171,11 @@ class UncheckedCudaError : public Check {
         const Stmt* statement = node.get<Stmt>();
         bool after = false;
         for (const Stmt* sibling : block->body()) {
-          if (after && clears_last_error(sibling)) return false;
-          if (after && reads_last_error(sibling)) return true;
+          if (after) {
+            if (clears_last_error(sibling)) return false;
+            if (reads_last_error(sibling)) return true;
+            if (!is_unchecked_runtime_call(sibling) && calls_anything(sibling)) return false;
+          }
           after = after || sibling == statement;
         }
         return false;
@@ -179,6 +184,17 @@ class UncheckedCudaError : public Check {
       node = parents[0];
     }
     return false;
+  }
+
+  static bool calls_anything(const Stmt* stmt) {
+    bool found = false;
+    for_each_stmt(stmt, [&](const Stmt* inner) { found = found || isa<CallExpr, CXXConstructExpr>(inner); });
+    return found;
+  }
+
+  bool is_unchecked_runtime_call(const Stmt* stmt) const {
+    const auto* call = dyn_cast<CallExpr>(stmt->IgnoreContainers());
+    return call != nullptr && callee_name(call).compare(0, 4, "cuda") == 0 && discarded(call, *context_);
   }
 
   // `cudaGetLastError();` on its own: the error is cleared unread.
