@@ -19,6 +19,7 @@
 
 #include "check.h"
 #include "cuda_model.h"
+#include "sync_model.h"
 #include "sync_summaries.h"
 #include "ownership.h"
 #include "provenance.h"

@@ -14,7 +14,7 @@
 #include <clang/AST/ASTContext.h>
 #include <clang/AST/Expr.h>
 
-#include "cuda_model.h"
+#include "sync_model.h"
 
 namespace gpudiag::lint {
 
