@@ -18,6 +18,7 @@
 #include <clang/AST/Expr.h>
 
 #include "cuda_model.h"
+#include "host_uses.h"
 
 namespace gpudiag::lint {
 
@@ -69,19 +70,5 @@ class Provenance final : public OriginHints {
   // Filled by effects_of on demand; nullptr while one is being computed (recursion).
   mutable std::map<const clang::ParmVarDecl*, std::unique_ptr<Effects>> effects_;
 };
-
-// The buffer argument of fwrite/write/pwrite/std::ostream::write, else nullptr.
-const clang::Expr* file_write_buffer(const clang::CallExpr* call);
-
-// Calls visit(access, pointer) for each place under `body` that reads or
-// writes memory through a pointer on the host: p[i], *p, and the pointer
-// arguments of memcpy/memset/memmove/memcmp/strcpy/strlen. &p[i] and &*p
-// only compute addresses; lambda bodies (other functions) and unevaluated
-// operands are left out.
-void for_each_host_dereference(const clang::Stmt* body,
-                               const std::function<void(const clang::Stmt*, const clang::Expr*)>& visit);
-
-// A name for messages: the variable or field the pointer is based on.
-std::string pointer_name(const clang::Expr* pointer);
 
 }  // namespace gpudiag::lint
