@@ -249,25 +249,28 @@ class PrematureFree : public FunctionCheck {
         call, facts_->context(), [this](const Expr* pointer) { return facts_->origin_of(pointer); },
         &function_facts().sync_summaries());
     // What the sync covers; settled too when the sync runs whenever the work ran.
-    const auto waited_for = [&](const Stmt* work) {
+    const auto settle = [&](const Stmt* work) {
       if (runs_whenever(call, work, facts_->function(), facts_->context())) state.settled.insert(work);
-      return true;
     };
     if (sync.kind == SyncKind::Device) {
       for (const auto& [decl, streams] : state.pending)
-        for (const auto& [stream, work] : streams) waited_for(work);
+        for (const auto& [stream, work] : streams) settle(work);
       clear_all(state);
     }
     if (sync.kind == SyncKind::Legacy || sync.kind == SyncKind::Stream)
       for (auto& [decl, streams] : state.pending)
         std::erase_if(streams, [&](const auto& entry) {
-          return sync_covers(sync, entry.first, nonblocking_) && waited_for(entry.second);
+          if (!sync_covers(sync, entry.first, nonblocking_)) return false;
+          settle(entry.second);
+          return true;
         });
     if (sync.kind == SyncKind::Event)
       for (const auto& [decl, stream] : state.events[sync.key])
         if (auto it = state.pending.find(decl); it != state.pending.end())
-          if (auto work = it->second.find(stream); work != it->second.end() && waited_for(work->second))
+          if (auto work = it->second.find(stream); work != it->second.end()) {
+            settle(work->second);
             it->second.erase(work);
+          }
     // A helper of the translation unit that frees what it is given (after
     // its own waits, which the sync above applied: that order reports less).
     if (const FunctionSummary* helper =
