@@ -12,4 +12,5 @@
 #include "gdrt/ops.h"
 #include "gdrt/optim.h"
 #include "gdrt/step.h"
+#include "gdrt/stream.h"
 #include "gdrt/tensor.h"

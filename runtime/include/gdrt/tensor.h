@@ -16,6 +16,7 @@
 namespace gdrt {
 
 class Backend;
+class Stream;
 struct TensorView;
 struct TensorImpl;
 class Node;
@@ -57,7 +58,17 @@ class Tensor {
   // Bulk copy of the whole tensor to host memory (always allowed).
   template <class T> std::vector<T> to_vector() const;
 
-  Tensor to(Device device) const;
+  // A copy on `device`. With non_blocking the copy may still be running when
+  // this returns (to the host it lands in pinned memory, from pinned memory
+  // it is queued), as PyTorch's: synchronise before reading the result.
+  Tensor to(Device device, bool non_blocking = false) const;
+  // A copy in page-locked host memory that `accelerator` copies to and from
+  // asynchronously (cpu tensors only).
+  Tensor pin_memory(Device accelerator = preferred_device()) const;
+  bool is_pinned() const;
+  // Tells the allocator this tensor is used on `stream` too, so its memory
+  // is not reused before that stream's work is done (torch record_stream).
+  void record_stream(const Stream& stream) const;
   Tensor to(DType dtype) const;
   Tensor contiguous() const;
   Tensor clone() const;

@@ -16,7 +16,7 @@ Tensor empty(Shape shape, TensorOptions o) { return finish(make_tensor(shape, o.
 
 Tensor full(Shape shape, double value, TensorOptions o) {
   Tensor t = make_tensor(shape, o.dtype, o.device);
-  kernels_for(t).fill(t.kernel_view(), value);
+  launch(t, ops::Fill{t.kernel_view(), value});
   return finish(t, o);
 }
 Tensor zeros(Shape shape, TensorOptions o) { return full(std::move(shape), 0.0, o); }
@@ -78,7 +78,7 @@ static Tensor random_tensor(Shape shape, Distribution d, double a, double b, Gen
   if (!is_floating(o.dtype)) throw Error("random tensors must be floating point, got " + std::string(dtype_name(o.dtype)));
   Tensor t = make_tensor(shape, o.dtype, o.device);
   const auto n = static_cast<std::uint64_t>(t.numel());
-  kernels_for(t).random(t.kernel_view(), d, gen.seed(), gen.advance(n), a, b);
+  launch(t, ops::Random{t.kernel_view(), d, gen.seed(), gen.advance(n), a, b});
   return finish(t, o);
 }
 Tensor rand(Shape shape, Generator& gen, TensorOptions o) {
@@ -101,13 +101,13 @@ Tensor& Tensor::copy_(const Tensor& src) {
   check_inplace(*this, "copy_");
   check_same_device("copy_", *this, src);
   Tensor s = src.shape() == shape() ? src : src.expand(shape());
-  kernels_for(*this).copy(kernel_view(), s.kernel_view());
+  launch(*this, ops::Copy{kernel_view(), s.kernel_view()});
   return *this;
 }
 
 Tensor& Tensor::fill_(double value) {
   check_inplace(*this, "fill_");
-  kernels_for(*this).fill(kernel_view(), value);
+  launch(*this, ops::Fill{kernel_view(), value});
   return *this;
 }
 
@@ -116,7 +116,7 @@ Tensor& Tensor::add_(const Tensor& other, double alpha) {
   check_binary_dtypes("add_", *this, other);
   Tensor o = alpha == 1.0 ? other : mul(other.detach(), alpha);
   Tensor s = o.shape() == shape() ? o : o.expand(shape());
-  kernels_for(*this).binary(BinaryOp::add, kernel_view(), kernel_view(), s.kernel_view());
+  launch(*this, ops::Binary{BinaryOp::add, kernel_view(), kernel_view(), s.kernel_view()});
   return *this;
 }
 
@@ -124,7 +124,7 @@ Tensor& Tensor::mul_(double value) {
   check_inplace(*this, "mul_");
   check_float("mul_", *this);
   Tensor s = full({}, value, TensorOptions{dtype(), device()}).expand(shape());
-  kernels_for(*this).binary(BinaryOp::mul, kernel_view(), kernel_view(), s.kernel_view());
+  launch(*this, ops::Binary{BinaryOp::mul, kernel_view(), kernel_view(), s.kernel_view()});
   return *this;
 }
 

@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "gdrt/backend.h"
+#include "core/registration.h"
 #include "gdrt/error.h"
 
 namespace gdrt {
@@ -50,7 +51,11 @@ struct Registry {
 // Never destroyed: tensors held in other statics may be freed during exit,
 // after any ordinary static would be gone, and they need their backend.
 Registry& registry() {
-  static Registry* r = new Registry;
+  static Registry* r = [] {
+    auto* made = new Registry;
+    for (auto& [kind, factory] : builtin_backends()) made->factories[kind] = std::move(factory);
+    return made;
+  }();
   return *r;
 }
 }  // namespace
@@ -67,25 +72,17 @@ bool backend_registered(DeviceKind kind) {
   return r.factories.count(kind) != 0;
 }
 
-std::unique_ptr<Backend> make_cpu_backend();  // src/cpu
-
 Backend& backend(const Device& device) {
   auto& r = registry();
   std::lock_guard lock(r.mutex);
   auto key = std::make_pair(device.kind, device.index);
   auto it = r.backends.find(key);
   if (it != r.backends.end()) return *it->second;
-  std::unique_ptr<Backend> made;
-  if (device.kind == DeviceKind::cpu) {
-    made = make_cpu_backend();
-  } else {
-    auto f = r.factories.find(device.kind);
-    if (f == r.factories.end())
-      throw Error("device " + device.str() + " is not available: this build of gdrt has no backend for it "
-                  "(use cpu, or build with the backend enabled)");
-    made = f->second(device.index);
-  }
-  return *r.backends.emplace(key, std::move(made)).first->second;
+  auto f = r.factories.find(device.kind);
+  if (f == r.factories.end())
+    throw Error("device " + device.str() + " is not available: this build of gdrt has no backend for it "
+                "(use cpu, or build with the backend enabled)");
+  return *r.backends.emplace(key, f->second(device.index)).first->second;
 }
 
 Device preferred_device(std::string_view requested) {

@@ -1,6 +1,9 @@
 #include "core/hooks.h"
 
-#include <chrono>
+#include <atomic>
+#include <string>
+#include <utility>
+#include <vector>
 
 #ifdef GDRT_WITH_RECORD
 #include "gpudiag/record.h"
@@ -8,11 +11,18 @@
 
 namespace gdrt::hooks {
 
+std::int32_t trace_device(const Device& d) {
+  switch (d.kind) {
+    case DeviceKind::cpu: return -1;
+    case DeviceKind::cuda: return d.index;
+    case DeviceKind::emu: return kEmuTraceDevice + d.index;
+  }
+  return -1;
+}
+
 #ifdef GDRT_WITH_RECORD
 namespace rec = gpudiag::rec;
 namespace {
-
-std::int32_t device_id(const Device& d) { return d.is_cpu() ? gpudiag::kHostDevice : d.index; }
 
 gpudiag::MemKind mem_kind(MemoryKind k) {
   switch (k) {
@@ -23,39 +33,75 @@ gpudiag::MemKind mem_kind(MemoryKind k) {
   return gpudiag::MemKind::Unknown;
 }
 
-gpudiag::MemKind storage_kind(const Device& d) { return d.is_cpu() ? gpudiag::MemKind::Pageable : gpudiag::MemKind::Device; }
+// Names a device in the trace the first time this thread records for it
+// there (a process may record several traces, each needs its own record).
+void describe_once(const Device& device) {
+  thread_local std::vector<std::pair<std::int32_t, std::string>> described;
+  const std::int32_t id = trace_device(device);
+  const std::string path = rec::trace_path();
+  for (auto& [d, p] : described)
+    if (d == id) {
+      if (p == path) return;
+      p = path;
+      rec::record(rec::DeviceInfo{.id = id, .name = rec::intern("gdrt " + device.str())});
+      return;
+    }
+  described.emplace_back(id, path);
+  rec::record(rec::DeviceInfo{.id = id, .name = rec::intern("gdrt " + device.str())});
+}
+
+// The allocation's device in the trace: pinned memory is host memory.
+std::int32_t memory_device(const Device& d, MemoryKind kind) {
+  return kind == MemoryKind::host_pinned ? gpudiag::kHostDevice : trace_device(d);
+}
 
 }  // namespace
 
 std::uint64_t now_ns() { return rec::now_ns(); }
 
-void allocated(const Device& device, const void* ptr, std::size_t bytes) {
+void allocated(const Device& device, const void* ptr, std::size_t bytes, MemoryKind kind) {
   if (!rec::enabled()) return;
-  rec::record(rec::AllocEvent{.addr = reinterpret_cast<std::uintptr_t>(ptr), .bytes = bytes,
-                              .kind = storage_kind(device), .device = device_id(device),
-                              .stack = rec::capture_stack(2)});
+  if (!device.is_cpu()) describe_once(device);
+  rec::record(rec::AllocEvent{.addr = reinterpret_cast<std::uintptr_t>(ptr), .bytes = bytes, .kind = mem_kind(kind),
+                              .device = memory_device(device, kind), .stack = rec::capture_stack(2)});
 }
 
-void freed(const Device& device, const void* ptr, std::size_t bytes) {
+void freed(const Device& device, const void* ptr, std::size_t bytes, MemoryKind kind) {
   if (!rec::enabled()) return;
-  rec::record(rec::FreeEvent{.addr = reinterpret_cast<std::uintptr_t>(ptr), .bytes = bytes,
-                             .kind = storage_kind(device), .device = device_id(device)});
+  rec::record(rec::FreeEvent{.addr = reinterpret_cast<std::uintptr_t>(ptr), .bytes = bytes, .kind = mem_kind(kind),
+                             .device = memory_device(device, kind), .stack = rec::capture_stack(2)});
 }
 
 void copied(const Device& device, void* dst, MemoryKind dst_kind, const void* src, MemoryKind src_kind,
-            std::size_t bytes, std::uint64_t start_ns, std::uint64_t end_ns) {
+            std::size_t bytes, std::uint64_t start_ns, std::uint64_t end_ns, StreamId stream, bool async) {
   if (!rec::enabled()) return;
   rec::record(rec::MemcpyEvent{.start_ns = start_ns, .end_ns = end_ns, .dst = reinterpret_cast<std::uintptr_t>(dst),
                                .src = reinterpret_cast<std::uintptr_t>(src), .bytes = bytes,
-                               .src_kind = mem_kind(src_kind), .dst_kind = mem_kind(dst_kind),
-                               .device = device_id(device), .stack = rec::capture_stack(2)});
+                               .src_kind = mem_kind(src_kind), .dst_kind = mem_kind(dst_kind), .async = async,
+                               .device = trace_device(device), .stream = stream, .stack = rec::capture_stack(3)});
 }
 
-void host_read(const Device& device, const void* ptr, std::size_t bytes) {
+void synchronized(const Device& device, SyncScope scope, StreamId stream, std::uint64_t start_ns,
+                  std::uint64_t end_ns) {
+  if (!rec::enabled()) return;
+  const auto kind = scope == SyncScope::stream   ? gpudiag::SyncKind::Stream
+                    : scope == SyncScope::device ? gpudiag::SyncKind::Device
+                                                 : gpudiag::SyncKind::Event;
+  rec::record(rec::SyncEvent{.start_ns = start_ns, .end_ns = end_ns, .kind = kind, .device = trace_device(device),
+                             .stream = stream, .stack = rec::capture_stack(3)});
+}
+
+void out_of_memory(const Device& device, std::size_t requested, std::size_t free, std::size_t capacity) {
+  if (!rec::enabled()) return;
+  rec::record(rec::OutOfMemoryEvent{.requested_bytes = requested, .free_bytes = free, .capacity_bytes = capacity,
+                                    .device = trace_device(device), .stack = rec::capture_stack(2)});
+}
+
+void host_access(const Device& owner, const void* ptr, std::size_t bytes, bool write) {
   if (!rec::enabled()) return;
   rec::record(rec::HostAccessEvent{.addr = reinterpret_cast<std::uintptr_t>(ptr), .bytes = bytes,
-                                   .access = gpudiag::AccessKind::Read, .device = device_id(device),
-                                   .stack = rec::capture_stack(2)});
+                                   .access = write ? gpudiag::AccessKind::Write : gpudiag::AccessKind::Read,
+                                   .device = trace_device(owner), .stack = rec::capture_stack(2)});
 }
 
 void finding(const std::string& rule, const std::string& message) {
@@ -66,11 +112,34 @@ void finding(const std::string& rule, const std::string& message) {
 
 bool recording() { return rec::enabled(); }
 
-void kernel(const Device& device, const char* name, std::uint64_t start_ns, std::uint64_t end_ns) {
+std::uint64_t launched(const Device& device, const KernelOp& op, StreamId stream) {
+  if (!rec::enabled()) return 0;
+  // Ids of their own range, apart from CUPTI's correlation ids in the same trace.
+  static std::atomic<std::uint64_t> next{std::uint64_t{1} << 48};
+  const std::uint64_t id = next.fetch_add(1, std::memory_order_relaxed);
+  const auto now = rec::now_ns();
+  const auto stack = rec::capture_stack(3);
+  const std::int32_t dev = trace_device(device);
+  rec::record(rec::ApiEvent{.start_ns = now, .end_ns = now, .name = rec::intern(kernel_name(op)),
+                            .domain = gpudiag::ApiDomain::Gdrt, .device = dev, .correlation = id, .stack = stack,
+                            .symbol = rec::intern(kernel_name(op))});
+  KernelOp copy = op;
+  std::uint32_t index = 0;
+  for_each_buffer(copy, [&](auto* p, std::size_t, Access) {
+    rec::record(rec::KernelArgEvent{.time_ns = now, .value = reinterpret_cast<std::uintptr_t>(p), .index = index,
+                                    .memory = gpudiag::MemKind::Device, .device = dev, .stream = stream,
+                                    .correlation = id, .stack = stack});
+    ++index;
+  });
+  return id;
+}
+
+void kernel(const Device& device, const char* name, std::uint64_t start_ns, std::uint64_t end_ns, StreamId stream,
+            std::uint64_t launch_id) {
   if (!rec::enabled()) return;
   // Interned on every call: ids belong to one trace, and a process may record several.
   rec::record(rec::KernelEvent{.start_ns = start_ns, .end_ns = end_ns, .name = rec::intern(name),
-                               .device = device_id(device)});
+                               .device = trace_device(device), .stream = stream, .correlation = launch_id});
 }
 
 void step(std::int64_t number, std::uint64_t start_ns, std::uint64_t end_ns) {
@@ -83,14 +152,18 @@ void step(std::int64_t number, std::uint64_t start_ns, std::uint64_t end_ns) {
 #else  // built without the recorder: hooks are no-ops
 
 std::uint64_t now_ns() { return 0; }
-void allocated(const Device&, const void*, std::size_t) {}
-void freed(const Device&, const void*, std::size_t) {}
-void copied(const Device&, void*, MemoryKind, const void*, MemoryKind, std::size_t, std::uint64_t, std::uint64_t) {}
-void host_read(const Device&, const void*, std::size_t) {}
+void allocated(const Device&, const void*, std::size_t, MemoryKind) {}
+void freed(const Device&, const void*, std::size_t, MemoryKind) {}
+void copied(const Device&, void*, MemoryKind, const void*, MemoryKind, std::size_t, std::uint64_t, std::uint64_t,
+            StreamId, bool) {}
+void synchronized(const Device&, SyncScope, StreamId, std::uint64_t, std::uint64_t) {}
+void out_of_memory(const Device&, std::size_t, std::size_t, std::size_t) {}
+void host_access(const Device&, const void*, std::size_t, bool) {}
 void finding(const std::string&, const std::string&) {}
-bool recording() { return false; }
-void kernel(const Device&, const char*, std::uint64_t, std::uint64_t) {}
+std::uint64_t launched(const Device&, const KernelOp&, StreamId) { return 0; }
+void kernel(const Device&, const char*, std::uint64_t, std::uint64_t, StreamId, std::uint64_t) {}
 void step(std::int64_t, std::uint64_t, std::uint64_t) {}
+bool recording() { return false; }
 
 #endif
 

@@ -10,20 +10,37 @@
 
 namespace gdrt::hooks {
 
-void allocated(const Device& device, const void* ptr, std::size_t bytes);
-void freed(const Device& device, const void* ptr, std::size_t bytes);
+// What a host wait covered.
+enum class SyncScope : std::uint8_t { stream, device, event };
+
+void allocated(const Device& device, const void* ptr, std::size_t bytes, MemoryKind kind);
+void freed(const Device& device, const void* ptr, std::size_t bytes, MemoryKind kind);
+// A copy `device`'s backend ran or queued; end_ns 0 for one still queued (async).
 void copied(const Device& device, void* dst, MemoryKind dst_kind, const void* src, MemoryKind src_kind,
-            std::size_t bytes, std::uint64_t start_ns, std::uint64_t end_ns);
-// The host read `bytes` of device memory directly (item()/at() in AllowScalar).
-void host_read(const Device& device, const void* ptr, std::size_t bytes);
+            std::size_t bytes, std::uint64_t start_ns, std::uint64_t end_ns, StreamId stream, bool async);
+// The host waited for `device` from start to end.
+void synchronized(const Device& device, SyncScope scope, StreamId stream, std::uint64_t start_ns,
+                  std::uint64_t end_ns);
+// An allocation of `requested` bytes failed with `free` of `capacity` left.
+void out_of_memory(const Device& device, std::size_t requested, std::size_t free, std::size_t capacity);
+// The host read or wrote `bytes` at ptr directly (a pinned buffer's contents).
+void host_access(const Device& owner, const void* ptr, std::size_t bytes, bool write);
 // A rule the runtime detected itself (GD001, GD002, GD005), before it throws.
 void finding(const std::string& rule, const std::string& message);
-// A kernel ran on `device` from start to end (`name` is a string literal).
-void kernel(const Device& device, const char* name, std::uint64_t start_ns, std::uint64_t end_ns);
+// A launch of `op` on `device`'s `stream` was queued: its pointer arguments,
+// under the returned id that its kernel() event repeats (0 when not recording).
+std::uint64_t launched(const Device& device, const KernelOp& op, StreamId stream);
+// Kernel `name` (a string literal) ran on `device` from start to end.
+void kernel(const Device& device, const char* name, std::uint64_t start_ns, std::uint64_t end_ns, StreamId stream,
+            std::uint64_t launch_id);
 // Training step `number` ran from start to end (gdrt::TrainingStep).
 void step(std::int64_t number, std::uint64_t start_ns, std::uint64_t end_ns);
 // True while a trace is being recorded (one relaxed load).
 bool recording();
 std::uint64_t now_ns();
+// The id a device has in traces: the host is -1, cuda:N is N (as CUPTI
+// numbers it) and emu:N is kEmuTraceDevice + N, so they never share a number.
+inline constexpr std::int32_t kEmuTraceDevice = 1000;
+std::int32_t trace_device(const Device& device);
 
 }  // namespace gdrt::hooks

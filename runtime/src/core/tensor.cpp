@@ -7,12 +7,23 @@
 
 namespace gdrt {
 
-Storage::Storage(Backend& b, std::size_t n) : backend(&b), data(b.allocate(n)), bytes(n) {
-  hooks::allocated(b.device(), data, bytes);
+Storage::Storage(Backend& b, std::size_t n, StreamId s)
+    : backend(&b), data(b.allocate(n, s)), bytes(n),
+      kind(b.device().is_cpu() ? MemoryKind::host_pageable : MemoryKind::device), stream(s) {
+  hooks::allocated(b.device(), data, bytes, kind);
+}
+Storage::Storage(Backend& b, void* d, std::size_t n, MemoryKind k) : backend(&b), data(d), bytes(n), kind(k) {
+  hooks::allocated(b.device(), data, bytes, kind);
+}
+std::shared_ptr<Storage> Storage::pinned(Backend& pinning, std::size_t n) {
+  return std::shared_ptr<Storage>(new Storage(pinning, pinning.allocate_pinned(n), n, MemoryKind::host_pinned));
 }
 Storage::~Storage() {
-  hooks::freed(backend->device(), data, bytes);
-  backend->deallocate(data, bytes);
+  hooks::freed(backend->device(), data, bytes, kind);
+  if (kind == MemoryKind::host_pinned)
+    backend->deallocate_pinned(data, bytes);
+  else
+    backend->deallocate(data, bytes, stream, used_on);
 }
 
 std::int64_t shape_numel(std::span<const std::int64_t> shape) {
@@ -37,17 +48,30 @@ Shape contiguous_strides(const Shape& sizes) {
   return strides;
 }
 
-Tensor make_tensor(const Shape& sizes, DType dtype, Device device) {
-  for (auto s : sizes)
-    if (s < 0) throw Error("negative dimension in shape " + shape_str(sizes));
+static Tensor tensor_on(std::shared_ptr<Storage> storage, const Shape& sizes, DType dtype, Device device) {
   auto impl = std::make_shared<TensorImpl>();
-  const auto n = static_cast<std::size_t>(shape_numel(sizes));
-  impl->storage = std::make_shared<Storage>(backend(device), std::max<std::size_t>(n * itemsize(dtype), 1));
+  impl->storage = std::move(storage);
   impl->sizes = sizes;
   impl->strides = contiguous_strides(sizes);
   impl->dtype = dtype;
   impl->device = device;
   return Tensor(std::move(impl));
+}
+
+static std::size_t storage_bytes(const Shape& sizes, DType dtype) {
+  for (auto s : sizes)
+    if (s < 0) throw Error("negative dimension in shape " + shape_str(sizes));
+  return std::max<std::size_t>(static_cast<std::size_t>(shape_numel(sizes)) * itemsize(dtype), 1);
+}
+
+Tensor make_tensor(const Shape& sizes, DType dtype, Device device) {
+  const auto bytes = storage_bytes(sizes, dtype);
+  return tensor_on(std::make_shared<Storage>(backend(device), bytes, current_stream_id(device)), sizes, dtype, device);
+}
+
+Tensor make_pinned(const Shape& sizes, DType dtype, Device accelerator) {
+  const auto bytes = storage_bytes(sizes, dtype);
+  return tensor_on(Storage::pinned(backend(accelerator), bytes), sizes, dtype, cpu_device());
 }
 
 Tensor make_view(const Tensor& base, Shape sizes, Shape strides, std::int64_t offset) {
@@ -90,23 +114,6 @@ TensorView Tensor::kernel_view() const {
   return TensorView{data_ptr(), dtype(), shape(), strides()};
 }
 
-std::int64_t TensorView::numel() const { return shape_numel(sizes); }
-bool TensorView::is_contiguous() const {
-  std::int64_t st = 1;
-  for (std::size_t i = sizes.size(); i-- > 0;) {
-    if (sizes[i] != 1 && strides[i] != st) return false;
-    st *= sizes[i];
-  }
-  return true;
-}
-
-Kernels& traced_kernels(Kernels& inner, const Device& device);  // core/traced_kernels.cpp
-
-Kernels& kernels_for(const Tensor& t) {
-  Backend& b = *t.impl()->storage->backend;
-  return hooks::recording() ? traced_kernels(b.kernels(), b.device()) : b.kernels();
-}
-
 Tensor Tensor::contiguous() const {
   if (is_contiguous()) return *this;
   return clone();
@@ -114,7 +121,7 @@ Tensor Tensor::contiguous() const {
 
 Tensor Tensor::clone() const {
   Tensor out = make_tensor(shape(), dtype(), device());
-  kernels_for(*this).copy(out.kernel_view(), kernel_view());
+  launch(*this, ops::Copy{out.kernel_view(), kernel_view()});
   attach_grad_fn(out, "clone", {this}, [](const Tensor& g) { return std::vector<Tensor>{g}; });
   return out;
 }
@@ -124,7 +131,7 @@ Tensor Tensor::detach() const { return make_view(*this, shape(), strides(), offs
 Tensor Tensor::to(DType target) const {
   if (target == dtype()) return *this;
   Tensor out = make_tensor(shape(), target, device());
-  kernels_for(*this).copy(out.kernel_view(), kernel_view());
+  launch(*this, ops::Copy{out.kernel_view(), kernel_view()});
   if (is_floating(target) && is_floating(dtype()) && target != DType::f16) {
     const DType source = dtype();
     attach_grad_fn(out, "to_dtype", {this}, [source](const Tensor& g) { return std::vector<Tensor>{g.to(source)}; });
@@ -132,29 +139,62 @@ Tensor Tensor::to(DType target) const {
   return out;
 }
 
-static MemoryKind kind_of(const Device& d) { return d.is_cpu() ? MemoryKind::host_pageable : MemoryKind::device; }
-
-Tensor Tensor::to(Device target) const {
+Tensor Tensor::to(Device target, bool non_blocking) const {
   if (target == device()) return *this;
-  Tensor src = contiguous();
-  Tensor out = make_tensor(shape(), dtype(), target);
-  const auto bytes = static_cast<std::size_t>(numel()) * itemsize(dtype());
-  // The non-host side's backend performs a copy that crosses devices.
-  Backend& b = target.is_cpu() ? *src.impl()->storage->backend : *out.impl()->storage->backend;
-  if (bytes) {
-    const auto start = hooks::now_ns();
-    b.copy(out.data_ptr(), kind_of(target), src.data_ptr(), kind_of(device()), bytes, 0);
-    hooks::copied(b.device(), out.data_ptr(), kind_of(target), src.data_ptr(), kind_of(device()), bytes, start,
-                  hooks::now_ns());
-  }
   const Device source = device();
+  Tensor out;
+  if (!source.is_cpu() && !target.is_cpu()) {
+    // Neither backend owns the other's pointers: stage through the host.
+    out = to(cpu_device(), false).to(target, non_blocking).detach();
+  } else {
+    Tensor src = contiguous();
+    const auto bytes = static_cast<std::size_t>(numel()) * itemsize(dtype());
+    const Device accelerator = source.is_cpu() ? target : source;
+    const StreamId stream = current_stream_id(accelerator);
+    // A non-blocking copy to the host lands in pinned memory, as PyTorch's
+    // does, so it really is asynchronous (and reading it early is GD003).
+    out = target.is_cpu() && non_blocking ? make_pinned(shape(), dtype(), accelerator)
+                                          : make_tensor(shape(), dtype(), target);
+    copy_bytes(accelerator, out.data_ptr(), memory_kind(out), src.data_ptr(), memory_kind(src), bytes, stream);
+    if (!non_blocking) wait_for(accelerator, stream);
+  }
   attach_grad_fn(out, "to_device", {this}, [source](const Tensor& g) { return std::vector<Tensor>{g.to(source)}; });
   return out;
+}
+
+Tensor Tensor::pin_memory(Device accelerator) const {
+  if (!device().is_cpu())
+    throw Error("pin_memory(): " + describe() + " is not on cpu; only host memory can be pinned");
+  if (is_pinned()) return *this;
+  Tensor src = contiguous();
+  Tensor out = make_pinned(shape(), dtype(), accelerator);
+  if (numel()) std::memcpy(out.data_ptr(), src.data_ptr(), static_cast<std::size_t>(numel()) * itemsize(dtype()));
+  return out;
+}
+
+bool Tensor::is_pinned() const { return need(impl_).storage->kind == MemoryKind::host_pinned; }
+
+void Tensor::record_stream(const Stream& stream) const {
+  Storage& s = *need(impl_).storage;
+  if (!(stream.device() == device()))
+    throw Error("record_stream(): " + describe() + " cannot be used on a stream of " + stream.device().str());
+  if (stream.id() == s.stream) return;
+  for (StreamId id : s.used_on)
+    if (id == stream.id()) return;
+  s.used_on.push_back(stream.id());
+}
+
+// The host touched a pinned buffer: recorded so that a read before the
+// copy into it is synchronised shows as GD003.
+static void note_host_read(const Tensor& t, const void* p, std::size_t bytes) {
+  const Storage& s = *t.impl()->storage;
+  if (s.kind == MemoryKind::host_pinned) hooks::host_access(s.backend->device(), p, bytes, false);
 }
 
 template <class T>
 std::vector<T> Tensor::to_vector() const {
   Tensor host = to(cpu_device()).detach().contiguous();
+  note_host_read(host, host.data_ptr(), static_cast<std::size_t>(host.numel()) * itemsize(host.dtype()));
   const DType want = std::is_same_v<T, float> ? DType::f32 : std::is_same_v<T, double> ? DType::f64
                      : std::is_same_v<T, std::int32_t> ? DType::i32 : std::is_same_v<T, std::int64_t> ? DType::i64
                      : std::is_same_v<T, std::uint8_t> ? DType::u8 : DType::boolean;
@@ -193,9 +233,11 @@ double Tensor::at(std::initializer_list<std::int64_t> index) const {
                   " of shape " + shape_str(shape()));
     off += i * strides()[d++];
   }
-  Backend& b = *impl_->storage->backend;
   const char* p = static_cast<const char*>(impl_->storage->data) + off * static_cast<std::int64_t>(itemsize(dtype()));
-  if (b.host_accessible()) return read_host_element(p, dtype());
+  if (device().is_cpu()) {
+    note_host_read(*this, p, itemsize(dtype()));
+    return read_host_element(p, dtype());
+  }
   if (!scalar_allowed()) {
     const std::string msg = "scalar access (item()/at()) on " + describe() +
                             ": each call is a synchronous device-to-host copy of one element, which makes loops "
@@ -204,10 +246,11 @@ double Tensor::at(std::initializer_list<std::int64_t> index) const {
     hooks::finding("GD005", msg);
     throw Error("GD005", msg);
   }
-  hooks::host_read(device(), p, itemsize(dtype()));
+  // What cudaMemcpy of one element does: a small copy, then a wait.
   alignas(8) unsigned char buf[8];
-  b.copy(buf, MemoryKind::host_pageable, p, MemoryKind::device, itemsize(dtype()), 0);
-  b.synchronize(0);
+  const StreamId stream = current_stream_id(device());
+  copy_bytes(device(), buf, MemoryKind::host_pageable, p, MemoryKind::device, itemsize(dtype()), stream);
+  wait_for(device(), stream);
   return read_host_element(buf, dtype());
 }
 

@@ -1,4 +1,5 @@
 // The cpu backend: host memory, synchronous copies, trivial streams/events.
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -6,6 +7,8 @@
 #include <mutex>
 #include <new>
 
+#include "core/hooks.h"
+#include "core/registration.h"
 #include "cpu/cpu_kernels.h"
 
 namespace gdrt {
@@ -19,7 +22,7 @@ class CpuBackend final : public Backend {
   // Large blocks are kept in a cache by exact size and reused: a training
   // step allocates the same sizes every iteration, and fresh large blocks
   // would cost page faults on every first touch.
-  void* allocate(std::size_t bytes) override {
+  void* allocate(std::size_t bytes, StreamId) override {
     const std::size_t size = rounded(bytes);
     if (size >= kCacheMin) {
       std::lock_guard lock(mutex_);
@@ -41,7 +44,7 @@ class CpuBackend final : public Backend {
       throw Error("GD008", "cpu allocation of " + std::to_string(bytes) + " bytes failed: host memory exhausted");
     return p;
   }
-  void deallocate(void* ptr, std::size_t bytes) override {
+  void deallocate(void* ptr, std::size_t bytes, StreamId, const std::vector<StreamId>&) override {
     const std::size_t size = rounded(bytes);
     if (size >= kCacheMin) {
       std::lock_guard lock(mutex_);
@@ -53,10 +56,19 @@ class CpuBackend final : public Backend {
     }
     std::free(ptr);
   }
+  // Host memory is already what a device would need pinned memory for.
+  void* allocate_pinned(std::size_t bytes) override { return allocate(bytes, 0); }
+  void deallocate_pinned(void* ptr, std::size_t bytes) override { deallocate(ptr, bytes, 0, {}); }
   void copy(void* dst, MemoryKind, const void* src, MemoryKind, std::size_t bytes, StreamId) override {
     std::memcpy(dst, src, bytes);
   }
-  StreamId create_stream() override { return next_id_++; }
+  void launch(const KernelOp& op, StreamId stream, std::uint64_t launch_id) override {
+    if (!hooks::recording()) return kernels_.run(op);
+    const auto start = hooks::now_ns();
+    kernels_.run(op);
+    hooks::kernel(device(), kernel_name(op), start, hooks::now_ns(), stream, launch_id);
+  }
+  StreamId create_stream(StreamFlags) override { return next_id_++; }
   void destroy_stream(StreamId) override {}
   EventId record_event(StreamId) override { return next_id_++; }
   void wait_event(StreamId, EventId) override {}
@@ -64,7 +76,6 @@ class CpuBackend final : public Backend {
   void synchronize(StreamId) override {}
   void synchronize_device() override {}
   bool host_accessible() const override { return true; }
-  Kernels& kernels() override { return kernels_; }
 
  private:
   static constexpr std::size_t kCacheMin = std::size_t{1} << 16, kCacheMax = std::size_t{1} << 30;
@@ -79,12 +90,14 @@ class CpuBackend final : public Backend {
   std::multimap<std::size_t, void*> cache_;
   std::size_t cached_ = 0;
   CpuKernels kernels_;
-  std::uint64_t next_id_ = 1;
+  std::atomic<std::uint64_t> next_id_ = 1;
 };
 
 }  // namespace
 }  // namespace cpu
 
-std::unique_ptr<Backend> make_cpu_backend() { return std::make_unique<cpu::CpuBackend>(); }
+BackendRegistration cpu_backend_registration() {
+  return {DeviceKind::cpu, [](int) -> std::unique_ptr<Backend> { return std::make_unique<cpu::CpuBackend>(); }};
+}
 
 }  // namespace gdrt

@@ -20,35 +20,38 @@
 
 namespace gdrt::cpu {
 
-class CpuKernels final : public Kernels {
+// Every op of gdrt/kernel_op.h on host memory; run() dispatches a descriptor.
+class CpuKernels final {
  public:
-  void fill(const TensorView& out, double value) override;
-  void copy(const TensorView& out, const TensorView& in) override;
-  void unary(UnaryOp op, const TensorView& out, const TensorView& in, double alpha) override;
-  void binary(BinaryOp op, const TensorView& out, const TensorView& a, const TensorView& b) override;
-  void reduce(ReduceOp op, const TensorView& out, const TensorView& in) override;
+  void fill(const TensorView& out, double value);
+  void copy(const TensorView& out, const TensorView& in);
+  void unary(UnaryOp op, const TensorView& out, const TensorView& in, double alpha);
+  void binary(BinaryOp op, const TensorView& out, const TensorView& a, const TensorView& b);
+  void reduce(ReduceOp op, const TensorView& out, const TensorView& in);
   void random(const TensorView& out, Distribution dist, std::uint64_t seed, std::uint64_t offset, double a,
-              double b) override;
+              double b);
   void matmul(DType dtype, bool trans_a, bool trans_b, std::int64_t batch, std::int64_t m, std::int64_t n,
-              std::int64_t k, const void* a, const void* b, void* c, double beta) override;
-  void conv2d_forward(const ConvGeometry& g, const float* x, const float* w, const float* bias, float* y) override;
-  void conv2d_backward_data(const ConvGeometry& g, const float* dy, const float* w, float* dx) override;
-  void conv2d_backward_weight(const ConvGeometry& g, const float* x, const float* dy, float* dw, float* db) override;
+              std::int64_t k, const void* a, const void* b, void* c, double beta);
+  void conv2d_forward(const ConvGeometry& g, const float* x, const float* w, const float* bias, float* y);
+  void conv2d_backward_data(const ConvGeometry& g, const float* dy, const float* w, float* dx);
+  void conv2d_backward_weight(const ConvGeometry& g, const float* x, const float* dy, float* dw, float* db);
   void conv2d_backward(const ConvGeometry& g, const float* x, const float* dy, const float* w, float* dx, float* dw,
-                       float* db) override;
-  void max_pool2d_forward(const PoolGeometry& g, const float* x, float* y, std::int32_t* argmax) override;
-  void max_pool2d_backward(const PoolGeometry& g, const float* dy, const std::int32_t* argmax, float* dx) override;
+                       float* db);
+  void max_pool2d_forward(const PoolGeometry& g, const float* x, float* y, std::int32_t* argmax);
+  void max_pool2d_backward(const PoolGeometry& g, const float* dy, const std::int32_t* argmax, float* dx);
   void batch_norm_train(std::int64_t n, std::int64_t c, std::int64_t hw, const float* x, const float* w,
                         const float* b, float* running_mean, float* running_var, double momentum, double eps, float* y,
-                        float* save_mean, float* save_invstd, bool relu) override;
+                        float* save_mean, float* save_invstd, bool relu);
   void batch_norm_eval(std::int64_t n, std::int64_t c, std::int64_t hw, const float* x, const float* w, const float* b,
-                       const float* running_mean, const float* running_var, double eps, float* y, bool relu) override;
+                       const float* running_mean, const float* running_var, double eps, float* y, bool relu);
   void batch_norm_backward(std::int64_t n, std::int64_t c, std::int64_t hw, const float* x, const float* dy,
                            const float* w, const float* mean, const float* invstd, bool training, const float* relu_out,
-                           float* dx, float* dw, float* db) override;
-  void relu_backward(std::int64_t n, const float* y, const float* dy, float* dx) override;
+                           float* dx, float* dw, float* db);
+  void relu_backward(std::int64_t n, const float* y, const float* dy, float* dx);
   void adam_update(std::int64_t n, float* param, const float* grad, float* exp_avg, float* exp_avg_sq,
-                   const AdamUpdate& u) override;
+                   const AdamUpdate& u);
+  // Runs `op` now, on the calling thread (and the OpenMP pool).
+  void run(const KernelOp& op);
 };
 
 // Calls row(offsets, count, inner_strides) for every innermost row of the

@@ -100,9 +100,9 @@ void Adam::update(const std::string& name, Tensor& p, const Tensor& grad) {
                        g.device() == p.device() && m.device() == p.device() && v.device() == p.device();
   if (fusable) {  // one pass over p, g, m and v instead of ten tensor ops
     Tensor gc = g.contiguous();
-    kernels_for(p).adam_update(p.numel(), static_cast<float*>(p.data_ptr()), static_cast<const float*>(gc.data_ptr()),
-                               static_cast<float*>(m.data_ptr()), static_cast<float*>(v.data_ptr()),
-                               AdamUpdate{o_.beta1, o_.beta2, o_.eps, lr_ / bc1, std::sqrt(bc2)});
+    launch(p, ops::AdamStep{p.numel(), static_cast<float*>(p.data_ptr()), static_cast<const float*>(gc.data_ptr()),
+                            static_cast<float*>(m.data_ptr()), static_cast<float*>(v.data_ptr()),
+                            AdamUpdate{o_.beta1, o_.beta2, o_.eps, lr_ / bc1, std::sqrt(bc2)}});
     return;
   }
   m.mul_(o_.beta1).add_(g, 1.0 - o_.beta1);

@@ -50,7 +50,7 @@ Tensor conv2d(const Tensor& x_in, const Tensor& w_in, const Tensor& bias_in, Con
                 shape_str(w_in.shape()) + " with padding " + std::to_string(opt.padding));
   Tensor x = x_in.contiguous(), w = w_in.contiguous(), bias = bias_in.defined() ? bias_in.contiguous() : Tensor();
   Tensor y = make_tensor({g.batch, g.out_channels, g.out_h, g.out_w}, DType::f32, x.device());
-  kernels_for(x).conv2d_forward(g, fptr(x), fptr(w), fptr(bias), fptr_mut(y));
+  launch(x, ops::Conv2dForward{g, fptr(x), fptr(w), fptr(bias), fptr_mut(y)});
   const bool gx = x_in.requires_grad(), gw = w_in.requires_grad(), gb = bias_in.defined() && bias_in.requires_grad();
   attach_grad_fn(y, "conv2d", {&x_in, &w_in, &bias_in},
                  [x = x.detach(), w = w.detach(), g, gx, gw, gb](const Tensor& dy_in) {
@@ -59,8 +59,8 @@ Tensor conv2d(const Tensor& x_in, const Tensor& w_in, const Tensor& bias_in, Con
                    if (gx) dx = make_tensor(x.shape(), DType::f32, x.device());
                    if (gw || gb) dw = make_tensor(w.shape(), DType::f32, x.device());
                    if (gb) db = make_tensor({g.out_channels}, DType::f32, x.device());
-                   kernels_for(x).conv2d_backward(g, fptr(x), fptr(dy), fptr(w), fptr_mut(dx), fptr_mut(dw),
-                                                  fptr_mut(db));
+                   launch(x, ops::Conv2dBackward{g, fptr(x), fptr(dy), fptr(w), fptr_mut(dx), fptr_mut(dw),
+                                                 fptr_mut(db)});
                    return std::vector<Tensor>{dx, gw ? dw : Tensor(), db};
                  });
   return y;
@@ -87,17 +87,17 @@ Tensor conv_transpose2d(const Tensor& x_in, const Tensor& w_in, const Tensor& bi
                  opt.dilation, opt.dilation, h, w};
   Tensor x = x_in.contiguous(), wt = w_in.contiguous();
   Tensor y = make_tensor({n, cout, oh, ow}, DType::f32, x.device());
-  kernels_for(x).conv2d_backward_data(g, fptr(x), fptr(wt), fptr_mut(y));
+  launch(x, ops::Conv2dBackwardData{g, fptr(x), fptr(wt), fptr_mut(y)});
   const bool gx = x_in.requires_grad(), gw = w_in.requires_grad();
   attach_grad_fn(y, "conv_transpose2d", {&x_in, &w_in}, [x = x.detach(), wt = wt.detach(), g, gx, gw](const Tensor& dy_in) {
     Tensor dy = dy_in.contiguous(), dx, dw;
     if (gx) {
       dx = make_tensor(x.shape(), DType::f32, x.device());
-      kernels_for(x).conv2d_forward(g, fptr(dy), fptr(wt), nullptr, fptr_mut(dx));
+      launch(x, ops::Conv2dForward{g, fptr(dy), fptr(wt), nullptr, fptr_mut(dx)});
     }
     if (gw) {
       dw = make_tensor(wt.shape(), DType::f32, x.device());
-      kernels_for(x).conv2d_backward_weight(g, fptr(dy), fptr(x), fptr_mut(dw), nullptr);
+      launch(x, ops::Conv2dBackwardWeight{g, fptr(dy), fptr(x), fptr_mut(dw), nullptr});
     }
     return std::vector<Tensor>{dx, dw};
   });

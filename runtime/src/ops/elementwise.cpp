@@ -43,13 +43,13 @@ Tensor binary_raw(BinaryOp op, const char* name, const Tensor& a, const Tensor& 
   const Shape shape = broadcast_shapes(name, a.shape(), b.shape());
   const bool cmp = op >= BinaryOp::gt;
   Tensor out = make_tensor(shape, cmp ? DType::boolean : dtype, a.device());
-  kernels_for(a).binary(op, out.kernel_view(), broadcast_view(x, shape), broadcast_view(y, shape));
+  launch(a, ops::Binary{op, out.kernel_view(), broadcast_view(x, shape), broadcast_view(y, shape)});
   return out;
 }
 
 Tensor unary_raw(UnaryOp op, const Tensor& x, double alpha) {
   Tensor out = make_tensor(x.shape(), x.dtype(), x.device());
-  kernels_for(x).unary(op, out.kernel_view(), x.kernel_view(), alpha);
+  launch(x, ops::Unary{op, out.kernel_view(), x.kernel_view(), alpha});
   return out;
 }
 

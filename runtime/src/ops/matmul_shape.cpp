@@ -20,7 +20,7 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
   Tensor a = a_in.contiguous(), b = b_in.contiguous();
   Shape shape = batched ? Shape{batch, m, n} : Shape{m, n};
   Tensor out = make_tensor(shape, dtype, a.device());
-  kernels_for(a).matmul(dtype, false, false, batch, m, n, k, a.data_ptr(), b.data_ptr(), out.data_ptr(), 0.0);
+  launch(a, ops::Matmul{dtype, false, false, batch, m, n, k, a.data_ptr(), b.data_ptr(), out.data_ptr(), 0.0});
   attach_grad_fn(out, "matmul", {&a_in, &b_in}, [a = a.detach(), b = b.detach()](const Tensor& g) {
     return std::vector<Tensor>{matmul(g, b.transpose(-1, -2)), matmul(a.transpose(-1, -2), g)};
   });
@@ -54,7 +54,7 @@ Tensor cat(const std::vector<Tensor>& tensors, std::int64_t dim) {
     dst.data = static_cast<char*>(dst.data) + at * dst.strides[static_cast<std::size_t>(dim)] *
                                                   static_cast<std::int64_t>(itemsize(out.dtype()));
     dst.sizes[static_cast<std::size_t>(dim)] = t.size(dim);
-    kernels_for(out).copy(dst, t.kernel_view());
+    launch(out, ops::Copy{dst, t.kernel_view()});
     at += t.size(dim);
   }
   std::vector<std::int64_t> lengths;

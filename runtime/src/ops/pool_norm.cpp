@@ -23,14 +23,14 @@ Tensor max_pool2d(const Tensor& x_in, std::int64_t kernel, std::int64_t stride, 
   Tensor x = x_in.contiguous();
   Tensor y = make_tensor({g.batch, g.channels, g.out_h, g.out_w}, DType::f32, x.device());
   Tensor argmax = make_tensor(y.shape(), DType::i32, x.device());
-  kernels_for(x).max_pool2d_forward(g, static_cast<const float*>(x.data_ptr()), static_cast<float*>(y.data_ptr()),
-                                    static_cast<std::int32_t*>(argmax.data_ptr()));
+  launch(x, ops::MaxPool2dForward{g, static_cast<const float*>(x.data_ptr()), static_cast<float*>(y.data_ptr()),
+                                  static_cast<std::int32_t*>(argmax.data_ptr())});
   attach_grad_fn(y, "max_pool2d", {&x_in}, [argmax, g, shape = x.shape(), dev = x.device()](const Tensor& dy_in) {
     Tensor dy = dy_in.contiguous();
     Tensor dx = make_tensor(shape, DType::f32, dev);
-    kernels_for(dy).max_pool2d_backward(g, static_cast<const float*>(dy.data_ptr()),
-                                        static_cast<const std::int32_t*>(argmax.data_ptr()),
-                                        static_cast<float*>(dx.data_ptr()));
+    launch(dy, ops::MaxPool2dBackward{g, static_cast<const float*>(dy.data_ptr()),
+                                      static_cast<const std::int32_t*>(argmax.data_ptr()),
+                                      static_cast<float*>(dx.data_ptr())});
     return std::vector<Tensor>{dx};
   });
   return y;
@@ -68,14 +68,14 @@ Tensor batch_norm_impl(const Tensor& x_in, const Tensor& weight, const Tensor& b
   Tensor b = bias.defined() ? bias.contiguous() : Tensor();
   Tensor y = make_tensor(x.shape(), DType::f32, x.device());
   Tensor mean_t, invstd_t;
-  Kernels& k = kernels_for(x);
   if (training) {
     mean_t = make_tensor({c}, DType::f32, x.device());
     invstd_t = make_tensor({c}, DType::f32, x.device());
-    k.batch_norm_train(n, c, hw, cptr(x), cptr(w), cptr(b), mptr(running_mean), mptr(running_var), momentum, eps,
-                       mptr(y), mptr(mean_t), mptr(invstd_t), relu);
+    launch(x, ops::BatchNormTrain{n, c, hw, cptr(x), cptr(w), cptr(b), mptr(running_mean), mptr(running_var),
+                                  momentum, eps, mptr(y), mptr(mean_t), mptr(invstd_t), relu});
   } else {
-    k.batch_norm_eval(n, c, hw, cptr(x), cptr(w), cptr(b), cptr(running_mean), cptr(running_var), eps, mptr(y), relu);
+    launch(x, ops::BatchNormEval{n, c, hw, cptr(x), cptr(w), cptr(b), cptr(running_mean), cptr(running_var), eps,
+                                 mptr(y), relu});
     NoGrad ng;
     mean_t = running_mean.detach().clone();
     invstd_t = unary_raw(UnaryOp::rsqrt, add(running_var.detach(), eps));
@@ -89,9 +89,9 @@ Tensor batch_norm_impl(const Tensor& x_in, const Tensor& weight, const Tensor& b
                    Tensor dx = gx ? make_tensor(x.shape(), DType::f32, x.device()) : Tensor();
                    Tensor dw = gw ? make_tensor({c}, DType::f32, x.device()) : Tensor();
                    Tensor db = gb ? make_tensor({c}, DType::f32, x.device()) : Tensor();
-                   kernels_for(x).batch_norm_backward(n, c, hw, cptr(x), cptr(dy), cptr(w), cptr(mean_t),
-                                                      cptr(invstd_t), training, cptr(y_out), mptr(dx), mptr(dw),
-                                                      mptr(db));
+                   launch(x, ops::BatchNormBackward{n, c, hw, cptr(x), cptr(dy), cptr(w), cptr(mean_t),
+                                                    cptr(invstd_t), training, cptr(y_out), mptr(dx), mptr(dw),
+                                                    mptr(db)});
                    return std::vector<Tensor>{dx, dw, db};
                  });
   return y;

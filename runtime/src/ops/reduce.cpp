@@ -34,7 +34,7 @@ Tensor reduce_raw(ReduceOp op, const Tensor& x, const std::vector<std::int64_t>&
   Tensor out = make_tensor(kept_shape(x, dims), op == ReduceOp::argmax ? DType::i64 : x.dtype(), x.device());
   if (x.numel() == 0 && op != ReduceOp::sum)
     throw Error("cannot take the max/min of an empty tensor of shape " + shape_str(x.shape()));
-  kernels_for(x).reduce(op, out.kernel_view(), x.kernel_view());
+  launch(x, ops::Reduce{op, out.kernel_view(), x.kernel_view()});
   return out;
 }
 

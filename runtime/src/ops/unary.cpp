@@ -88,8 +88,8 @@ Tensor relu(const Tensor& x) {
     check_same_device("relu backward", g, y);
     Tensor gc = g.contiguous(), yc = y.contiguous();
     Tensor dx = make_tensor(y.shape(), DType::f32, y.device());
-    kernels_for(yc).relu_backward(yc.numel(), static_cast<const float*>(yc.data_ptr()),
-                                  static_cast<const float*>(gc.data_ptr()), static_cast<float*>(dx.data_ptr()));
+    launch(yc, ops::ReluBackward{yc.numel(), static_cast<const float*>(yc.data_ptr()),
+                                 static_cast<const float*>(gc.data_ptr()), static_cast<float*>(dx.data_ptr())});
     return std::vector<Tensor>{dx};
   });
   return y;
@@ -134,8 +134,8 @@ Tensor dropout(const Tensor& x, double p, bool training, Generator& gen) {
   check_float("dropout", x);
   if (p == 1) return mul(x, 0.0);
   Tensor keep = make_tensor(x.shape(), x.dtype(), x.device());
-  kernels_for(x).random(keep.kernel_view(), Distribution::bernoulli, gen.seed(),
-                        gen.advance(static_cast<std::uint64_t>(x.numel())), 1.0 - p, 0);
+  launch(x, ops::Random{keep.kernel_view(), Distribution::bernoulli, gen.seed(),
+                        gen.advance(static_cast<std::uint64_t>(x.numel())), 1.0 - p, 0});
   keep.mul_(1.0 / (1.0 - p));
   return mul(x, keep);
 }

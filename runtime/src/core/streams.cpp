@@ -1,0 +1,96 @@
+// Streams, events and the current stream of each device per thread; host
+// waits and copies go through here so each is recorded in one place.
+#include "gdrt/stream.h"
+
+#include <vector>
+
+#include "core/hooks.h"
+#include "core/impl.h"
+
+namespace gdrt {
+
+struct Stream::Owned {
+  Owned(Device d, StreamId s) : device(d), id(s) {}
+  ~Owned() { backend(device).destroy_stream(id); }
+  Device device;
+  StreamId id;
+};
+
+namespace {
+thread_local std::vector<Stream> t_current;  // at most one per device
+}  // namespace
+
+Stream::Stream(Device device) : device_(device) {}
+
+Stream Stream::create(Device device, StreamFlags flags) {
+  Stream s(device);
+  s.id_ = backend(device).create_stream(flags);
+  s.owned_ = std::make_shared<Owned>(device, s.id_);
+  return s;
+}
+
+Stream Stream::current(Device device) {
+  for (const Stream& s : t_current)
+    if (s.device_ == device) return s;
+  return Stream(device);
+}
+
+Event Stream::record() const { return Event(device_, backend(device_).record_event(id_)); }
+
+void Stream::wait(const Event& event) const {
+  if (!(event.device() == device_))
+    throw Error("a stream on " + device_.str() + " cannot wait for an event recorded on " + event.device().str());
+  const auto start = hooks::now_ns();
+  backend(device_).wait_event(id_, event.id());
+  hooks::synchronized(device_, hooks::SyncScope::event, id_, start, start);
+}
+
+void Stream::synchronize() const { wait_for(device_, id_); }
+
+void Event::synchronize() const {
+  const auto start = hooks::now_ns();
+  backend(device_).synchronize_event(id_);
+  hooks::synchronized(device_, hooks::SyncScope::event, 0, start, hooks::now_ns());
+}
+
+StreamGuard::StreamGuard(const Stream& stream) : previous_(Stream::current(stream.device())) {
+  for (Stream& s : t_current)
+    if (s.device() == stream.device()) {
+      s = stream;
+      return;
+    }
+  t_current.push_back(stream);
+}
+
+StreamGuard::~StreamGuard() {
+  for (Stream& s : t_current)
+    if (s.device() == previous_.device()) s = previous_;
+}
+
+void synchronize(Device device) {
+  const auto start = hooks::now_ns();
+  backend(device).synchronize_device();
+  hooks::synchronized(device, hooks::SyncScope::device, 0, start, hooks::now_ns());
+}
+
+void wait_for(const Device& device, StreamId stream) {
+  const auto start = hooks::now_ns();
+  backend(device).synchronize(stream);
+  hooks::synchronized(device, hooks::SyncScope::stream, stream, start, hooks::now_ns());
+}
+
+void copy_bytes(const Device& via, void* dst, MemoryKind dst_kind, const void* src, MemoryKind src_kind,
+                std::size_t bytes, StreamId stream) {
+  if (bytes == 0) return;
+  const bool async = !via.is_cpu() && dst_kind != MemoryKind::host_pageable && src_kind != MemoryKind::host_pageable;
+  const auto start = hooks::now_ns();
+  backend(via).copy(dst, dst_kind, src, src_kind, bytes, stream);
+  hooks::copied(via, dst, dst_kind, src, src_kind, bytes, start, async ? 0 : hooks::now_ns(), stream, async);
+}
+
+void launch(const Device& device, KernelOp op) {
+  const StreamId stream = Stream::current(device).id();
+  backend(device).launch(op, stream, hooks::launched(device, op, stream));
+}
+
+}  // namespace gdrt
