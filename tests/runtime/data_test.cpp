@@ -74,12 +74,12 @@ TEST(DataLoader, TransferHookRunsOnEveryBatch) {
   std::atomic<int> calls{0};
   o.transfer = [&](data::Batch b) {
     ++calls;
-    b.input = b.input.to(test::fake_device());
+    b.input = b.input.to(test::emu_device());
     return b;
   };
   data::DataLoader loader(std::make_shared<Squares>(10), o);
   loader.start_epoch(0);
-  while (auto b = loader.next()) EXPECT_EQ(b->input.device(), test::fake_device());
+  while (auto b = loader.next()) EXPECT_EQ(b->input.device(), test::emu_device());
   EXPECT_EQ(calls.load(), 2);
 }
 

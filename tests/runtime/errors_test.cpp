@@ -19,7 +19,7 @@ Error catch_error(F&& f) {
 
 TEST(Errors, DeviceMismatchNamesBothDevicesShapesAndOp) {
   Tensor a = ones({2, 3});
-  Tensor b = ones({4, 3}).to(test::fake_device());
+  Tensor b = ones({4, 3}).to(test::emu_device());
   Error e = catch_error([&] { add(a, b); });
   EXPECT_EQ(e.rule(), "GD001");
   const std::string msg = e.what();
@@ -27,13 +27,13 @@ TEST(Errors, DeviceMismatchNamesBothDevicesShapesAndOp) {
   EXPECT_NE(msg.find("cpu [2, 3]"), std::string::npos) << msg;
   EXPECT_NE(msg.find("emu:0 [4, 3]"), std::string::npos) << msg;
   EXPECT_NE(msg.find(".to("), std::string::npos) << msg;
-  EXPECT_EQ(catch_error([&] { conv2d(ones({1, 3, 4, 4}), ones({2, 3, 3, 3}).to(test::fake_device())); }).rule(), "GD001");
+  EXPECT_EQ(catch_error([&] { conv2d(ones({1, 3, 4, 4}), ones({2, 3, 3, 3}).to(test::emu_device())); }).rule(), "GD001");
 }
 
 TEST(Errors, ComputeOnAnotherBackendGoesThroughItsKernels) {
-  Tensor a = from_vector<float>({1, 2, 3}, {3}).to(test::fake_device());
+  Tensor a = from_vector<float>({1, 2, 3}, {3}).to(test::emu_device());
   Tensor b = mul(a, a);
-  EXPECT_EQ(b.device(), test::fake_device());
+  EXPECT_EQ(b.device(), test::emu_device());
   EXPECT_EQ(b.to(cpu_device()).to_vector<float>(), (std::vector<float>{1, 4, 9}));
 }
 
@@ -51,7 +51,7 @@ TEST(Errors, Float64LeakIsAnErrorWithTheFix) {
 }
 
 TEST(Errors, ScalarAccessOnDeviceNeedsAllowScalar) {
-  Tensor d = full({3}, 2.0).to(test::fake_device());
+  Tensor d = full({3}, 2.0).to(test::emu_device());
   Error e = catch_error([&] { (void)d.at({0}); });
   EXPECT_EQ(e.rule(), "GD005");
   EXPECT_EQ(std::string(e.what()).rfind("GD005 scalar-indexing: ", 0), 0u);

@@ -145,11 +145,11 @@ TEST(Module, LoadStateDictValidatesBeforeCopying) {
 TEST(Module, MovesToAnotherDeviceAndBack) {
   Generator gen(5);
   nn::Conv2d conv(2, 3, 3, {1, 1, 1}, true, gen);
-  conv.to(test::fake_device());
-  EXPECT_EQ(conv.weight.device(), test::fake_device());
+  conv.to(test::emu_device());
+  EXPECT_EQ(conv.weight.device(), test::emu_device());
   EXPECT_TRUE(conv.weight.requires_grad());
-  Tensor y = conv(ones({1, 2, 4, 4}).to(test::fake_device()));
-  EXPECT_EQ(y.device(), test::fake_device());
+  Tensor y = conv(ones({1, 2, 4, 4}).to(test::emu_device()));
+  EXPECT_EQ(y.device(), test::emu_device());
   EXPECT_THROW(conv(ones({1, 2, 4, 4})), Error);  // GD001: input left on the cpu
   conv.to(cpu_device());
   EXPECT_EQ(conv.named_parameters().front().second.device(), cpu_device());

@@ -2,7 +2,6 @@
 
 #include <cmath>
 #include <cstring>
-#include <memory>
 
 namespace gdrt::test {
 
@@ -42,40 +41,6 @@ const Tensor& golden_tensor(const std::string& file, const std::string& key) {
   return it->second;
 }
 
-namespace {
-class FakeDeviceBackend final : public Backend {
- public:
-  Device device() const override { return Device{DeviceKind::emu, 0}; }
-  void* allocate(std::size_t bytes, StreamId s) override { return backend(cpu_device()).allocate(bytes, s); }
-  void deallocate(void* p, std::size_t bytes, StreamId s, const std::vector<StreamId>& used) override {
-    backend(cpu_device()).deallocate(p, bytes, s, used);
-  }
-  void* allocate_pinned(std::size_t bytes) override { return backend(cpu_device()).allocate_pinned(bytes); }
-  void deallocate_pinned(void* p, std::size_t bytes) override { backend(cpu_device()).deallocate_pinned(p, bytes); }
-  void launch(const KernelOp& op, StreamId s, std::uint64_t id) override { backend(cpu_device()).launch(op, s, id); }
-  void copy(void* dst, MemoryKind, const void* src, MemoryKind, std::size_t bytes, StreamId) override {
-    std::memcpy(dst, src, bytes);
-    ++copies;
-  }
-  StreamId create_stream(StreamFlags) override { return 1; }
-  void destroy_stream(StreamId) override {}
-  EventId record_event(StreamId) override { return 1; }
-  void wait_event(StreamId, EventId) override {}
-  void synchronize_event(EventId) override {}
-  void synchronize(StreamId) override {}
-  void synchronize_device() override {}
-  bool host_accessible() const override { return false; }
-  int copies = 0;
-};
-}  // namespace
-
-Device fake_device() {
-  static bool registered = [] {
-    register_backend(DeviceKind::emu, [](int) { return std::make_unique<FakeDeviceBackend>(); });
-    return true;
-  }();
-  (void)registered;
-  return Device{DeviceKind::emu, 0};
-}
+Device emu_device() { return Device{DeviceKind::emu, 0}; }
 
 }  // namespace gdrt::test

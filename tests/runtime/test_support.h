@@ -14,8 +14,7 @@ namespace gdrt::test {
 // The golden tensors of one file (loaded once per process).
 const TensorMap& golden(const std::string& file);
 const Tensor& golden_tensor(const std::string& file, const std::string& key);
-// A second device for error tests: host memory, registered as `emu`, that
-// the host may not touch directly (so GD001/GD005 paths run).
-Device fake_device();
+// emu:0, the emulated GPU: a device whose memory the host cannot touch.
+Device emu_device();
 
 }  // namespace gdrt::test

@@ -218,6 +218,15 @@ bool fault_filter_reachable() noexcept {
   return (current.sa_flags & SA_SIGINFO) && current.sa_sigaction == detail::on_signal;
 }
 
+void record_fatal_fault(int sig, const siginfo_t* info, const void* context) noexcept {
+  detail::record_crash(sig, info, context);
+  detail::emergency_flush();
+}
+
+bool is_recorder_handler(const struct sigaction& handler) noexcept {
+  return (handler.sa_flags & SA_SIGINFO) && handler.sa_sigaction == detail::on_signal;
+}
+
 void record_guarded_access(const GuardedAccessRecord& access, const void* context) noexcept {
   detail::Recorder* r = detail::recorder_of_this_process();
   if (r == nullptr) return;

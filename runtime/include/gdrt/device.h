@@ -24,6 +24,12 @@ struct Device {
 
 inline Device cpu_device() { return Device{}; }
 
+// The id a device has in gpudiag traces: the host is -1, cuda:N is N (as
+// CUPTI numbers it) and emu:N is kEmuTraceDevice + N, so two kinds never
+// share a number.
+inline constexpr std::int32_t kEmuTraceDevice = 1000;
+std::int32_t trace_device_id(const Device& device);
+
 // The preferred device: an explicit `requested` string if non-empty, else the
 // GDRT_DEVICE environment variable, else the first functional GPU backend
 // (cuda:0, when its backend is registered and reports a usable device), else cpu.

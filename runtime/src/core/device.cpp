@@ -42,6 +42,15 @@ std::string Device::str() const {
   return "?";
 }
 
+std::int32_t trace_device_id(const Device& d) {
+  switch (d.kind) {
+    case DeviceKind::cpu: return -1;
+    case DeviceKind::cuda: return d.index;
+    case DeviceKind::emu: return kEmuTraceDevice + d.index;
+  }
+  return -1;
+}
+
 namespace {
 struct Registry {
   std::mutex mutex;

@@ -11,15 +11,6 @@
 
 namespace gdrt::hooks {
 
-std::int32_t trace_device(const Device& d) {
-  switch (d.kind) {
-    case DeviceKind::cpu: return -1;
-    case DeviceKind::cuda: return d.index;
-    case DeviceKind::emu: return kEmuTraceDevice + d.index;
-  }
-  return -1;
-}
-
 #ifdef GDRT_WITH_RECORD
 namespace rec = gpudiag::rec;
 namespace {
@@ -37,7 +28,7 @@ gpudiag::MemKind mem_kind(MemoryKind k) {
 // there (a process may record several traces, each needs its own record).
 void describe_once(const Device& device) {
   thread_local std::vector<std::pair<std::int32_t, std::string>> described;
-  const std::int32_t id = trace_device(device);
+  const std::int32_t id = trace_device_id(device);
   const std::string path = rec::trace_path();
   for (auto& [d, p] : described)
     if (d == id) {
@@ -52,7 +43,7 @@ void describe_once(const Device& device) {
 
 // The allocation's device in the trace: pinned memory is host memory.
 std::int32_t memory_device(const Device& d, MemoryKind kind) {
-  return kind == MemoryKind::host_pinned ? gpudiag::kHostDevice : trace_device(d);
+  return kind == MemoryKind::host_pinned ? gpudiag::kHostDevice : trace_device_id(d);
 }
 
 }  // namespace
@@ -78,7 +69,7 @@ void copied(const Device& device, void* dst, MemoryKind dst_kind, const void* sr
   rec::record(rec::MemcpyEvent{.start_ns = start_ns, .end_ns = end_ns, .dst = reinterpret_cast<std::uintptr_t>(dst),
                                .src = reinterpret_cast<std::uintptr_t>(src), .bytes = bytes,
                                .src_kind = mem_kind(src_kind), .dst_kind = mem_kind(dst_kind), .async = async,
-                               .device = trace_device(device), .stream = stream, .stack = rec::capture_stack(3)});
+                               .device = trace_device_id(device), .stream = stream, .stack = rec::capture_stack(3)});
 }
 
 void synchronized(const Device& device, SyncScope scope, StreamId stream, std::uint64_t start_ns,
@@ -87,21 +78,21 @@ void synchronized(const Device& device, SyncScope scope, StreamId stream, std::u
   const auto kind = scope == SyncScope::stream   ? gpudiag::SyncKind::Stream
                     : scope == SyncScope::device ? gpudiag::SyncKind::Device
                                                  : gpudiag::SyncKind::Event;
-  rec::record(rec::SyncEvent{.start_ns = start_ns, .end_ns = end_ns, .kind = kind, .device = trace_device(device),
+  rec::record(rec::SyncEvent{.start_ns = start_ns, .end_ns = end_ns, .kind = kind, .device = trace_device_id(device),
                              .stream = stream, .stack = rec::capture_stack(3)});
 }
 
 void out_of_memory(const Device& device, std::size_t requested, std::size_t free, std::size_t capacity) {
   if (!rec::enabled()) return;
   rec::record(rec::OutOfMemoryEvent{.requested_bytes = requested, .free_bytes = free, .capacity_bytes = capacity,
-                                    .device = trace_device(device), .stack = rec::capture_stack(2)});
+                                    .device = trace_device_id(device), .stack = rec::capture_stack(2)});
 }
 
 void host_access(const Device& owner, const void* ptr, std::size_t bytes, bool write) {
   if (!rec::enabled()) return;
   rec::record(rec::HostAccessEvent{.addr = reinterpret_cast<std::uintptr_t>(ptr), .bytes = bytes,
                                    .access = write ? gpudiag::AccessKind::Write : gpudiag::AccessKind::Read,
-                                   .device = trace_device(owner), .stack = rec::capture_stack(2)});
+                                   .device = trace_device_id(owner), .stack = rec::capture_stack(2)});
 }
 
 void finding(const std::string& rule, const std::string& message) {
@@ -119,7 +110,7 @@ std::uint64_t launched(const Device& device, const KernelOp& op, StreamId stream
   const std::uint64_t id = next.fetch_add(1, std::memory_order_relaxed);
   const auto now = rec::now_ns();
   const auto stack = rec::capture_stack(3);
-  const std::int32_t dev = trace_device(device);
+  const std::int32_t dev = trace_device_id(device);
   rec::record(rec::ApiEvent{.start_ns = now, .end_ns = now, .name = rec::intern(kernel_name(op)),
                             .domain = gpudiag::ApiDomain::Gdrt, .device = dev, .correlation = id, .stack = stack,
                             .symbol = rec::intern(kernel_name(op))});
@@ -139,7 +130,7 @@ void kernel(const Device& device, const char* name, std::uint64_t start_ns, std:
   if (!rec::enabled()) return;
   // Interned on every call: ids belong to one trace, and a process may record several.
   rec::record(rec::KernelEvent{.start_ns = start_ns, .end_ns = end_ns, .name = rec::intern(name),
-                               .device = trace_device(device), .stream = stream, .correlation = launch_id});
+                               .device = trace_device_id(device), .stream = stream, .correlation = launch_id});
 }
 
 void step(std::int64_t number, std::uint64_t start_ns, std::uint64_t end_ns) {

@@ -38,9 +38,5 @@ void step(std::int64_t number, std::uint64_t start_ns, std::uint64_t end_ns);
 // True while a trace is being recorded (one relaxed load).
 bool recording();
 std::uint64_t now_ns();
-// The id a device has in traces: the host is -1, cuda:N is N (as CUPTI
-// numbers it) and emu:N is kEmuTraceDevice + N, so they never share a number.
-inline constexpr std::int32_t kEmuTraceDevice = 1000;
-std::int32_t trace_device(const Device& device);
 
 }  // namespace gdrt::hooks

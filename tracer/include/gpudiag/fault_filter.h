@@ -37,4 +37,14 @@ struct GuardedAccessRecord {
 // Async-signal-safe: one write(2), nothing allocated, no lock taken.
 void record_guarded_access(const GuardedAccessRecord& access, const void* context) noexcept;
 
+// For a runtime with its own handler for faults that are fatal by design
+// (gdrt's emu device faults on host access to device memory): records the
+// fault as the recorder's own handler does when the default action follows
+// (a Crash chunk: signal, address, the stack from the faulting instruction)
+// and drains every buffer. Async-signal-safe; does nothing when not recording.
+void record_fatal_fault(int sig, const siginfo_t* info, const void* context) noexcept;
+// Whether `handler` is the recorder's own (it records the fault itself when
+// the default action follows it).
+bool is_recorder_handler(const struct sigaction& handler) noexcept;
+
 }  // namespace gpudiag::rec
