@@ -335,4 +335,6 @@ void CpuKernels::conv2d_backward(const ConvGeometry& g, const float* x, const fl
   if (dw) im2col_conv2d_backward_weight(g, x, dy, dw, db);
 }
 
+void adopt_kernel_thread() { omp_set_num_threads(1); }
+
 }  // namespace gdrt::cpu

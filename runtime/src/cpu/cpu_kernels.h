@@ -50,9 +50,14 @@ class CpuKernels final {
   void relu_backward(std::int64_t n, const float* y, const float* dy, float* dx);
   void adam_update(std::int64_t n, float* param, const float* grad, float* exp_avg, float* exp_avg_sq,
                    const AdamUpdate& u);
-  // Runs `op` now, on the calling thread (and the OpenMP pool).
+  // Runs `op` now, on the calling thread (and gdrt's pool).
   void run(const KernelOp& op);
 };
+
+// Prepares a thread other than the program's own to run kernels (an emu
+// stream): oneDNN's OpenMP stays single-threaded in it, as in the pool's
+// threads, instead of starting a team whose threads spin between calls.
+void adopt_kernel_thread();
 
 // Calls row(offsets, count, inner_strides) for every innermost row of the
 // common shape `sizes`, in parallel when the work is large. Offsets and

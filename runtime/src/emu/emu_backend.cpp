@@ -55,6 +55,7 @@ class EmuBackend final : public Backend {
   explicit EmuBackend(int index)
       : device_{DeviceKind::emu, index},
         name_(device_.str()),
+        streams_(cpu::adopt_kernel_thread),
         memory_(configured_capacity(), configured_checked(), streams_, name_) {
     static std::once_flag fork_hook;
     std::call_once(fork_hook, [] { pthread_atfork(nullptr, nullptr, [] { g_in_forked_child = true; }); });

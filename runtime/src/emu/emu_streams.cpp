@@ -6,7 +6,7 @@
 
 namespace gdrt::emu {
 
-Streams::Streams() {
+Streams::Streams(std::function<void()> on_worker_start) : on_worker_start_(std::move(on_worker_start)) {
   auto s = std::make_unique<State>();
   State* raw = s.get();
   streams_.emplace(0, std::move(s));
@@ -136,6 +136,7 @@ void Streams::fail(const std::string& message) {
 }
 
 void Streams::run(StreamId id, State* s) {
+  if (on_worker_start_) on_worker_start_();
   std::unique_lock lock(mutex_);
   for (;;) {
     changed_.wait(lock, [&] {

@@ -29,7 +29,8 @@ struct StreamPoint {
 
 class Streams {
  public:
-  Streams();
+  // `on_worker_start` runs first on each stream's worker thread.
+  explicit Streams(std::function<void()> on_worker_start);
   ~Streams();
   Streams(const Streams&) = delete;
   Streams& operator=(const Streams&) = delete;
@@ -76,6 +77,7 @@ class Streams {
   bool satisfied(const std::vector<StreamPoint>& after) const;  // mutex held
   void run(StreamId id, State* s);
 
+  std::function<void()> on_worker_start_;
   mutable std::mutex mutex_;
   std::condition_variable changed_;
   std::map<StreamId, std::unique_ptr<State>> streams_;
