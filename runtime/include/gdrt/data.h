@@ -39,6 +39,11 @@ struct LoaderOptions {
   int workers = 0;         // 0: batches are built on the calling thread
   int prefetch = 2;        // batches built ahead of the consumer
   bool drop_last = false;
+  // Batches land in pinned host memory of `pin_for` (preferred_device() if
+  // unset), so that .to(device, /*non_blocking=*/true) really overlaps the
+  // copy with the step (as PyTorch's DataLoader(pin_memory=True)).
+  bool pin_memory = false;
+  std::optional<Device> pin_for;
   // Applied to every batch on the thread that built it (e.g. .to(device)).
   std::function<Batch(Batch)> transfer;
 };

@@ -52,6 +52,11 @@ Batch DataLoader::build(std::int64_t batch) const {
   }
   out.input = stack(inputs);
   if (!targets.empty()) out.target = stack(targets);
+  if (options_.pin_memory) {
+    const Device accelerator = options_.pin_for.value_or(preferred_device());
+    out.input = out.input.pin_memory(accelerator);
+    if (out.target.defined()) out.target = out.target.pin_memory(accelerator);
+  }
   if (options_.transfer) out = options_.transfer(std::move(out));
   return out;
 }

@@ -19,6 +19,7 @@
 #include "core/hooks.h"
 #include "core/registration.h"
 #include "cpu/cpu_kernels.h"
+#include "emu/emu_control.h"
 #include "emu/emu_fault.h"
 #include "emu/emu_memory.h"
 #include "emu/emu_streams.h"
@@ -190,6 +191,7 @@ class EmuBackend final : public Backend {
     streams_.check();
   }
   bool host_accessible() const override { return false; }
+  Streams& streams() { return streams_; }
 
  private:
   enum class Side { device, pinned, pageable };
@@ -247,6 +249,19 @@ class EmuBackend final : public Backend {
 };
 
 }  // namespace
+
+StreamHold::StreamHold(const Device& device, StreamId stream) : gate_(std::make_shared<std::promise<void>>()) {
+  auto* emu = dynamic_cast<EmuBackend*>(&backend(device));
+  if (emu == nullptr) throw Error("StreamHold: " + device.str() + " is not an emu device");
+  emu->streams().enqueue(stream, [opened = gate_->get_future().share()] { opened.wait(); });
+}
+
+void StreamHold::release() {
+  if (released_) return;
+  released_ = true;
+  gate_->set_value();
+}
+
 }  // namespace gdrt::emu
 
 namespace gdrt {

@@ -117,7 +117,10 @@ void DeviceMemory::settle_pending(bool everything) {
     }
     if (!done) {
       still.push_back(std::move(p));
-    } else if (checked_) {
+      continue;
+    }
+    if (p.shared) poison(p.offset, p.bytes);
+    if (checked_) {
       quarantined_ += p.bytes;
       quarantine_.push_back(std::move(p));
     } else {
@@ -221,10 +224,15 @@ void DeviceMemory::free(void* ptr, StreamId stream, const std::vector<StreamId>&
     live_bytes_ -= bytes;
     live_.erase(it);
   }
-  // Poisoned in stream order: work queued before the free still sees the data.
+  // Poisoned in stream order, so work queued before the free still sees the
+  // data; a block other streams use is poisoned once they are done with it.
   Pending p{offset, bytes, stream, !used_on.empty(), {}};
-  p.after.push_back(streams_.enqueue(stream, [this, offset, bytes] { poison(offset, bytes); }));
-  for (StreamId other : used_on) p.after.push_back(streams_.now(other));
+  if (p.shared) {
+    p.after.push_back(streams_.now(stream));
+    for (StreamId other : used_on) p.after.push_back(streams_.now(other));
+  } else {
+    p.after.push_back(streams_.enqueue(stream, [this, offset, bytes] { poison(offset, bytes); }));
+  }
   std::lock_guard lock(mutex_);
   pending_.push_back(std::move(p));
 }

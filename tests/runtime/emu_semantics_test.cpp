@@ -1,0 +1,307 @@
+// What makes emu a GPU rather than a second cpu: each test here fails when
+// the semantic it names is taken out of emu. Ordering is decided with
+// StreamHold (a stream held at a gate), never with timings. These tests
+// race on purpose (a read before the copy it reads): ThreadSanitizer would
+// report them, so they live apart from the other runtime tests.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <future>
+
+#include "emu/emu_control.h"
+#include "gdrt/gdrt.h"
+#include "test_support.h"
+
+namespace gdrt {
+namespace {
+
+using emu::StreamHold;
+using namespace std::chrono_literals;
+
+// Runs `call` on another thread; true if it returned within a grace period.
+// Used only to show that something did NOT return while a stream is held:
+// a call that wrongly returns does so at once, and a right one never does
+// until released, so the grace period decides nothing in a passing run.
+template <class F>
+bool returns_while_held(F call, std::future<void>& pending) {
+  pending = std::async(std::launch::async, std::move(call));
+  return pending.wait_for(300ms) == std::future_status::ready;
+}
+
+Tensor filled(std::int64_t n, double value) {
+  Tensor t = full({n}, value, TensorOptions{}.with_device(test::emu_device()));
+  synchronize(test::emu_device());
+  return t;
+}
+
+bool all_equal(const std::vector<float>& v, float x) {
+  for (float f : v)
+    if (!(f == x)) return false;
+  return true;
+}
+
+TEST(EmuSemantics, AnAsyncCopyToPinnedMemoryReturnsBeforeItRuns) {
+  Tensor d = filled(1024, 7.0);
+  Tensor host;
+  {
+    StreamHold hold(test::emu_device(), 0);
+    std::future<void> pending;
+    EXPECT_TRUE(returns_while_held([&] { host = d.to(cpu_device(), /*non_blocking=*/true); }, pending));
+    hold.release();
+    pending.get();
+  }
+  EXPECT_TRUE(host.is_pinned());
+  synchronize(test::emu_device());
+  EXPECT_TRUE(all_equal(host.to_vector<float>(), 7.0f));
+}
+
+TEST(EmuSemantics, ACopyWithPageableMemoryReturnsOnlyWhenDone) {
+  Tensor d = filled(1024, 7.0);
+  StreamHold hold(test::emu_device(), 0);
+  std::future<void> pending;
+  Tensor host;
+  EXPECT_FALSE(returns_while_held([&] { host = d.to(cpu_device()); }, pending));
+  hold.release();
+  pending.get();
+  EXPECT_TRUE(all_equal(host.to_vector<float>(), 7.0f));
+}
+
+TEST(EmuSemantics, ReadingAPinnedDestinationBeforeTheSyncSeesStaleData) {
+  // A value no other test copies: pinned buffers are reused, and stale data
+  // from an earlier copy of the same value would look fresh.
+  Tensor d = filled(1024, 41.0);
+  StreamHold hold(test::emu_device(), 0);
+  Tensor early = d.to(cpu_device(), /*non_blocking=*/true);
+  const std::vector<float> seen = early.to_vector<float>();  // a host read: no wait
+  hold.release();
+  synchronize(test::emu_device());
+  EXPECT_FALSE(all_equal(seen, 41.0f)) << "the copy had already landed before the stream ran it";
+  EXPECT_TRUE(all_equal(early.to_vector<float>(), 41.0f));
+}
+
+TEST(EmuSemantics, NewDeviceMemoryReadsAsNaN) {
+  Tensor t = empty({64}, TensorOptions{}.with_device(test::emu_device()));
+  for (float v : t.to_vector<float>()) EXPECT_TRUE(std::isnan(v));
+}
+
+// A tensor made on the default stream, read by a kernel queued on a side
+// stream (non-blocking, as PyTorch creates its streams), then dropped: its
+// block goes back to the default stream at once and the next allocation
+// there overwrites what the side stream has yet to read.
+std::vector<float> side_stream_read_after_free(bool record_stream) {
+  const Device dev = test::emu_device();
+  Stream side = Stream::create(dev, StreamFlags::non_blocking);
+  Tensor result;
+  {
+    Tensor x = full({4096}, 1.0, TensorOptions{}.with_device(dev));
+    StreamHold hold(dev, side.id());
+    {
+      StreamGuard on_side(side);
+      result = mul(x, 2.0);
+    }
+    if (record_stream) x.record_stream(side);
+    x = Tensor();                                                     // freed on the default stream
+    Tensor reuse = full({4096}, 5.0, TensorOptions{}.with_device(dev));  // the next allocation there
+    Stream(dev).synchronize();
+    hold.release();
+    side.synchronize();
+  }
+  return result.to_vector<float>();
+}
+
+TEST(EmuSemantics, FreeingATensorAnotherStreamStillReadsCorruptsIt) {
+  EXPECT_FALSE(all_equal(side_stream_read_after_free(false), 2.0f));
+}
+
+TEST(EmuSemantics, RecordStreamKeepsTheBlockUntilTheOtherStreamIsDone) {
+  EXPECT_TRUE(all_equal(side_stream_read_after_free(true), 2.0f));
+}
+
+TEST(EmuSemantics, AnEventOrdersTwoStreams) {
+  const Device dev = test::emu_device();
+  Stream producer = Stream::create(dev, StreamFlags::non_blocking);
+  Stream consumer = Stream::create(dev, StreamFlags::non_blocking);
+  Tensor a = empty({256}, TensorOptions{}.with_device(dev)), with_event, without_event;
+  synchronize(dev);
+  {
+    StreamHold hold(dev, producer.id());
+    Event written;
+    {
+      StreamGuard g(producer);
+      a.fill_(3.0);
+      written = producer.record();
+    }
+    {
+      StreamGuard g(consumer);
+      without_event = add(a, 1.0);
+    }
+    const Event before_the_wait = consumer.record();
+    consumer.wait(written);
+    {
+      StreamGuard g(consumer);
+      with_event = add(a, 1.0);
+    }
+    before_the_wait.synchronize();  // returns: only the work after the wait is held
+    EXPECT_FALSE(all_equal(without_event.to_vector<float>(), 4.0f));
+  }
+  consumer.synchronize();
+  EXPECT_TRUE(all_equal(with_event.to_vector<float>(), 4.0f));
+}
+
+TEST(EmuSemantics, ABlockingStreamWaitsForTheLegacyDefaultStreamAndANonBlockingOneDoesNot) {
+  const Device dev = test::emu_device();
+  Stream blocking = Stream::create(dev, StreamFlags::blocking);
+  Stream non_blocking = Stream::create(dev, StreamFlags::non_blocking);
+  Tensor a = empty({256}, TensorOptions{}.with_device(dev));
+  synchronize(dev);
+  StreamHold hold(dev, 0);
+  a.fill_(3.0);  // queued on the held default stream
+  Tensor from_blocking, from_non_blocking;
+  {
+    StreamGuard g(blocking);
+    from_blocking = add(a, 1.0);
+  }
+  {
+    StreamGuard g(non_blocking);
+    from_non_blocking = add(a, 1.0);
+  }
+  std::future<void> waiting;
+  EXPECT_TRUE(returns_while_held([&] { non_blocking.synchronize(); }, waiting));
+  std::future<void> blocked;
+  EXPECT_FALSE(returns_while_held([&] { blocking.synchronize(); }, blocked));
+  hold.release();
+  blocked.get();
+  EXPECT_TRUE(all_equal(from_blocking.to_vector<float>(), 4.0f));
+  EXPECT_FALSE(all_equal(from_non_blocking.to_vector<float>(), 4.0f));
+}
+
+TEST(EmuSemantics, TheDataLoaderStagesBatchesThroughPinnedMemory) {
+  struct Ramp final : data::Dataset {
+    std::int64_t size() const override { return 8; }
+    data::Example get(std::int64_t i) const override {
+      return {full({4}, static_cast<double>(i)), full({1}, static_cast<double>(i))};
+    }
+  };
+  data::LoaderOptions o;
+  o.batch_size = 4;
+  o.pin_memory = true;
+  o.pin_for = test::emu_device();
+  o.transfer = [](data::Batch b) {
+    b.input = b.input.to(test::emu_device(), /*non_blocking=*/true);
+    return b;
+  };
+  data::DataLoader loader(std::make_shared<Ramp>(), o);
+  loader.start_epoch(0);
+  auto batch = loader.next();
+  ASSERT_TRUE(batch);
+  EXPECT_TRUE(batch->target.is_pinned());
+  EXPECT_EQ(batch->input.device(), test::emu_device());
+  synchronize(test::emu_device());
+  EXPECT_EQ(batch->input.to_vector<float>()[5], 1.0f);
+}
+
+// Each capacity test runs on an emu index of its own, made after its
+// settings are in the environment (a device reads them once, when made).
+Device fresh_emu(int index, const char* memory, const char* checked) {
+  setenv("GDRT_EMU_MEMORY", memory, 1);
+  setenv("GDRT_EMU_CHECKED", checked, 1);
+  const Device d{DeviceKind::emu, index};
+  (void)backend(d);
+  unsetenv("GDRT_EMU_MEMORY");
+  unsetenv("GDRT_EMU_CHECKED");
+  return d;
+}
+
+TEST(EmuSemantics, AllocationsBeyondTheConfiguredCapacityAreOutOfMemoryNamingTheLargest) {
+  const Device dev = fresh_emu(2, "64M", "0");
+  Tensor big = empty({10 << 20}, TensorOptions{}.with_device(dev));  // 40 MiB
+  try {
+    Tensor more = empty({10 << 20}, TensorOptions{}.with_device(dev));
+    FAIL() << "a second 40 MiB fitted in 64 MiB";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.rule(), "GD008");
+    const std::string m = e.what();
+    EXPECT_NE(m.find("64.0 MiB total"), std::string::npos) << m;
+    EXPECT_NE(m.find("Largest live allocations:\n  40.0 MiB"), std::string::npos) << m;
+  }
+  big = Tensor();
+  Tensor again = empty({10 << 20}, TensorOptions{}.with_device(dev));
+  EXPECT_EQ(again.numel(), 10 << 20);
+}
+
+TEST(EmuSemantics, CheckedModeReportsWorkThatRunsAfterItsMemoryWasFreed) {
+  const Device dev = fresh_emu(3, "256M", "1");
+  Stream side = Stream::create(dev, StreamFlags::non_blocking);
+  Tensor x = full({1024}, 1.0, TensorOptions{}.with_device(dev));
+  synchronize(dev);
+  {
+    StreamHold hold(dev, side.id());
+    {
+      StreamGuard g(side);
+      (void)mul(x, 2.0);
+    }
+    x = Tensor();
+    Stream(dev).synchronize();  // the free's own stream: done
+  }
+  try {
+    side.synchronize();
+    FAIL() << "the use after free went unreported";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("GD004"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("freed after the kernel was queued"), std::string::npos) << e.what();
+  }
+}
+
+TEST(EmuSemantics, AKernelGivenHostMemoryFailsAtTheNextSynchronisation) {
+  const Device dev = fresh_emu(4, "64M", "0");
+  std::vector<float> host(16);
+  TensorView view{host.data(), DType::f32, {16}, {1}};
+  backend(dev).launch(ops::Fill{view, 1.0}, 0, 0);  // the launch itself succeeds
+  try {
+    backend(dev).synchronize(0);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("illegal memory access"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(host[0], 0.0f) << "the kernel wrote host memory";
+  EXPECT_THROW(empty({4}, TensorOptions{}.with_device(dev)), Error) << "the error did not stick";
+}
+
+TEST(EmuSemantics, AHostDereferenceDiesOfSIGSEGVNamingTheAllocationAndItsStack) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");  // re-executes: emu refuses a forked child
+  EXPECT_EXIT(
+      {
+        Tensor t = ones({16}, TensorOptions{}.with_device(test::emu_device()));
+        synchronize(test::emu_device());
+        const volatile float* p = static_cast<const float*>(t.data_ptr());
+        std::printf("%f\n", p[3]);
+      },
+      ::testing::KilledBySignal(SIGSEGV),
+      "GD001: the host touched device memory of emu:0 at 0x[0-9a-f]+, 12 bytes into an allocation of 64 "
+      "bytes.*The allocation was made at:\n");
+}
+
+TEST(EmuSemantics, AForkedChildCannotUseTheDevice) {
+  (void)filled(4, 7.0);
+  const pid_t child = fork();
+  ASSERT_NE(child, -1);
+  if (child == 0) {
+    try {
+      (void)filled(4, 7.0);
+      _exit(1);
+    } catch (const Error& e) {
+      _exit(std::string(e.what()).find("initialization error") != std::string::npos ? 0 : 2);
+    }
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "1: the child used the device; 2: it failed for another reason";
+}
+
+}  // namespace
+}  // namespace gdrt
