@@ -3,11 +3,6 @@
 // gdrt and PyTorch steps alternate, so both see the same machine load.
 // Prints both medians, the gdrt/PyTorch ratio (goal <= 0.8) and gdrt GFLOP/s.
 //   unet_step [--threads N] [--steps N] [--base 16] [--depth 4] [--batch 4] [--size 128] [--no-torch]
-#include <fcntl.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <algorithm>
 #include <ctime>
 #include <chrono>
 #include <cstdio>
@@ -16,6 +11,7 @@
 #include <vector>
 
 #include "gdrt/gdrt.h"
+#include "torch_peer.h"
 
 namespace {
 
@@ -50,12 +46,8 @@ double forward_flops(const Config& c) {
   return f;
 }
 
-// One step's wall time and the CPU time all the process's threads spent in
-// it. Wall time is the goal; CPU time is the steadier of the two when other
-// work shares the cores (it does not count time spent descheduled).
-struct Times {
-  double wall = -1, cpu = -1;
-};
+using gdrt_bench::median;
+using gdrt_bench::Times;
 
 double process_cpu_seconds() {
   timespec ts{};
@@ -88,70 +80,6 @@ class GdrtStep {
   gdrt::optim::Adam adam_;
   gdrt::Tensor x_, t_;
 };
-
-// PyTorch's side: unet_step.py in a child process, asked for one step at a
-// time over a pipe, so its steps interleave with gdrt's.
-class TorchPeer {
- public:
-  bool start(const Config& c) {
-    int to[2], from[2];
-    if (::pipe(to) != 0) return false;
-    if (::pipe(from) != 0) {
-      ::close(to[0]), ::close(to[1]);
-      return false;
-    }
-    const std::vector<std::string> args = {"/usr/bin/python3", GDRT_BENCH_DIR "/unet_step.py",
-                                           std::to_string(c.threads), std::to_string(c.base),
-                                           std::to_string(c.depth), std::to_string(c.batch), std::to_string(c.size)};
-    std::vector<char*> argv;  // built before fork: the child only calls async-signal-safe functions
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      ::dup2(to[0], 0);
-      ::dup2(from[1], 1);
-      const int devnull = ::open("/dev/null", O_WRONLY);
-      if (devnull >= 0) ::dup2(devnull, 2);
-      for (int fd : {to[0], to[1], from[0], from[1]}) ::close(fd);
-      ::execv(argv[0], argv.data());
-      ::_exit(127);
-    }
-    ::close(to[0]);
-    ::close(from[1]);
-    if (pid_ < 0) {
-      ::close(to[1]), ::close(from[0]);
-      return false;
-    }
-    to_ = ::fdopen(to[1], "w");
-    from_ = ::fdopen(from[0], "r");
-    char line[64] = {0};
-    return to_ && from_ && std::fgets(line, sizeof line, from_) && std::string(line) == "ready\n";
-  }
-  // One PyTorch step's times, negative if the child failed.
-  Times step() {
-    std::fputs("step\n", to_);
-    std::fflush(to_);
-    char line[64] = {0};
-    Times t;
-    if (!std::fgets(line, sizeof line, from_) || std::sscanf(line, "%lf %lf", &t.wall, &t.cpu) != 2) return {};
-    return t;
-  }
-  ~TorchPeer() {
-    if (to_) std::fclose(to_);  // end of input ends the child
-    if (from_) std::fclose(from_);
-    if (pid_ > 0) ::waitpid(pid_, nullptr, 0);
-  }
-
- private:
-  pid_t pid_ = -1;
-  FILE* to_ = nullptr;
-  FILE* from_ = nullptr;
-};
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 }  // namespace
 
@@ -194,8 +122,11 @@ int main(int argc, char** argv) {
     std::printf("OMP_WAIT_POLICY=%s for gdrt and pytorch\n", std::getenv("OMP_WAIT_POLICY"));
     gdrt::set_num_threads(c.threads);
     GdrtStep gdrt_step(c);
-    TorchPeer torch;
-    const bool with_torch = c.torch && torch.start(c);
+    gdrt_bench::TorchPeer torch;
+    const bool with_torch =
+        c.torch && torch.start(GDRT_BENCH_DIR "/unet_step.py",
+                               {std::to_string(c.threads), std::to_string(c.base), std::to_string(c.depth),
+                                std::to_string(c.batch), std::to_string(c.size)});
     // Two warm-up steps each, then gdrt and PyTorch steps alternate.
     std::vector<double> g_wall, g_cpu, t_wall, t_cpu, ratios;
     for (int i = 0; i < c.steps + 2; ++i) {

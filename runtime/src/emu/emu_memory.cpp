@@ -131,6 +131,7 @@ void DeviceMemory::settle_pending(bool everything) {
   // The quarantine keeps recent frees out of reuse, up to an eighth of the device.
   while (!quarantine_.empty() && (everything || quarantined_ > capacity_ / 8)) {
     quarantined_ -= quarantine_.front().bytes;
+    retired_.erase(quarantine_.front().generation);
     release(quarantine_.front().offset, quarantine_.front().bytes);
     quarantine_.pop_front();
   }
@@ -211,12 +212,19 @@ void* DeviceMemory::allocate(std::size_t requested, StreamId stream) {
 void DeviceMemory::free(void* ptr, StreamId stream, const std::vector<StreamId>& used_on) {
   const std::size_t offset = reinterpret_cast<std::uintptr_t>(ptr) - user_;
   std::size_t bytes = 0;
+  std::uint64_t generation = 0;
   {
     std::lock_guard lock(mutex_);
     auto it = live_.find(offset);
     if (it == live_.end()) throw Error("emu: free of " + std::to_string(reinterpret_cast<std::uintptr_t>(ptr)) +
                                        ", which is not a live allocation of " + name_);
     bytes = it->second.bytes;
+    generation = it->second.generation;
+    if (checked_) {
+      std::vector<StreamId>& ordered = retired_[generation];
+      ordered = used_on;
+      ordered.push_back(stream);
+    }
     if (it->second.record < record_slots_) {
       __atomic_store_n(&records_[it->second.record].start, 0, __ATOMIC_RELEASE);
       free_records_.push_back(it->second.record);
@@ -226,7 +234,7 @@ void DeviceMemory::free(void* ptr, StreamId stream, const std::vector<StreamId>&
   }
   // Poisoned in stream order, so work queued before the free still sees the
   // data; a block other streams use is poisoned once they are done with it.
-  Pending p{offset, bytes, stream, !used_on.empty(), {}};
+  Pending p{offset, bytes, stream, !used_on.empty(), {}, generation};
   if (p.shared) {
     p.after.push_back(streams_.now(stream));
     for (StreamId other : used_on) p.after.push_back(streams_.now(other));
@@ -256,10 +264,12 @@ BlockTag DeviceMemory::tag(const void* ptr, std::size_t bytes) const {
   return {it->first, it->second.generation};
 }
 
-bool DeviceMemory::still_live(const BlockTag& t) const {
+bool DeviceMemory::usable_by(const BlockTag& t, StreamId stream) const {
   std::lock_guard lock(mutex_);
   auto it = live_.find(t.offset);
-  return it != live_.end() && it->second.generation == t.generation;
+  if (it != live_.end() && it->second.generation == t.generation) return true;
+  auto r = retired_.find(t.generation);
+  return r != retired_.end() && std::find(r->second.begin(), r->second.end(), stream) != r->second.end();
 }
 
 std::string DeviceMemory::out_of_memory_message(std::size_t requested) const {

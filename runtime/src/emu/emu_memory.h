@@ -55,8 +55,10 @@ class DeviceMemory {
   // The live block holding [ptr, ptr + bytes); throws gdrt::Error naming
   // what is wrong (freed, out of bounds) as an illegal address would.
   BlockTag tag(const void* ptr, std::size_t bytes) const;
-  // Whether the block is still the allocation `tag` names.
-  bool still_live(const BlockTag& tag) const;
+  // Whether work queued on `stream` may still use the allocation `tag`
+  // names: it is live, or (checked mode) it was freed in that stream's order
+  // (freed on it, or recorded on it), so the free waits for the work.
+  bool usable_by(const BlockTag& tag, StreamId stream) const;
   bool checked() const { return checked_; }
   std::size_t capacity() const { return capacity_; }
 
@@ -83,6 +85,7 @@ class DeviceMemory {
     StreamId stream;
     bool shared;  // recorded on other streams: only reusable once all are done
     std::vector<StreamPoint> after;
+    std::uint64_t generation;
   };
   // All with mutex_ held.
   bool take_same_stream(std::size_t bytes, StreamId stream, std::size_t& offset);
@@ -108,6 +111,9 @@ class DeviceMemory {
   std::deque<Pending> quarantine_;
   std::size_t quarantined_ = 0;
   std::map<std::size_t, Live> live_;  // offset -> block
+  // Checked mode: generation of a freed block not yet reusable -> the
+  // streams whose earlier work the free is ordered after.
+  std::map<std::uint64_t, std::vector<StreamId>> retired_;
   std::size_t live_bytes_ = 0;
   std::uint64_t generation_ = 0;
 
