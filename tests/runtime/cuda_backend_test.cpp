@@ -240,6 +240,27 @@ TEST_F(CudaBackend, ReductionsMatchCpuIncludingTiesAndNaN) {
     }
 }
 
+TEST_F(CudaBackend, LongReductionsSplitAcrossBlocksAgreeWithCpu) {
+  // Few outputs over many elements: the sliced two-pass path.
+  const std::int64_t rows = 3, cols = 400000;
+  auto x = uniform_floats(static_cast<std::size_t>(rows * cols));
+  x[250000] = 7.0f;   // the maximum of row 0, twice: argmax keeps the first
+  x[390000] = 7.0f;
+  x[cols + 5] = std::numeric_limits<float>::quiet_NaN();  // row 1: NaN for max, skipped by argmax
+  for (int k = 0; k <= static_cast<int>(ReduceOp::argmax); ++k) {
+    const auto op = static_cast<ReduceOp>(k);
+    for (const std::vector<std::int64_t>& out_sizes : {std::vector<std::int64_t>{rows, 1}, {1, 1}}) {
+      std::vector<std::int64_t> idx(static_cast<std::size_t>(out_sizes[0]));
+      std::vector<float> val(idx.size());
+      const DType out_dtype = op == ReduceOp::argmax ? DType::i64 : DType::f32;
+      TensorView out = view(op == ReduceOp::argmax ? static_cast<void*>(idx.data()) : val.data(), out_dtype, out_sizes);
+      auto w = run_both(ops::Reduce{op, out, view(x.data(), DType::f32, {rows, cols})});
+      const double tol = op == ReduceOp::sum ? 1e-5 : 0.0;
+      expect_close(out_dtype, w.cpu[0], w.gpu[0], tol, tol, "long reduce op " + std::to_string(k));
+    }
+  }
+}
+
 TEST_F(CudaBackend, RandomDrawsTheCpusNumbers) {
   for (Distribution dist : {Distribution::uniform, Distribution::normal, Distribution::bernoulli})
     for (DType dt : {DType::f32, DType::f64}) {
@@ -349,6 +370,28 @@ TEST_F(CudaBackend, BatchNormMatchesCpuWithAndWithoutRelu) {
         expect_close(DType::f32, bw.cpu[i], bw.gpu[i], 1e-4, 1e-4, "batch norm backward output " + std::to_string(i));
     }
   }
+}
+
+TEST_F(CudaBackend, BatchNormOverFewLargeChannelsSplitsAndStillMatches) {
+  // Two channels of 200000 elements: the sliced path of the statistics.
+  const std::int64_t n = 4, c = 2, hw = 50000;
+  const auto count = static_cast<std::size_t>(n * c * hw);
+  auto x = uniform_floats(count, 10.0f, 14.0f), w = uniform_floats(2), b = uniform_floats(2);
+  auto rm = uniform_floats(2), rv = uniform_floats(2, 0.5f, 2.0f);
+  std::vector<float> y(count), mean(2), invstd(2);
+  auto t = run_both(ops::BatchNormTrain{n, c, hw, x.data(), w.data(), b.data(), rm.data(), rv.data(), 0.1, 1e-5,
+                                        y.data(), mean.data(), invstd.data(), true});
+  for (std::size_t i = 0; i < t.cpu.size(); ++i)
+    expect_close(DType::f32, t.cpu[i], t.gpu[i], 2e-5, 2e-5, "split batch norm train output " + std::to_string(i));
+  std::memcpy(y.data(), t.cpu[2].data(), t.cpu[2].size());
+  std::memcpy(mean.data(), t.cpu[3].data(), 8);
+  std::memcpy(invstd.data(), t.cpu[4].data(), 8);
+  auto dy = uniform_floats(count);
+  std::vector<float> dx(count), dw(2), db(2);
+  auto bw = run_both(ops::BatchNormBackward{n, c, hw, x.data(), dy.data(), w.data(), mean.data(), invstd.data(), true,
+                                            y.data(), dx.data(), dw.data(), db.data()});
+  for (std::size_t i = 0; i < bw.cpu.size(); ++i)
+    expect_close(DType::f32, bw.cpu[i], bw.gpu[i], 1e-3, 1e-4, "split batch norm backward output " + std::to_string(i));
 }
 
 TEST_F(CudaBackend, FusedReluBackwardAndAdamMatchCpu) {

@@ -96,8 +96,31 @@ void CudaBackend::launch(const KernelOp& op, StreamId stream, std::uint64_t laun
   timer_->end(std::move(started), s, kernel_name(op), stream, launch_id);
 }
 
+namespace {
+
+// Scratch from the caching allocator on the launch's stream.
+class StreamScratch final : public Scratch {
+ public:
+  StreamScratch(CudaAllocator& allocator, StreamId stream) : allocator_(allocator), stream_(stream) {}
+  ~StreamScratch() override {
+    for (void* p : blocks_) allocator_.deallocate(p, stream_, {});
+  }
+  void* get(std::size_t bytes) override {
+    blocks_.push_back(allocator_.allocate(bytes, stream_));
+    return blocks_.back();
+  }
+
+ private:
+  CudaAllocator& allocator_;
+  StreamId stream_;
+  std::vector<void*> blocks_;
+};
+
+}  // namespace
+
 void CudaBackend::run(const KernelOp& op, StreamId id, cudaStream_t stream) {
-  const LaunchContext ctx{stream, sm_count_};
+  StreamScratch scratch(*allocator_, id);
+  const LaunchContext ctx{stream, sm_count_, &scratch};
   std::visit(Overloaded{
                  [&](const ops::Fill& o) { cuda::fill(ctx, o.out, o.value); },
                  [&](const ops::Copy& o) { cuda::copy(ctx, o.out, o.in); },

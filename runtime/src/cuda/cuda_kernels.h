@@ -6,13 +6,24 @@
 
 #include <cuda_runtime.h>
 
+#include <cstddef>
+
 #include "gdrt/kernel_op.h"
 
 namespace gdrt::cuda {
 
+// Temporary device memory for one launch, ordered on its stream: released
+// after the launch is queued, it is reused only by later work there.
+class Scratch {
+ public:
+  virtual ~Scratch() = default;
+  virtual void* get(std::size_t bytes) = 0;
+};
+
 struct LaunchContext {
   cudaStream_t stream;
-  int sm_count;  // bounds grid-stride grids to a few waves
+  int sm_count;      // bounds grid-stride grids to a few waves
+  Scratch* scratch;  // null: kernels make do without temporaries
 };
 
 void fill(const LaunchContext& ctx, const TensorView& out, double value);

@@ -175,6 +175,143 @@ __global__ void __launch_bounds__(kNormBlock) batch_norm_backward_kernel(ops::Ba
   }
 }
 
+// Few channels over many elements: per-channel blocks would leave most SMs
+// idle, so each channel's elements are cut into slices whose partial sums
+// (in double) are combined in slice order, then applied element-wise.
+struct ChannelSlices {
+  std::int64_t n, c, hw, slices;
+};
+
+__device__ __forceinline__ void slice_range(const ChannelSlices& cs, std::int64_t b, std::int64_t& ch,
+                                            std::int64_t& begin, std::int64_t& end) {
+  const std::int64_t count = cs.n * cs.hw, j = b % cs.slices;
+  ch = b / cs.slices;
+  begin = count * j / cs.slices;
+  end = count * (j + 1) / cs.slices;
+}
+
+__global__ void __launch_bounds__(kNormBlock) batch_norm_partial_moments(ChannelSlices cs, const float* x,
+                                                                         double* part) {
+  for (std::int64_t b = blockIdx.x; b < cs.c * cs.slices; b += gridDim.x) {
+    std::int64_t ch, begin, end;
+    slice_range(cs, b, ch, begin, end);
+    double s = 0, ss = 0;
+    for (std::int64_t idx = begin + threadIdx.x; idx < end; idx += blockDim.x) {
+      const double v = x[channel_at(idx, cs.c, cs.hw, ch)];
+      s += v;
+      ss += v * v;
+    }
+    block_sum2(s, ss);
+    if (threadIdx.x == 0) {
+      part[2 * b] = s;
+      part[2 * b + 1] = ss;
+    }
+  }
+}
+
+// Per channel: the statistics from the partial moments, the running-stat
+// update, and mean/invstd in double for the element-wise pass (the cpu
+// derives scale and shift from the unrounded values).
+__global__ void batch_norm_finish_moments(ChannelSlices cs, const double* part, ops::BatchNormTrain o,
+                                          double* stats) {
+  const std::int64_t ch = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (ch >= cs.c) return;
+  double s = 0, ss = 0;
+  for (std::int64_t j = 0; j < cs.slices; ++j) {
+    s += part[2 * (ch * cs.slices + j)];
+    ss += part[2 * (ch * cs.slices + j) + 1];
+  }
+  const std::int64_t count = cs.n * cs.hw;
+  const double mean = s / static_cast<double>(count);
+  const double var = fmax(0.0, ss / static_cast<double>(count) - mean * mean);
+  const double invstd = 1.0 / sqrt(var + o.eps);
+  o.save_mean[ch] = static_cast<float>(mean);
+  o.save_invstd[ch] = static_cast<float>(invstd);
+  if (o.running_mean) o.running_mean[ch] = static_cast<float>((1 - o.momentum) * o.running_mean[ch] + o.momentum * mean);
+  if (o.running_var) {
+    const double unbiased = count > 1 ? var * static_cast<double>(count) / static_cast<double>(count - 1) : var;
+    o.running_var[ch] = static_cast<float>((1 - o.momentum) * o.running_var[ch] + o.momentum * unbiased);
+  }
+  stats[2 * ch] = mean;
+  stats[2 * ch + 1] = invstd;
+}
+
+__global__ void batch_norm_apply(ops::BatchNormTrain o, const double* stats) {
+  const std::int64_t total = o.n * o.c * o.hw;
+  const std::int64_t step = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += step) {
+    const std::int64_t ch = (i / o.hw) % o.c;
+    const double mean = stats[2 * ch], invstd = stats[2 * ch + 1];
+    const float wc = o.w ? o.w[ch] : 1.0f;
+    const float scale = static_cast<float>(invstd * wc);
+    const float shift = static_cast<float>((o.b ? o.b[ch] : 0.0f) - mean * invstd * wc);
+    const float v = __fadd_rn(__fmul_rn(o.x[i], scale), shift);
+    o.y[i] = o.relu ? (v > 0.0f ? v : 0.0f) : v;
+  }
+}
+
+__global__ void __launch_bounds__(kNormBlock) batch_norm_partial_grads(ChannelSlices cs, ops::BatchNormBackward o,
+                                                                       double* part) {
+  for (std::int64_t b = blockIdx.x; b < cs.c * cs.slices; b += gridDim.x) {
+    std::int64_t ch, begin, end;
+    slice_range(cs, b, ch, begin, end);
+    const float m = o.mean[ch];
+    double sum_dy = 0, sum_dy_xhat = 0;
+    for (std::int64_t idx = begin + threadIdx.x; idx < end; idx += blockDim.x) {
+      const std::int64_t at = channel_at(idx, cs.c, cs.hw, ch);
+      const float dyv = o.dy[at];
+      const float g = o.relu_out ? (o.relu_out[at] > 0.0f ? dyv : 0.0f) : dyv;
+      sum_dy += static_cast<double>(g);
+      sum_dy_xhat += static_cast<double>(g) * static_cast<double>(o.x[at] - m);
+    }
+    block_sum2(sum_dy, sum_dy_xhat);
+    if (threadIdx.x == 0) {
+      part[2 * b] = sum_dy;
+      part[2 * b + 1] = sum_dy_xhat;
+    }
+  }
+}
+
+// Per channel: dw, db and the three factors of dx (k1, mean_dy, mean_dyx).
+__global__ void batch_norm_finish_grads(ChannelSlices cs, const double* part, ops::BatchNormBackward o,
+                                        float* factors) {
+  const std::int64_t ch = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (ch >= cs.c) return;
+  double sum_dy = 0, sum_dy_xhat = 0;
+  for (std::int64_t j = 0; j < cs.slices; ++j) {
+    sum_dy += part[2 * (ch * cs.slices + j)];
+    sum_dy_xhat += part[2 * (ch * cs.slices + j) + 1];
+  }
+  const float is = o.invstd[ch];
+  sum_dy_xhat *= is;
+  if (o.dw) o.dw[ch] = static_cast<float>(sum_dy_xhat);
+  if (o.db) o.db[ch] = static_cast<float>(sum_dy);
+  const double count = static_cast<double>(cs.n * cs.hw);
+  factors[3 * ch] = (o.w ? o.w[ch] : 1.0f) * is;
+  factors[3 * ch + 1] = o.training ? static_cast<float>(sum_dy / count) : 0.0f;
+  factors[3 * ch + 2] = o.training ? static_cast<float>(sum_dy_xhat / count) : 0.0f;
+}
+
+__global__ void batch_norm_grad_input(ops::BatchNormBackward o, const float* factors) {
+  const std::int64_t total = o.n * o.c * o.hw;
+  const std::int64_t step = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += step) {
+    const std::int64_t ch = (i / o.hw) % o.c;
+    const float m = o.mean[ch], is = o.invstd[ch];
+    const float k1 = factors[3 * ch], mean_dy = factors[3 * ch + 1], mean_dyx = factors[3 * ch + 2];
+    const float dyv = o.dy[i];
+    const float g = o.relu_out ? (o.relu_out[i] > 0.0f ? dyv : 0.0f) : dyv;
+    o.dx[i] = k1 * (g - mean_dy - (o.x[i] - m) * is * mean_dyx);
+  }
+}
+
+// Slices per channel worth splitting into, or 1 for one block per channel.
+std::int64_t channel_slices(const LaunchContext& ctx, std::int64_t c, std::int64_t count) {
+  const std::int64_t sms = std::max(ctx.sm_count, 1);
+  if (!ctx.scratch || c >= 2 * sms) return 1;
+  return std::max<std::int64_t>(1, std::min(count / 32768, (4 * sms + c - 1) / c));
+}
+
 }  // namespace
 
 void max_pool2d_forward(const LaunchContext& ctx, const ops::MaxPool2dForward& op) {
@@ -195,7 +332,20 @@ void max_pool2d_backward(const LaunchContext& ctx, const ops::MaxPool2dBackward&
 void batch_norm_train(const LaunchContext& ctx, const ops::BatchNormTrain& op) {
   if (op.c == 0) return;
   if (op.c > INT32_MAX) throw Error("cuda batch_norm: too many channels for one block each");
-  batch_norm_train_kernel<<<static_cast<unsigned>(op.c), kNormBlock, 0, ctx.stream>>>(op);
+  const ChannelSlices cs{op.n, op.c, op.hw, channel_slices(ctx, op.c, op.n * op.hw)};
+  if (cs.slices == 1) {
+    batch_norm_train_kernel<<<static_cast<unsigned>(op.c), kNormBlock, 0, ctx.stream>>>(op);
+    check_launch("gdrt::batch_norm_train");
+    return;
+  }
+  auto* part = static_cast<double*>(ctx.scratch->get(static_cast<std::size_t>(2 * op.c * cs.slices) * sizeof(double)));
+  auto* stats = static_cast<double*>(ctx.scratch->get(static_cast<std::size_t>(2 * op.c) * sizeof(double)));
+  batch_norm_partial_moments<<<static_cast<unsigned>(op.c * cs.slices), kNormBlock, 0, ctx.stream>>>(cs, op.x, part);
+  check_launch("gdrt::batch_norm_train");
+  batch_norm_finish_moments<<<static_cast<unsigned>((op.c + kBlock - 1) / kBlock), kBlock, 0, ctx.stream>>>(
+      cs, part, op, stats);
+  check_launch("gdrt::batch_norm_train");
+  batch_norm_apply<<<grid_for(ctx, op.n * op.c * op.hw), kBlock, 0, ctx.stream>>>(op, stats);
   check_launch("gdrt::batch_norm_train");
 }
 
@@ -209,7 +359,21 @@ void batch_norm_eval(const LaunchContext& ctx, const ops::BatchNormEval& op) {
 void batch_norm_backward(const LaunchContext& ctx, const ops::BatchNormBackward& op) {
   if (op.c == 0) return;
   if (op.c > INT32_MAX) throw Error("cuda batch_norm: too many channels for one block each");
-  batch_norm_backward_kernel<<<static_cast<unsigned>(op.c), kNormBlock, 0, ctx.stream>>>(op);
+  const ChannelSlices cs{op.n, op.c, op.hw, channel_slices(ctx, op.c, op.n * op.hw)};
+  if (cs.slices == 1) {
+    batch_norm_backward_kernel<<<static_cast<unsigned>(op.c), kNormBlock, 0, ctx.stream>>>(op);
+    check_launch("gdrt::batch_norm_backward");
+    return;
+  }
+  auto* part = static_cast<double*>(ctx.scratch->get(static_cast<std::size_t>(2 * op.c * cs.slices) * sizeof(double)));
+  auto* factors = static_cast<float*>(ctx.scratch->get(static_cast<std::size_t>(3 * op.c) * sizeof(float)));
+  batch_norm_partial_grads<<<static_cast<unsigned>(op.c * cs.slices), kNormBlock, 0, ctx.stream>>>(cs, op, part);
+  check_launch("gdrt::batch_norm_backward");
+  batch_norm_finish_grads<<<static_cast<unsigned>((op.c + kBlock - 1) / kBlock), kBlock, 0, ctx.stream>>>(
+      cs, part, op, factors);
+  check_launch("gdrt::batch_norm_backward");
+  if (!op.dx) return;
+  batch_norm_grad_input<<<grid_for(ctx, op.n * op.c * op.hw), kBlock, 0, ctx.stream>>>(op, factors);
   check_launch("gdrt::batch_norm_backward");
 }
 

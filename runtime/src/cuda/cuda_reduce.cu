@@ -167,33 +167,67 @@ __global__ void reduce_thread_kernel(ReduceOp op, ReduceShape s, const T* x, voi
 
 constexpr int kReduceBlock = 512;
 
-// Long reductions: one block per output, a tree over the threads' partials.
-template <class T>
-__global__ void __launch_bounds__(kReduceBlock) reduce_block_kernel(ReduceOp op, ReduceShape s, const T* x,
-                                                                    void* out) {
-  using A = Acc<T>;
+// Combines every thread's partial; thread 0 gets the block's.
+template <class A>
+__device__ Partial<A> block_combine(ReduceOp op, Partial<A> p) {
   __shared__ A values[kReduceBlock];
   __shared__ std::int64_t indices[kReduceBlock];
-  for (std::int64_t o = blockIdx.x; o < s.outer; o += gridDim.x) {
+  values[threadIdx.x] = p.value;
+  indices[threadIdx.x] = p.index;
+  __syncthreads();
+  for (unsigned half = blockDim.x / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half) {
+      const Partial<A> c = combine(op, Partial<A>{values[threadIdx.x], indices[threadIdx.x]},
+                                   Partial<A>{values[threadIdx.x + half], indices[threadIdx.x + half]});
+      values[threadIdx.x] = c.value;
+      indices[threadIdx.x] = c.index;
+    }
+    __syncthreads();
+  }
+  const Partial<A> out{values[0], indices[0]};
+  __syncthreads();  // the shared arrays are reused by the caller's next round
+  return out;
+}
+
+// Long reductions: one block per output, or per (output, slice) when a few
+// outputs would leave most of the GPU idle; slices write partials that
+// reduce_slices_kernel combines in slice order, so results do not depend on
+// timing.
+template <class T>
+__global__ void __launch_bounds__(kReduceBlock) reduce_block_kernel(ReduceOp op, ReduceShape s, const T* x, void* out,
+                                                                    std::int64_t slices, Acc<T>* part_values,
+                                                                    std::int64_t* part_indices) {
+  using A = Acc<T>;
+  for (std::int64_t b = blockIdx.x; b < s.outer * slices; b += gridDim.x) {
+    const std::int64_t o = b / slices, j = b % slices;
+    const std::int64_t begin = s.red_n * j / slices, end = s.red_n * (j + 1) / slices;
     std::int64_t in_off, out_off;
     kept_offsets(s, o, in_off, out_off);
     Partial<A> p{init_value<A>(op), -1};
-    for (std::int64_t r = threadIdx.x; r < s.red_n; r += blockDim.x)
+    for (std::int64_t r = begin + threadIdx.x; r < end; r += blockDim.x)
       fold(op, p, static_cast<A>(x[in_off + red_offset(s, r)]), r);
-    values[threadIdx.x] = p.value;
-    indices[threadIdx.x] = p.index;
-    __syncthreads();
-    for (unsigned half = blockDim.x / 2; half > 0; half /= 2) {
-      if (threadIdx.x < half) {
-        const Partial<A> c = combine(op, Partial<A>{values[threadIdx.x], indices[threadIdx.x]},
-                                     Partial<A>{values[threadIdx.x + half], indices[threadIdx.x + half]});
-        values[threadIdx.x] = c.value;
-        indices[threadIdx.x] = c.index;
-      }
-      __syncthreads();
+    p = block_combine(op, p);
+    if (threadIdx.x != 0) continue;
+    if (slices == 1) {
+      write_result<T>(op, out, out_off, p);
+    } else {
+      part_values[b] = p.value;
+      part_indices[b] = p.index;
     }
-    if (threadIdx.x == 0) write_result<T>(op, out, out_off, Partial<A>{values[0], indices[0]});
-    __syncthreads();  // the shared arrays are reused by the next output
+  }
+}
+
+template <class T>
+__global__ void reduce_slices_kernel(ReduceOp op, ReduceShape s, std::int64_t slices, const Acc<T>* part_values,
+                                     const std::int64_t* part_indices, void* out) {
+  const std::int64_t step = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t o = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; o < s.outer; o += step) {
+    std::int64_t in_off, out_off;
+    kept_offsets(s, o, in_off, out_off);
+    Partial<Acc<T>> p{part_values[o * slices], part_indices[o * slices]};
+    for (std::int64_t j = 1; j < slices; ++j)
+      p = combine(op, p, Partial<Acc<T>>{part_values[o * slices + j], part_indices[o * slices + j]});
+    write_result<T>(op, out, out_off, p);
   }
 }
 
@@ -204,11 +238,27 @@ void reduce_typed(const LaunchContext& ctx, ReduceOp op, const TensorView& out, 
   const T* x = static_cast<const T*>(in.data);
   if (s.red_n <= 128) {
     reduce_thread_kernel<T><<<grid_for(ctx, s.outer), kBlock, 0, ctx.stream>>>(op, s, x, out.data);
-  } else {
-    const std::int64_t cap = static_cast<std::int64_t>(std::max(ctx.sm_count, 1)) * 8;
-    const auto blocks = static_cast<unsigned>(std::min(s.outer, cap));
-    reduce_block_kernel<T><<<blocks, kReduceBlock, 0, ctx.stream>>>(op, s, x, out.data);
+    check_launch("gdrt::reduce");
+    return;
   }
+  const std::int64_t sms = std::max(ctx.sm_count, 1);
+  // Slices of at least 32K elements, enough of them to give every SM a few blocks.
+  std::int64_t slices = 1;
+  if (s.outer < 2 * sms && ctx.scratch)
+    slices = std::max<std::int64_t>(1, std::min(s.red_n / 32768, (4 * sms + s.outer - 1) / s.outer));
+  const auto blocks = static_cast<unsigned>(std::min(s.outer * slices, sms * 8));
+  if (slices == 1) {
+    reduce_block_kernel<T><<<blocks, kReduceBlock, 0, ctx.stream>>>(op, s, x, out.data, 1, nullptr, nullptr);
+    check_launch("gdrt::reduce");
+    return;
+  }
+  const auto parts = static_cast<std::size_t>(s.outer * slices);
+  auto* values = static_cast<Acc<T>*>(ctx.scratch->get(parts * sizeof(Acc<T>)));
+  auto* indices = static_cast<std::int64_t*>(ctx.scratch->get(parts * sizeof(std::int64_t)));
+  reduce_block_kernel<T><<<blocks, kReduceBlock, 0, ctx.stream>>>(op, s, x, out.data, slices, values, indices);
+  check_launch("gdrt::reduce");
+  reduce_slices_kernel<T><<<grid_for(ctx, s.outer), kBlock, 0, ctx.stream>>>(op, s, slices, values, indices,
+                                                                               out.data);
   check_launch("gdrt::reduce");
 }
 
