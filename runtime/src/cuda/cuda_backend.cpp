@@ -26,6 +26,7 @@ CudaBackend::CudaBackend(int index) : index_(index) {
                 " CUDA device" + (count == 1 ? "" : "s"));
   use_device(index_);
   GDRT_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, index_));
+  GDRT_CUDA_CHECK(cudaDeviceGetAttribute(&cc_major_, cudaDevAttrComputeCapabilityMajor, index_));
   allocator_ = std::make_unique<CudaAllocator>(device(), [this](StreamId s) { return streams_.get(s); });
   timer_ = std::make_unique<KernelTimer>(device());
 }
@@ -39,7 +40,7 @@ CudaBackend::~CudaBackend() {
 
 Blas& CudaBackend::blas() {
   std::lock_guard lock(libraries_mutex_);
-  if (!blas_) blas_ = std::make_unique<Blas>();
+  if (!blas_) blas_ = std::make_unique<Blas>(*allocator_, cc_major_);
   return *blas_;
 }
 
@@ -128,7 +129,7 @@ void CudaBackend::run(const KernelOp& op, StreamId id, cudaStream_t stream) {
                  [&](const ops::Binary& o) { cuda::binary(ctx, o.op, o.out, o.a, o.b); },
                  [&](const ops::Reduce& o) { cuda::reduce(ctx, o.op, o.out, o.in); },
                  [&](const ops::Random& o) { cuda::random(ctx, o); },
-                 [&](const ops::Matmul& o) { blas().matmul(o, stream); },
+                 [&](const ops::Matmul& o) { blas().matmul(o, id, stream); },
                  [&](const ops::Conv2dForward& o) { convolutions().forward(o.g, o.x, o.w, o.bias, o.y, id, stream); },
                  [&](const ops::Conv2dBackwardData& o) {
                    convolutions().backward_data(o.g, o.dy, o.w, o.dx, id, stream);
@@ -159,6 +160,10 @@ StreamId CudaBackend::create_stream(StreamFlags flags) {
 void CudaBackend::destroy_stream(StreamId stream) {
   use_device(index_);
   const cudaStream_t s = streams_.get(stream);
+  {
+    std::lock_guard lock(libraries_mutex_);
+    if (blas_) blas_->stream_destroyed(stream);
+  }
   // The allocator takes the stream's last event first: blocks it cached for
   // the stream serve other streams once that work is done.
   allocator_->stream_destroyed(stream, s);

@@ -49,6 +49,7 @@ class CudaBackend final : public Backend {
 
   int index_;
   int sm_count_ = 1;
+  int cc_major_ = 0;
   StreamTable streams_;
   std::unique_ptr<CudaAllocator> allocator_;
   std::unique_ptr<KernelTimer> timer_;

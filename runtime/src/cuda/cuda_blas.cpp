@@ -10,17 +10,29 @@
 
 namespace gdrt::cuda {
 
-Blas::Blas() {
+Blas::Blas(CudaAllocator& allocator, int cc_major)
+    : allocator_(allocator),
+      // PyTorch's CUBLAS_WORKSPACE_CONFIG defaults: :4096:8 on Hopper, :4096:2:16:8 before.
+      workspace_bytes_(cc_major >= 9 ? std::size_t{4096} * 1024 * 8 : std::size_t{4096} * 1024 * 2 + 16 * 1024 * 8) {
   GDRT_CUDA_CHECK(cublasCreate(&handle_));
   // Full float32 products, as the cpu's sgemm: no TF32 tensor-core rounding.
   GDRT_CUDA_CHECK(cublasSetMathMode(handle_, CUBLAS_PEDANTIC_MATH));
 }
 
 Blas::~Blas() {
+  for (auto& [id, p] : workspaces_) allocator_.deallocate(p, id, {});
   if (handle_) (void)cublasDestroy(handle_);
 }
 
-void Blas::matmul(const ops::Matmul& op, cudaStream_t stream) {
+void Blas::stream_destroyed(StreamId id) {
+  std::lock_guard lock(mutex_);
+  auto it = workspaces_.find(id);
+  if (it == workspaces_.end()) return;
+  allocator_.deallocate(it->second, id, {});
+  workspaces_.erase(it);
+}
+
+void Blas::matmul(const ops::Matmul& op, StreamId id, cudaStream_t stream) {
   if (op.batch == 0 || op.m == 0 || op.n == 0) return;
   if (op.k == 0) {  // an empty sum: C = beta C, and beta is 0 or 1
     if (op.beta == 0.0)
@@ -33,6 +45,9 @@ void Blas::matmul(const ops::Matmul& op, cudaStream_t stream) {
   const std::int64_t stride_a = op.m * op.k, stride_b = op.k * op.n, stride_c = op.m * op.n;
   std::lock_guard lock(mutex_);
   GDRT_CUDA_CHECK(cublasSetStream(handle_, stream));
+  auto ws = workspaces_.find(id);
+  if (ws == workspaces_.end()) ws = workspaces_.emplace(id, allocator_.allocate(workspace_bytes_, id)).first;
+  GDRT_CUDA_CHECK(cublasSetWorkspace(handle_, ws->second, workspace_bytes_));
   if (op.dtype == DType::f32) {
     const float alpha = 1.0f, beta = static_cast<float>(op.beta);
     GDRT_CUDA_CHECK(cublasSgemmStridedBatched_64(
