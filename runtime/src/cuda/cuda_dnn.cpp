@@ -19,26 +19,37 @@ int narrow(std::int64_t v, const char* what) {
   return static_cast<int>(v);
 }
 
-// The first algorithm cuDNN's heuristics rank that can run here; perf lists
-// come best-first.
-template <class Perf>
-Perf first_usable(const std::vector<Perf>& perfs, int returned, const char* direction) {
-  for (int i = 0; i < returned; ++i)
-    if (perfs[static_cast<std::size_t>(i)].status == CUDNN_STATUS_SUCCESS) return perfs[static_cast<std::size_t>(i)];
-  throw Error(std::string("cuDNN has no usable ") + direction + " convolution algorithm for this geometry");
-}
-
 }  // namespace
+
+// The algorithms cuDNN's heuristics rank usable for one direction, best
+// first, each with its workspace size; `at` is the one in use.
+template <class Algo>
+struct Convolutions::Choices {
+  std::vector<std::pair<Algo, std::size_t>> list;
+  std::size_t at = 0;
+};
+
+// Keeps the usable entries of a perf list (best first), sizing each one's
+// workspace with `size_of`.
+template <class Algo, class Perf, class SizeOf>
+static void fill_choices(std::vector<std::pair<Algo, std::size_t>>& list, const std::vector<Perf>& perfs, int returned,
+                         const char* direction, SizeOf size_of) {
+  for (int i = 0; i < returned; ++i) {
+    const Perf& perf = perfs[static_cast<std::size_t>(i)];
+    if (perf.status != CUDNN_STATUS_SUCCESS) continue;
+    list.emplace_back(perf.algo, size_of(perf.algo));
+  }
+  if (list.empty())
+    throw Error(std::string("cuDNN has no usable ") + direction + " convolution algorithm for this geometry");
+}
 
 struct Convolutions::Plan {
   cudnnTensorDescriptor_t x = nullptr, y = nullptr, bias = nullptr;
   cudnnFilterDescriptor_t w = nullptr;
   cudnnConvolutionDescriptor_t conv = nullptr;
-  bool have_fwd = false, have_bwd_data = false, have_bwd_filter = false;
-  cudnnConvolutionFwdAlgo_t fwd{};
-  cudnnConvolutionBwdDataAlgo_t bwd_data{};
-  cudnnConvolutionBwdFilterAlgo_t bwd_filter{};
-  std::size_t fwd_ws = 0, bwd_data_ws = 0, bwd_filter_ws = 0;
+  Choices<cudnnConvolutionFwdAlgo_t> fwd;
+  Choices<cudnnConvolutionBwdDataAlgo_t> bwd_data;
+  Choices<cudnnConvolutionBwdFilterAlgo_t> bwd_filter;
   ~Plan() {
     if (x) (void)cudnnDestroyTensorDescriptor(x);
     if (y) (void)cudnnDestroyTensorDescriptor(y);
@@ -65,6 +76,25 @@ class Convolutions::Workspace {
   StreamId stream_;
   void* p_ = nullptr;
 };
+
+template <class Algo>
+std::pair<Algo, std::size_t> Convolutions::pick(Choices<Algo>& c, std::unique_ptr<Workspace>& ws, StreamId id) {
+  for (;;) {
+    const auto [algo, bytes] = c.list[c.at];
+    try {
+      ws = std::make_unique<Workspace>(allocator_, bytes, id);
+      return {algo, bytes};
+    } catch (const Error& e) {
+      // No room for this algorithm's workspace, even after the cache was
+      // freed: the next one needing less, as PyTorch falls back; remembered.
+      if (e.rule() != "GD008") throw;
+      std::size_t next = c.at + 1;
+      while (next < c.list.size() && c.list[next].second >= bytes) ++next;
+      if (next == c.list.size()) throw;
+      c.at = next;
+    }
+  }
+}
 
 Convolutions::Convolutions(CudaAllocator& allocator) : allocator_(allocator) {
   GDRT_CUDA_CHECK(cudnnCreate(&handle_));
@@ -132,19 +162,22 @@ void Convolutions::forward(const ConvGeometry& g, const float* x, const float* w
   std::lock_guard lock(mutex_);
   Plan& p = plan_locked(g);
   GDRT_CUDA_CHECK(cudnnSetStream(handle_, stream));
-  if (!p.have_fwd) {
+  if (p.fwd.list.empty()) {
     int count = 0, returned = 0;
     GDRT_CUDA_CHECK(cudnnGetConvolutionForwardAlgorithmMaxCount(handle_, &count));
     std::vector<cudnnConvolutionFwdAlgoPerf_t> perfs(static_cast<std::size_t>(count));
     GDRT_CUDA_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(handle_, p.x, p.w, p.conv, p.y, count, &returned,
                                                            perfs.data()));
-    p.fwd = first_usable(perfs, returned, "forward").algo;
-    GDRT_CUDA_CHECK(cudnnGetConvolutionForwardWorkspaceSize(handle_, p.x, p.w, p.conv, p.y, p.fwd, &p.fwd_ws));
-    p.have_fwd = true;
+    fill_choices(p.fwd.list, perfs, returned, "forward", [&](cudnnConvolutionFwdAlgo_t algo) {
+      std::size_t bytes = 0;
+      GDRT_CUDA_CHECK(cudnnGetConvolutionForwardWorkspaceSize(handle_, p.x, p.w, p.conv, p.y, algo, &bytes));
+      return bytes;
+    });
   }
-  Workspace ws(allocator_, p.fwd_ws, id);
+  std::unique_ptr<Workspace> ws;
+  const auto [algo, bytes] = pick(p.fwd, ws, id);
   const float one = 1.0f, zero_f = 0.0f;
-  GDRT_CUDA_CHECK(cudnnConvolutionForward(handle_, &one, p.x, x, p.w, w, p.conv, p.fwd, ws.get(), p.fwd_ws, &zero_f,
+  GDRT_CUDA_CHECK(cudnnConvolutionForward(handle_, &one, p.x, x, p.w, w, p.conv, algo, ws->get(), bytes, &zero_f,
                                           p.y, y));
   if (bias) GDRT_CUDA_CHECK(cudnnAddTensor(handle_, &one, p.bias, bias, &one, p.y, y));
 }
@@ -155,21 +188,23 @@ void Convolutions::backward_data(const ConvGeometry& g, const float* dy, const f
   std::lock_guard lock(mutex_);
   Plan& p = plan_locked(g);
   GDRT_CUDA_CHECK(cudnnSetStream(handle_, stream));
-  if (!p.have_bwd_data) {
+  if (p.bwd_data.list.empty()) {
     int count = 0, returned = 0;
     GDRT_CUDA_CHECK(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(handle_, &count));
     std::vector<cudnnConvolutionBwdDataAlgoPerf_t> perfs(static_cast<std::size_t>(count));
     GDRT_CUDA_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(handle_, p.w, p.y, p.conv, p.x, count, &returned,
                                                                 perfs.data()));
-    p.bwd_data = first_usable(perfs, returned, "backward-data").algo;
-    GDRT_CUDA_CHECK(cudnnGetConvolutionBackwardDataWorkspaceSize(handle_, p.w, p.y, p.conv, p.x, p.bwd_data,
-                                                                 &p.bwd_data_ws));
-    p.have_bwd_data = true;
+    fill_choices(p.bwd_data.list, perfs, returned, "backward-data", [&](cudnnConvolutionBwdDataAlgo_t algo) {
+      std::size_t bytes = 0;
+      GDRT_CUDA_CHECK(cudnnGetConvolutionBackwardDataWorkspaceSize(handle_, p.w, p.y, p.conv, p.x, algo, &bytes));
+      return bytes;
+    });
   }
-  Workspace ws(allocator_, p.bwd_data_ws, id);
+  std::unique_ptr<Workspace> ws;
+  const auto [algo, bytes] = pick(p.bwd_data, ws, id);
   const float one = 1.0f, zero_f = 0.0f;
-  GDRT_CUDA_CHECK(cudnnConvolutionBackwardData(handle_, &one, p.w, w, p.y, dy, p.conv, p.bwd_data, ws.get(),
-                                               p.bwd_data_ws, &zero_f, p.x, dx));
+  GDRT_CUDA_CHECK(cudnnConvolutionBackwardData(handle_, &one, p.w, w, p.y, dy, p.conv, algo, ws->get(), bytes,
+                                               &zero_f, p.x, dx));
 }
 
 void Convolutions::backward_weight(const ConvGeometry& g, const float* x, const float* dy, float* dw, float* db,
@@ -184,20 +219,23 @@ void Convolutions::backward_weight(const ConvGeometry& g, const float* x, const 
   GDRT_CUDA_CHECK(cudnnSetStream(handle_, stream));
   const float one = 1.0f, zero_f = 0.0f;
   if (dw) {
-    if (!p.have_bwd_filter) {
+    if (p.bwd_filter.list.empty()) {
       int count = 0, returned = 0;
       GDRT_CUDA_CHECK(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(handle_, &count));
       std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> perfs(static_cast<std::size_t>(count));
       GDRT_CUDA_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(handle_, p.x, p.y, p.conv, p.w, count,
                                                                     &returned, perfs.data()));
-      p.bwd_filter = first_usable(perfs, returned, "backward-filter").algo;
-      GDRT_CUDA_CHECK(cudnnGetConvolutionBackwardFilterWorkspaceSize(handle_, p.x, p.y, p.conv, p.w, p.bwd_filter,
-                                                                     &p.bwd_filter_ws));
-      p.have_bwd_filter = true;
+      fill_choices(p.bwd_filter.list, perfs, returned, "backward-filter", [&](cudnnConvolutionBwdFilterAlgo_t algo) {
+        std::size_t bytes = 0;
+        GDRT_CUDA_CHECK(
+            cudnnGetConvolutionBackwardFilterWorkspaceSize(handle_, p.x, p.y, p.conv, p.w, algo, &bytes));
+        return bytes;
+      });
     }
-    Workspace ws(allocator_, p.bwd_filter_ws, id);
-    GDRT_CUDA_CHECK(cudnnConvolutionBackwardFilter(handle_, &one, p.x, x, p.y, dy, p.conv, p.bwd_filter, ws.get(),
-                                                   p.bwd_filter_ws, &zero_f, p.w, dw));
+    std::unique_ptr<Workspace> ws;
+    const auto [algo, bytes] = pick(p.bwd_filter, ws, id);
+    GDRT_CUDA_CHECK(cudnnConvolutionBackwardFilter(handle_, &one, p.x, x, p.y, dy, p.conv, algo, ws->get(), bytes,
+                                                   &zero_f, p.w, dw));
   }
   if (db) GDRT_CUDA_CHECK(cudnnConvolutionBackwardBias(handle_, &one, p.y, dy, &zero_f, p.bias, db));
 }

@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <utility>
 
 #include "cuda/cuda_allocator.h"
 #include "gdrt/kernel_op.h"
@@ -38,6 +39,11 @@ class Convolutions {
   // Workspace from the caching allocator, in `stream`'s order: freed right
   // after the call is queued, it is reused only by later work on that stream.
   class Workspace;
+  template <class Algo>
+  struct Choices;
+  // The algorithm to run and its workspace, allocated into `ws`.
+  template <class Algo>
+  std::pair<Algo, std::size_t> pick(Choices<Algo>& c, std::unique_ptr<Workspace>& ws, StreamId id);
 
   CudaAllocator& allocator_;
   std::mutex mutex_;
