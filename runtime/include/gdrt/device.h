@@ -14,6 +14,11 @@ struct Device {
   DeviceKind kind = DeviceKind::cpu;
   int index = 0;
 
+  Device() = default;
+  Device(DeviceKind k, int i = 0) : kind(k), index(i) {}
+  // Device("cuda:1"), Device("emu"), Device("cpu"), as torch.device.
+  explicit Device(std::string_view text) : Device(parse(text)) {}
+
   // "cpu", "emu", "emu:1", "cuda", "cuda:1"; throws gdrt::Error otherwise.
   static Device parse(std::string_view text);
   // "cpu", "emu:0", "cuda:1".
@@ -29,6 +34,10 @@ inline Device cpu_device() { return Device{}; }
 // share a number.
 inline constexpr std::int32_t kEmuTraceDevice = 1000;
 std::int32_t trace_device_id(const Device& device);
+
+// Whether `device` can run here: its backend is in this build and the
+// device works (a GPU and a driver for cuda). Never throws.
+bool functional(const Device& device);
 
 // The preferred device: an explicit `requested` string if non-empty, else the
 // GDRT_DEVICE environment variable, else the first functional GPU backend

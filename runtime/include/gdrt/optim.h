@@ -22,6 +22,9 @@ class Optimizer {
   // Slots such as "inc.double_conv.0.weight.exp_avg" and "step".
   std::map<std::string, Tensor> state_dict() const;
   void load_state_dict(const std::map<std::string, Tensor>& state);
+  // Moves the optimiser's state (moments, momentum buffers) to `device`;
+  // the parameters move with their module (Module::to).
+  void to(Device device);
   const nn::NamedTensors& params() const { return params_; }
 
  protected:

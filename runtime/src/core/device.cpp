@@ -94,6 +94,15 @@ Backend& backend(const Device& device) {
   return *r.backends.emplace(key, f->second(device.index)).first->second;
 }
 
+bool functional(const Device& device) {
+  if (!backend_registered(device.kind)) return false;
+  try {
+    return backend(device).functional();
+  } catch (const Error&) {
+    return false;
+  }
+}
+
 Device preferred_device(std::string_view requested) {
   if (!requested.empty()) return Device::parse(requested);
   if (const char* env = std::getenv("GDRT_DEVICE"); env && *env) {
@@ -103,14 +112,8 @@ Device preferred_device(std::string_view requested) {
       throw Error(std::string("GDRT_DEVICE: ") + e.what());
     }
   }
-  if (backend_registered(DeviceKind::cuda)) {
-    try {
-      backend(Device{DeviceKind::cuda, 0});
-      return Device{DeviceKind::cuda, 0};
-    } catch (const Error&) {
-      // No functional GPU: fall back to the CPU, as documented.
-    }
-  }
+  // The first functional GPU, else the CPU, as documented.
+  if (const Device gpu{DeviceKind::cuda, 0}; functional(gpu)) return gpu;
   return cpu_device();
 }
 

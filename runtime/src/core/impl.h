@@ -54,6 +54,9 @@ Shape contiguous_strides(const Shape& sizes);
 Tensor make_tensor(const Shape& sizes, DType dtype, Device device);
 // A fresh contiguous cpu tensor in memory `accelerator` pinned.
 Tensor make_pinned(const Shape& sizes, DType dtype, Device accelerator);
+// Moves `t`'s data (and gradient) to `device` keeping its identity: every
+// handle to it, an optimiser's included, sees the moved tensor.
+void move_in_place(const Tensor& t, Device device);
 // A view sharing `base`'s storage.
 Tensor make_view(const Tensor& base, Shape sizes, Shape strides, std::int64_t offset);
 std::int64_t normalize_dim(std::int64_t dim, std::int64_t rank, const char* op);

@@ -162,6 +162,21 @@ Tensor Tensor::to(Device target, bool non_blocking) const {
   return out;
 }
 
+void move_in_place(const Tensor& t, Device device) {
+  if (!t.defined() || t.device() == device) return;
+  Tensor moved;
+  {
+    NoGrad ng;
+    moved = t.detach().to(device);
+  }
+  TensorImpl& impl = *t.impl();
+  impl.storage = moved.impl()->storage;
+  impl.strides = moved.strides();
+  impl.offset = moved.offset();
+  impl.device = device;
+  if (impl.grad) move_in_place(Tensor(impl.grad), device);
+}
+
 Tensor Tensor::pin_memory(Device accelerator) const {
   if (!device().is_cpu())
     throw Error("pin_memory(): " + describe() + " is not on cpu; only host memory can be pinned");

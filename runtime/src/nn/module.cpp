@@ -96,13 +96,10 @@ void Module::train(bool on) {
 }
 
 void Module::to(Device device) {
-  for (auto& [_, t] : params_) {
-    if (t->device() == device) continue;
-    Tensor moved = t->detach().to(device);
-    moved.requires_grad_(true);
-    *t = moved;
-  }
-  for (auto& [_, t] : buffers_) *t = t->detach().to(device);
+  // In place, as PyTorch's: an optimiser made before the move holds the same
+  // tensors and keeps working.
+  for (auto& [_, t] : params_) move_in_place(*t, device);
+  for (auto& [_, t] : buffers_) move_in_place(*t, device);
   for (auto& [_, c] : children_) c->to(device);
 }
 

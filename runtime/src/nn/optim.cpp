@@ -66,6 +66,10 @@ void Optimizer::load_state_dict(const std::map<std::string, Tensor>& state) {
   steps_ = static_cast<std::int64_t>(step->second.to(cpu_device()).item());
 }
 
+void Optimizer::to(Device device) {
+  for (auto& [_, t] : state_) move_in_place(t, device);
+}
+
 SGD::SGD(nn::NamedTensors params, SGDOptions o) : Optimizer(std::move(params)), o_(o) { lr_ = o.lr; }
 
 void SGD::update(const std::string& name, Tensor& p, const Tensor& grad) {

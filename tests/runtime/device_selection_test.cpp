@@ -1,0 +1,130 @@
+// Choosing and moving between devices as Flux and PyTorch users expect:
+// Device("cuda:1"), GDRT_DEVICE, the first functional GPU else cpu, to() for
+// tensors, modules and optimiser state, and checkpoints that load anywhere.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "gdrt/gdrt.h"
+#include "test_support.h"
+
+namespace gdrt {
+namespace {
+
+// Sets GDRT_DEVICE for one scope, restoring what was there.
+class DeviceEnv {
+ public:
+  explicit DeviceEnv(const char* value) {
+    if (const char* old = std::getenv("GDRT_DEVICE")) saved_ = old, had_ = true;
+    if (value) setenv("GDRT_DEVICE", value, 1);
+    else unsetenv("GDRT_DEVICE");
+  }
+  ~DeviceEnv() {
+    if (had_) setenv("GDRT_DEVICE", saved_.c_str(), 1);
+    else unsetenv("GDRT_DEVICE");
+  }
+
+ private:
+  std::string saved_;
+  bool had_ = false;
+};
+
+TEST(DeviceSelection, DevicesAreNamedAsInPyTorch) {
+  EXPECT_EQ(Device("cuda:1"), (Device{DeviceKind::cuda, 1}));
+  EXPECT_EQ(Device("emu"), (Device{DeviceKind::emu, 0}));
+  EXPECT_EQ(Device("cpu"), cpu_device());
+  EXPECT_EQ(Device("emu:2").str(), "emu:2");
+  EXPECT_THROW(Device("gpu"), Error);
+  EXPECT_THROW(Device("cuda:-1"), Error);
+  EXPECT_THROW(Device("cpu:1"), Error);
+}
+
+TEST(DeviceSelection, AnExplicitDeviceWinsOverTheEnvironmentWhichWinsOverTheDefault) {
+  DeviceEnv env("emu:1");
+  EXPECT_EQ(preferred_device("cpu"), cpu_device());
+  EXPECT_EQ(preferred_device(), (Device{DeviceKind::emu, 1}));
+}
+
+TEST(DeviceSelection, WithoutAChoiceItIsTheFirstFunctionalGpuElseCpu) {
+  DeviceEnv env(nullptr);
+  const Device gpu{DeviceKind::cuda, 0};
+  EXPECT_EQ(preferred_device(), functional(gpu) ? gpu : cpu_device());
+}
+
+TEST(DeviceSelection, ABadEnvironmentValueIsAnErrorNamingTheVariable) {
+  DeviceEnv env("tpu");
+  try {
+    (void)preferred_device();
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("GDRT_DEVICE"), std::string::npos) << e.what();
+  }
+}
+
+TEST(DeviceSelection, FunctionalSaysWhetherADeviceCanRunAndNeverThrows) {
+  EXPECT_TRUE(functional(cpu_device()));
+  EXPECT_TRUE(functional(test::emu_device()));
+  if (!backend_registered(DeviceKind::cuda)) {
+    EXPECT_FALSE(functional(Device{DeviceKind::cuda, 0}));
+  }
+  EXPECT_FALSE(functional(Device{DeviceKind::cuda, 97}));
+}
+
+TEST(DeviceSelection, MovingAModuleKeepsAnOptimiserMadeBeforeWorking) {
+  nn::UNet model({3, 1, 4, 2, true, 1});
+  optim::Adam opt(model.named_parameters(), {1e-2});
+  Generator g(0);
+  const Tensor x = randn({2, 3, 8, 8}, g);
+  sum(model(x)).backward();
+  opt.step();  // state is made on cpu
+  model.to(test::emu_device());
+  opt.to(test::emu_device());
+  for (const auto& [name, p] : opt.params()) EXPECT_EQ(p.device(), test::emu_device()) << name;
+  for (const auto& [name, s] : opt.state_dict())
+    if (name != "step") {
+      EXPECT_EQ(s.device(), test::emu_device()) << name;
+    }
+  opt.zero_grad();
+  sum(model(x.to(test::emu_device()))).backward();
+  opt.step();
+  for (const auto& [name, p] : model.named_parameters()) {
+    ASSERT_TRUE(p.grad().defined()) << name;
+    EXPECT_EQ(p.grad().device(), test::emu_device()) << name;
+  }
+}
+
+TEST(DeviceSelection, ACheckpointSavedOnOneDeviceLoadsOnAnother) {
+  const auto path = (std::filesystem::temp_directory_path() /
+                     ("gdrt_devices_" + std::to_string(::getpid()) + ".safetensors")).string();
+  nn::UNet on_emu({3, 1, 4, 2, true, 1}), on_cpu({3, 1, 4, 2, true, 2});
+  on_emu.to(test::emu_device());
+  optim::Adam opt_emu(on_emu.named_parameters(), {1e-2}), opt_cpu(on_cpu.named_parameters(), {1e-2});
+  Generator g(0);
+  sum(on_emu(randn({1, 3, 8, 8}, g).to(test::emu_device()))).backward();
+  opt_emu.step();
+  save_checkpoint(path, on_emu, &opt_emu);
+  load_checkpoint(path, on_cpu, &opt_cpu);
+  std::filesystem::remove(path);
+  for (const auto& [k, t] : on_emu.state_dict()) {
+    EXPECT_EQ(on_cpu.state_dict().at(k).device(), cpu_device()) << k;
+    EXPECT_TRUE(test::all_close(on_cpu.state_dict().at(k), t.to(cpu_device()), 0)) << k;
+  }
+  EXPECT_EQ(opt_cpu.state_dict().at("outc.conv.bias.exp_avg").device(), cpu_device());
+}
+
+TEST(DeviceSelection, MixingDevicesInOneOpNamesTheOpAndBothDevices) {
+  try {
+    (void)matmul(ones({2, 2}), ones({2, 2}).to(test::emu_device()));
+    FAIL();
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    EXPECT_EQ(e.rule(), "GD001");
+    EXPECT_NE(m.find("matmul"), std::string::npos) << m;
+    EXPECT_NE(m.find("cpu"), std::string::npos) << m;
+    EXPECT_NE(m.find("emu:0"), std::string::npos) << m;
+  }
+}
+
+}  // namespace
+}  // namespace gdrt
