@@ -24,9 +24,9 @@ else
 fi
 
 echo
-echo "== gpudiag trace: a UNet trains on synthetic shapes under the tracer"
+echo "== gpudiag trace: a UNet trains on synthetic shapes on emu (an emulated GPU) under the tracer"
 "$build/tracer/cli/gpudiag" trace -o "$out/train_unet.gdtrace" -- \
-  "$build/samples/train_unet/train_unet" --device cpu --epochs 2 --checkpoint "$out/train_unet.safetensors"
+  "$build/samples/train_unet/train_unet" --device emu --epochs 2 --checkpoint "$out/train_unet.safetensors"
 
 echo
 echo "== gpudiag explain GD004"

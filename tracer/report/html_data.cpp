@@ -113,7 +113,7 @@ nlohmann::json device_json(Builder& b, const DeviceMemory& m, const HtmlOptions&
   }
   const std::uint64_t merged = order.size() - keep;
   return {{"device", m.device},
-          {"label", m.device == kHostDevice ? std::string("host") : fmt::format("device {}", m.device)},
+          {"label", b.trace.device_label(m.device)},
           {"allocations", m.blocks.size()},
           {"peak_bytes", m.peak_bytes},
           {"peak_us", b.us(m.peak_ns)},

@@ -50,8 +50,6 @@ std::string short_stack(const std::vector<Frame>& frames, std::size_t depth = 3)
   return out;
 }
 
-std::string device_name(std::int32_t id) { return id == kHostDevice ? "host" : fmt::format("device {}", id); }
-
 }  // namespace
 
 void print_summary(std::ostream& out, const Trace& trace, const Report& report, const SummaryOptions& options) {
@@ -103,7 +101,7 @@ void print_summary(std::ostream& out, const Trace& trace, const Report& report, 
   out << '\n' << st.bold("Memory") << '\n';
   if (report.memory.devices.empty()) out << "  no allocations recorded\n";
   for (const DeviceMemory& m : report.memory.devices) {
-    out << fmt::format("  {}: peak {} live", device_name(m.device), format_bytes(m.peak_bytes));
+    out << fmt::format("  {}: peak {} live", trace.device_label(m.device), format_bytes(m.peak_bytes));
     if (m.capacity_bytes) out << fmt::format(" of {} ({})", format_bytes(m.capacity_bytes), pct(m.peak_bytes, m.capacity_bytes));
     if (m.peak_reserved) out << fmt::format(", allocator reserved up to {}", format_bytes(m.peak_reserved));
     out << fmt::format(", {} allocations", m.blocks.size());
@@ -126,7 +124,7 @@ void print_summary(std::ostream& out, const Trace& trace, const Report& report, 
   out << '\n' << st.bold("GPU time") << '\n';
   if (report.gpu_time.empty()) out << "  no GPU activity recorded\n";
   for (const GpuTime& g : report.gpu_time) {
-    out << fmt::format("  {}: {} from first to last GPU activity\n", device_name(g.device), format_duration(g.total_ns));
+    out << fmt::format("  {}: {} from first to last GPU activity\n", trace.device_label(g.device), format_duration(g.total_ns));
     const std::pair<const char*, std::uint64_t> rows[] = {
         {"busy", g.busy_ns},         {"idle", g.idle_ns},       {"computation", g.computation_ns},
         {"  kernels", g.kernel_ns},  {"  memsets", g.memset_ns}, {"memcpy", g.memcpy_ns},

@@ -50,17 +50,30 @@ std::int32_t memory_device(const Device& d, MemoryKind kind) {
 
 std::uint64_t now_ns() { return rec::now_ns(); }
 
-void allocated(const Device& device, const void* ptr, std::size_t bytes, MemoryKind kind) {
+void allocated(const Device& device, const void* ptr, std::size_t bytes, MemoryKind kind, StreamId stream) {
   if (!rec::enabled()) return;
   if (!device.is_cpu()) describe_once(device);
   rec::record(rec::AllocEvent{.addr = reinterpret_cast<std::uintptr_t>(ptr), .bytes = bytes, .kind = mem_kind(kind),
-                              .device = memory_device(device, kind), .stack = rec::capture_stack(2)});
+                              .device = memory_device(device, kind), .stream = stream,
+                              .stack = rec::capture_stack(2)});
 }
 
-void freed(const Device& device, const void* ptr, std::size_t bytes, MemoryKind kind) {
+void freed(const Device& device, const void* ptr, std::size_t bytes, MemoryKind kind, StreamId stream,
+           const std::vector<StreamId>& used_on) {
   if (!rec::enabled()) return;
-  rec::record(rec::FreeEvent{.addr = reinterpret_cast<std::uintptr_t>(ptr), .bytes = bytes, .kind = mem_kind(kind),
-                             .device = memory_device(device, kind), .stack = rec::capture_stack(2)});
+  // A trace's free has one stream. A block recorded on other streams is
+  // freed in the order of the last of them, after an event wait for the
+  // others (its own stream included): the allocator waits for all of them
+  // before it reuses the block.
+  const StreamId ordered_on = used_on.empty() ? stream : used_on.back();
+  const std::int32_t dev = memory_device(device, kind);
+  const auto now = rec::now_ns();
+  if (!used_on.empty())
+    rec::record(rec::SyncEvent{.start_ns = now, .end_ns = now, .kind = gpudiag::SyncKind::StreamWaitEvent,
+                               .device = dev, .stream = ordered_on});
+  rec::record(rec::FreeEvent{.time_ns = now + (used_on.empty() ? 0 : 1), .addr = reinterpret_cast<std::uintptr_t>(ptr),
+                             .bytes = bytes, .kind = mem_kind(kind), .device = dev, .stream = ordered_on,
+                             .stack = rec::capture_stack(2)});
 }
 
 void copied(const Device& device, void* dst, MemoryKind dst_kind, const void* src, MemoryKind src_kind,
@@ -143,8 +156,8 @@ void step(std::int64_t number, std::uint64_t start_ns, std::uint64_t end_ns) {
 #else  // built without the recorder: hooks are no-ops
 
 std::uint64_t now_ns() { return 0; }
-void allocated(const Device&, const void*, std::size_t, MemoryKind) {}
-void freed(const Device&, const void*, std::size_t, MemoryKind) {}
+void allocated(const Device&, const void*, std::size_t, MemoryKind, StreamId) {}
+void freed(const Device&, const void*, std::size_t, MemoryKind, StreamId, const std::vector<StreamId>&) {}
 void copied(const Device&, void*, MemoryKind, const void*, MemoryKind, std::size_t, std::uint64_t, std::uint64_t,
             StreamId, bool) {}
 void synchronized(const Device&, SyncScope, StreamId, std::uint64_t, std::uint64_t) {}

@@ -13,8 +13,13 @@ namespace gdrt::hooks {
 // What a host wait covered.
 enum class SyncScope : std::uint8_t { stream, device, event };
 
-void allocated(const Device& device, const void* ptr, std::size_t bytes, MemoryKind kind);
-void freed(const Device& device, const void* ptr, std::size_t bytes, MemoryKind kind);
+// Device memory is stream-ordered: `stream` is the one it is allocated for
+// and freed on (a free there is ordered after that stream's earlier work).
+void allocated(const Device& device, const void* ptr, std::size_t bytes, MemoryKind kind, StreamId stream);
+// `used_on`: the other streams it was recorded on (record_stream), whose
+// earlier work the free waits for too.
+void freed(const Device& device, const void* ptr, std::size_t bytes, MemoryKind kind, StreamId stream,
+           const std::vector<StreamId>& used_on);
 // A copy `device`'s backend ran or queued; end_ns 0 for one still queued (async).
 void copied(const Device& device, void* dst, MemoryKind dst_kind, const void* src, MemoryKind src_kind,
             std::size_t bytes, std::uint64_t start_ns, std::uint64_t end_ns, StreamId stream, bool async);

@@ -10,16 +10,16 @@ namespace gdrt {
 Storage::Storage(Backend& b, std::size_t n, StreamId s)
     : backend(&b), data(b.allocate(n, s)), bytes(n),
       kind(b.device().is_cpu() ? MemoryKind::host_pageable : MemoryKind::device), stream(s) {
-  hooks::allocated(b.device(), data, bytes, kind);
+  hooks::allocated(b.device(), data, bytes, kind, stream);
 }
 Storage::Storage(Backend& b, void* d, std::size_t n, MemoryKind k) : backend(&b), data(d), bytes(n), kind(k) {
-  hooks::allocated(b.device(), data, bytes, kind);
+  hooks::allocated(b.device(), data, bytes, kind, stream);
 }
 std::shared_ptr<Storage> Storage::pinned(Backend& pinning, std::size_t n) {
   return std::shared_ptr<Storage>(new Storage(pinning, pinning.allocate_pinned(n), n, MemoryKind::host_pinned));
 }
 Storage::~Storage() {
-  hooks::freed(backend->device(), data, bytes, kind);
+  hooks::freed(backend->device(), data, bytes, kind, stream, used_on);
   if (kind == MemoryKind::host_pinned)
     backend->deallocate_pinned(data, bytes);
   else

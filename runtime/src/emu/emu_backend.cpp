@@ -7,6 +7,7 @@
 // as CUDA's do, and the cpu kernels doing the arithmetic on the device's
 // private view.
 #include <pthread.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdlib>
@@ -29,6 +30,27 @@ namespace gdrt::emu {
 namespace {
 
 std::atomic<bool> g_in_forked_child{false};
+
+// Every emu backend, for abandoning their queues at process exit.
+std::mutex g_live_mutex;
+std::vector<Streams*> g_live_streams;
+
+// exit() runs the calling thread's thread_local destructors before any
+// static destructor: when that thread is the main one, the process is
+// ending, and the streams stop before the kernels' libraries (oneDNN's JIT
+// code) are torn down under them.
+struct ProcessExit {
+  ~ProcessExit() {
+    if (gettid() != getpid()) return;
+    std::lock_guard lock(g_live_mutex);
+    for (Streams* s : g_live_streams) s->abandon();
+  }
+};
+
+void watch_process_exit() {
+  thread_local ProcessExit watch;
+  (void)watch;
+}
 
 std::size_t configured_capacity() {
   const char* text = std::getenv("GDRT_EMU_MEMORY");
@@ -61,6 +83,8 @@ class EmuBackend final : public Backend {
     static std::once_flag fork_hook;
     std::call_once(fork_hook, [] { pthread_atfork(nullptr, nullptr, [] { g_in_forked_child = true; }); });
     report_host_faults(memory_, name_.c_str());
+    std::lock_guard lock(g_live_mutex);
+    g_live_streams.push_back(&streams_);
   }
   ~EmuBackend() override { streams_.synchronize_all(); }
 
@@ -202,6 +226,7 @@ class EmuBackend final : public Backend {
   };
 
   void usable() const {
+    watch_process_exit();
     if (g_in_forked_child)
       throw Error(name_ + ": initialization error (CUDA error 3): the device was initialised before fork(), and a "
                           "forked child cannot use it, as with CUDA. Create worker processes before using the "

@@ -1,5 +1,6 @@
 #include "emu/emu_streams.h"
 
+#include <algorithm>
 #include <exception>
 
 #include "gdrt/error.h"
@@ -125,6 +126,18 @@ void Streams::synchronize_all() {
   changed_.wait(lock, [&] { return satisfied(points); });
 }
 
+void Streams::abandon() {
+  std::unique_lock lock(mutex_);
+  abandoned_ = true;
+  for (auto& [id, st] : streams_) {
+    st->queue.clear();
+    st->head = 0;
+    st->completed = st->queued;
+  }
+  changed_.notify_all();
+  changed_.wait(lock, [&] { return running_ == 0; });
+}
+
 void Streams::check() const {
   std::lock_guard lock(mutex_);
   if (!error_.empty()) throw Error(error_);
@@ -151,7 +164,8 @@ void Streams::run(StreamId id, State* s) {
     }
     // After a failure the device is unusable, as after a sticky CUDA error:
     // queued work is dropped, but still counts as completed so waits end.
-    const bool run_it = error_.empty();
+    const bool run_it = error_.empty() && !abandoned_;
+    ++running_;
     lock.unlock();
     if (run_it) {
       try {
@@ -161,7 +175,8 @@ void Streams::run(StreamId id, State* s) {
       }
     }
     lock.lock();
-    s->completed = task.seq;
+    --running_;
+    s->completed = std::max(s->completed, task.seq);
     changed_.notify_all();
   }
 }

@@ -53,6 +53,11 @@ class Streams {
   void synchronize(StreamPoint point);
   void synchronize(StreamId stream);
   void synchronize_all();
+  // At process exit: drops all queued work and waits for the work running
+  // now, as a GPU abandons its queues when the process goes, so no worker is
+  // inside a library whose static objects exit() is about to destroy. Work
+  // queued later is dropped too.
+  void abandon();
   // Throws the sticky error, if queued work has failed.
   void check() const;
   // Records the sticky error (first one wins).
@@ -85,6 +90,8 @@ class Streams {
   std::map<StreamId, std::uint64_t> retired_;
   StreamId next_ = 1;
   std::string error_;
+  bool abandoned_ = false;
+  int running_ = 0;
 };
 
 }  // namespace gdrt::emu

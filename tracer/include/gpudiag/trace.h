@@ -163,6 +163,9 @@ struct Trace {
   void sort_by_time();
   // The description of a device, or nullptr.
   const DeviceDesc* device(std::int32_t id) const;
+  // How reports name a device: "host", "device 0", or with the name the
+  // trace gives it, "device 1000 (gdrt emu:0)".
+  std::string device_label(std::int32_t id) const;
 };
 
 // Loads a trace of any supported format, detected from the content:

@@ -1,0 +1,101 @@
+// The bugs emu makes really happen are named by gpudiag's report from what
+// gdrt's hooks record: each buggy case must be found, its fixed twin not.
+// Streams are held at a gate (StreamHold) so the bug happens every run.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <functional>
+
+#include "emu/emu_control.h"
+#include "gdrt/gdrt.h"
+#include "gpudiag/detect/detect.h"
+#include "gpudiag/record.h"
+#include "gpudiag/trace_io.h"
+#include "test_support.h"
+
+namespace gdrt {
+namespace {
+
+std::vector<std::string> rules_found(const std::function<void()>& program) {
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("gdrt_emu_findings_" + std::to_string(::getpid()) + ".gdtrace")).string();
+  EXPECT_TRUE(gpudiag::rec::start(path.c_str()));
+  program();
+  gpudiag::rec::stop();
+  const gpudiag::Trace trace = gpudiag::read_gdtrace(path);
+  std::filesystem::remove(path);
+  const gpudiag::MemoryTimeline memory = gpudiag::build_memory_timeline(trace);
+  const auto time = gpudiag::gpu_time_breakdown(trace);
+  const gpudiag::RunPhases phases = gpudiag::find_phases(trace);
+  std::vector<std::string> rules;
+  for (const auto& f : gpudiag::run_detectors({trace, memory, time, {}, phases})) rules.push_back(f.rule_id);
+  return rules;
+}
+
+bool has(const std::vector<std::string>& rules, const char* rule) {
+  return std::find(rules.begin(), rules.end(), rule) != rules.end();
+}
+
+void read_before_sync(bool synchronise_first) {
+  const Device dev = test::emu_device();
+  Tensor d = full({4096}, 3.0, TensorOptions{}.with_device(dev));
+  Tensor host;
+  {
+    emu::StreamHold hold(dev, 0);
+    host = d.to(cpu_device(), /*non_blocking=*/true);
+    if (!synchronise_first) (void)host.to_vector<float>();
+  }
+  synchronize(dev);
+  (void)host.to_vector<float>();
+}
+
+TEST(EmuTraceFindings, ReadingANonBlockingCopyBeforeTheSyncIsGD003) {
+  EXPECT_TRUE(has(rules_found([] { read_before_sync(false); }), "GD003"));
+  EXPECT_FALSE(has(rules_found([] { read_before_sync(true); }), "GD003"));
+}
+
+void free_while_side_stream_reads(bool record_stream) {
+  const Device dev = test::emu_device();
+  Stream side = Stream::create(dev, StreamFlags::non_blocking);
+  Tensor x = full({4096}, 1.0, TensorOptions{}.with_device(dev));
+  Tensor y;
+  {
+    emu::StreamHold hold(dev, side.id());
+    {
+      StreamGuard g(side);
+      y = mul(x, 2.0);
+    }
+    if (record_stream) x.record_stream(side);
+    x = Tensor();
+  }
+  synchronize(dev);
+}
+
+TEST(EmuTraceFindings, FreeingATensorASideStreamStillReadsIsGD004) {
+  EXPECT_TRUE(has(rules_found([] { free_while_side_stream_reads(false); }), "GD004"));
+  EXPECT_FALSE(has(rules_found([] { free_while_side_stream_reads(true); }), "GD004"));
+}
+
+TEST(EmuTraceFindings, AHealthyTrainingStepOnEmuHasNoErrorFinding) {
+  const auto rules = rules_found([] {
+    nn::UNet model({3, 1, 4, 2, true, 1});
+    model.to(test::emu_device());
+    optim::Adam opt(model.named_parameters(), {1e-2});
+    Generator g(0);
+    for (int i = 0; i < 3; ++i) {
+      TrainingStep step;
+      opt.zero_grad();
+      Tensor x = randn({2, 3, 16, 16}, g).to(test::emu_device());
+      Tensor loss = mean(mul(model(x), model(x)));
+      loss.backward();
+      opt.step();
+      (void)loss.to(cpu_device()).item();
+    }
+  });
+  for (const char* rule : {"GD001", "GD002", "GD003", "GD004", "GD007", "GD008"}) EXPECT_FALSE(has(rules, rule)) << rule;
+}
+
+}  // namespace
+}  // namespace gdrt
