@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "step_config.h"
 #include "gdrt/gdrt.h"
 #include "torch_peer.h"
 
@@ -23,11 +24,7 @@ namespace {
 using gdrt_bench::median;
 using gdrt_bench::Times;
 
-struct Config {
-  int threads = 2, steps = 9;
-  std::int64_t base = 16, depth = 4, batch = 4, size = 128;
-  bool torch = true;
-};
+using Config = bench::StepConfig;
 
 double process_cpu_seconds() {
   timespec ts{};
@@ -147,36 +144,9 @@ int main(int argc, char** argv) {
   // Idle OpenMP workers sleep, as in bench/unet_step: spinning teams distort
   // timings on a shared machine.
   ::setenv("OMP_WAIT_POLICY", "passive", 0);
-  Config c;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto next = [&]() -> long {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "device_step: %s needs a value\n", a.c_str());
-        std::exit(2);
-      }
-      return std::strtol(argv[++i], nullptr, 10);
-    };
-    if (a == "--threads") c.threads = static_cast<int>(next());
-    else if (a == "--steps") c.steps = static_cast<int>(next());
-    else if (a == "--base") c.base = next();
-    else if (a == "--depth") c.depth = next();
-    else if (a == "--batch") c.batch = next();
-    else if (a == "--size") c.size = next();
-    else if (a == "--no-torch") c.torch = false;
-    else {
-      std::fprintf(stderr, "device_step: unknown option %s\n", a.c_str());
-      return 2;
-    }
-  }
-  if (c.steps < 1 || c.threads < 1) {
-    std::fprintf(stderr, "device_step: --steps and --threads must be >= 1\n");
-    return 2;
-  }
+  const Config c = bench::parse_step_config(argc, argv, "device_step");
   try {
-    std::printf("UNet(base %lld, depth %lld), batch %lld, 3x%lldx%lld, BCE-with-logits, Adam, %d threads, median of %d steps\n",
-                static_cast<long long>(c.base), static_cast<long long>(c.depth), static_cast<long long>(c.batch),
-                static_cast<long long>(c.size), static_cast<long long>(c.size), c.threads, c.steps);
+    bench::print_step_config(c);
     gdrt::set_num_threads(c.threads);
     emu_against_cpu(c);
     cuda_against_pytorch(c);
