@@ -62,6 +62,8 @@ class Backend {
   virtual StreamId create_stream(StreamFlags flags) = 0;
   virtual void destroy_stream(StreamId stream) = 0;
   virtual EventId record_event(StreamId stream) = 0;
+  // The event is no longer waited on or synchronised with.
+  virtual void destroy_event(EventId event) = 0;
   virtual void wait_event(StreamId stream, EventId event) = 0;
   virtual void synchronize_event(EventId event) = 0;
   virtual void synchronize(StreamId stream) = 0;

@@ -10,18 +10,24 @@
 
 namespace gdrt {
 
+// Work recorded on a stream up to a point; the backend's event is
+// released with the last handle.
 class Event {
  public:
   Event() = default;
-  Event(Device device, EventId id) : device_(device), id_(id) {}
   Device device() const { return device_; }
   EventId id() const { return id_; }
+  bool defined() const { return owned_ != nullptr; }
   // Blocks the host until the work recorded before the event is done.
   void synchronize() const;
 
  private:
+  friend class Stream;
+  struct Owned;
+  Event(Device device, EventId id);
   Device device_{};
   EventId id_ = 0;
+  std::shared_ptr<Owned> owned_;
 };
 
 class Stream {

@@ -11,10 +11,31 @@ namespace gdrt {
 
 struct Stream::Owned {
   Owned(Device d, StreamId s) : device(d), id(s) {}
-  ~Owned() { backend(device).destroy_stream(id); }
+  ~Owned() {
+    try {
+      backend(device).destroy_stream(id);
+    } catch (const Error&) {
+      // A device that failed (a sticky error) cannot destroy it; the error was reported where it happened.
+    }
+  }
   Device device;
   StreamId id;
 };
+
+struct Event::Owned {
+  Owned(Device d, EventId e) : device(d), id(e) {}
+  ~Owned() {
+    try {
+      backend(device).destroy_event(id);
+    } catch (const Error&) {
+      // A device that failed (a sticky error) keeps its events: nothing to release.
+    }
+  }
+  Device device;
+  EventId id;
+};
+
+Event::Event(Device device, EventId id) : device_(device), id_(id), owned_(std::make_shared<Owned>(device, id)) {}
 
 namespace {
 thread_local std::vector<Stream> t_current;  // at most one per device
@@ -38,6 +59,7 @@ Stream Stream::current(Device device) {
 Event Stream::record() const { return Event(device_, backend(device_).record_event(id_)); }
 
 void Stream::wait(const Event& event) const {
+  if (!event.defined()) throw Error("Stream::wait: the event was never recorded (a default-constructed Event)");
   if (!(event.device() == device_))
     throw Error("a stream on " + device_.str() + " cannot wait for an event recorded on " + event.device().str());
   const auto start = hooks::now_ns();
@@ -48,6 +70,7 @@ void Stream::wait(const Event& event) const {
 void Stream::synchronize() const { wait_for(device_, id_); }
 
 void Event::synchronize() const {
+  if (!defined()) throw Error("Event::synchronize: the event was never recorded (a default-constructed Event)");
   const auto start = hooks::now_ns();
   backend(device_).synchronize_event(id_);
   hooks::synchronized(device_, hooks::SyncScope::event, 0, start, hooks::now_ns());

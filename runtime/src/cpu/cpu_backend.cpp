@@ -71,6 +71,7 @@ class CpuBackend final : public Backend {
   StreamId create_stream(StreamFlags) override { return next_id_++; }
   void destroy_stream(StreamId) override {}
   EventId record_event(StreamId) override { return next_id_++; }
+  void destroy_event(EventId) override {}
   void wait_event(StreamId, EventId) override {}
   void synchronize_event(EventId) override {}
   void synchronize(StreamId) override {}

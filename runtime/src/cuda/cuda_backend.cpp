@@ -176,6 +176,11 @@ EventId CudaBackend::record_event(StreamId stream) {
   return streams_.record(stream);
 }
 
+void CudaBackend::destroy_event(EventId event) {
+  use_device(index_);
+  GDRT_CUDA_CHECK(cudaEventDestroy(streams_.remove_event(event)));
+}
+
 void CudaBackend::wait_event(StreamId stream, EventId event) {
   use_device(index_);
   GDRT_CUDA_CHECK(cudaStreamWaitEvent(streams_.get(stream), streams_.event(event), 0));

@@ -34,6 +34,7 @@ class CudaBackend final : public Backend {
   StreamId create_stream(StreamFlags flags) override;
   void destroy_stream(StreamId stream) override;
   EventId record_event(StreamId stream) override;
+  void destroy_event(EventId event) override;
   void wait_event(StreamId stream, EventId event) override;
   void synchronize_event(EventId event) override;
   void synchronize(StreamId stream) override;

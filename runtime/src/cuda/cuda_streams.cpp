@@ -65,4 +65,13 @@ cudaEvent_t StreamTable::event(EventId event) const {
   return it->second;
 }
 
+cudaEvent_t StreamTable::remove_event(EventId event) {
+  std::lock_guard lock(mutex_);
+  auto it = events_.find(event);
+  if (it == events_.end()) throw Error("unknown cuda event " + std::to_string(event));
+  const cudaEvent_t e = it->second;
+  events_.erase(it);
+  return e;
+}
+
 }  // namespace gdrt::cuda

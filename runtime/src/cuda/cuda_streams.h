@@ -26,6 +26,8 @@ class StreamTable {
 
   EventId record(StreamId stream);
   cudaEvent_t event(EventId event) const;
+  // Removes the event and returns its handle for the caller to destroy.
+  cudaEvent_t remove_event(EventId event);
 
  private:
   mutable std::mutex mutex_;

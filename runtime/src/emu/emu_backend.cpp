@@ -195,6 +195,10 @@ class EmuBackend final : public Backend {
     events_.emplace(next_event_, streams_.now(stream));
     return next_event_++;
   }
+  void destroy_event(EventId event) override {
+    std::lock_guard lock(events_mutex_);
+    events_.erase(event);
+  }
   void wait_event(StreamId stream, EventId event) override {
     usable();
     streams_.wait(stream, event_point(event));
