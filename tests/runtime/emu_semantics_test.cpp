@@ -135,6 +135,19 @@ TEST(EmuSemantics, RecordStreamKeepsTheBlockUntilTheOtherStreamIsDone) {
   EXPECT_TRUE(all_equal(r.values, 2.0f));
 }
 
+TEST(EmuSemantics, ATensorMadeOnAStreamMayOutliveTheStream) {
+  const Device dev = test::emu_device();
+  Tensor kept;
+  {
+    Stream s = Stream::create(dev, StreamFlags::non_blocking);
+    StreamGuard g(s);
+    kept = full({64}, 2.0, TensorOptions{}.with_device(dev));
+  }  // the stream is destroyed; its tensor lives on
+  EXPECT_TRUE(all_equal(kept.to_vector<float>(), 2.0f));
+  kept = Tensor();  // freed on a stream that no longer exists
+  EXPECT_TRUE(all_equal(filled(64, 3.0).to_vector<float>(), 3.0f));
+}
+
 TEST(EmuSemantics, AnEventOrdersTwoStreams) {
   const Device dev = test::emu_device();
   Stream producer = Stream::create(dev, StreamFlags::non_blocking);

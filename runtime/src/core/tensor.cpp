@@ -20,10 +20,15 @@ std::shared_ptr<Storage> Storage::pinned(Backend& pinning, std::size_t n) {
 }
 Storage::~Storage() {
   hooks::freed(backend->device(), data, bytes, kind, stream, used_on);
-  if (kind == MemoryKind::host_pinned)
-    backend->deallocate_pinned(data, bytes);
-  else
-    backend->deallocate(data, bytes, stream, used_on);
+  try {
+    if (kind == MemoryKind::host_pinned)
+      backend->deallocate_pinned(data, bytes);
+    else
+      backend->deallocate(data, bytes, stream, used_on);
+  } catch (const Error&) {
+    // A device that failed cannot take memory back; a destructor must not
+    // throw, and the failure was reported where it happened.
+  }
 }
 
 std::int64_t shape_numel(std::span<const std::int64_t> shape) {

@@ -239,7 +239,15 @@ void DeviceMemory::free(void* ptr, StreamId stream, const std::vector<StreamId>&
     p.after.push_back(streams_.now(stream));
     for (StreamId other : used_on) p.after.push_back(streams_.now(other));
   } else {
-    p.after.push_back(streams_.enqueue(stream, [this, offset, bytes] { poison(offset, bytes); }));
+    // A destroyed stream's work is done (destroying waits for it): the free
+    // then needs only the legacy default stream's order.
+    const auto poison_it = [this, offset, bytes] { poison(offset, bytes); };
+    try {
+      p.after.push_back(streams_.enqueue(stream, poison_it));
+    } catch (const Error&) {
+      p.stream = 0;
+      p.after.push_back(streams_.enqueue(0, poison_it));
+    }
   }
   std::lock_guard lock(mutex_);
   pending_.push_back(std::move(p));
