@@ -85,6 +85,20 @@ TEST(UnsyncedTransfer, ReadBeforeTheStreamSyncIsReported) {
   EXPECT_EQ(f[0].stack.at(0).function, "print_loss");
 }
 
+// A runtime that records a copy when it queues it (gdrt) gives no end: the
+// finding then claims nothing about which came first.
+TEST(UnsyncedTransfer, ACopyWithoutAnEndTimeIsReportedWithoutTiming) {
+  Trace t;
+  Memcpy c = copy(100, 0, CopyKind::DtoH, 1024, true);
+  c.dst = 0x5000;
+  t.memcpys.push_back(c);
+  t.host_accesses.push_back({.time_ns = 300, .addr = 0x5100, .bytes = 4});
+  const auto f = only(detect(t), "GD003");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].message.find("happened to finish"), std::string::npos) << f[0].message;
+  EXPECT_EQ(f[0].message.find("still running"), std::string::npos) << f[0].message;
+}
+
 TEST(UnsyncedTransfer, SyncOfTheStreamOrDeviceCoversTheRead) {
   for (SyncKind kind : {SyncKind::Stream, SyncKind::Device}) {
     Trace t;

@@ -116,15 +116,18 @@ void detect_unsynced_transfer(const DetectContext& ctx, std::vector<Finding>& ou
     for (; it != reads.end() && (*it)->time_ns < covered; ++it) {
       const HostAccess& a = **it;
       if (a.addr + std::max<std::uint64_t>(a.bytes, 1) <= c.dst || a.addr >= c.dst + c.bytes) continue;
-      const bool unfinished = a.time_ns < c.end_ns;
+      // A copy recorded only when queued has no end (end <= start): say nothing of its timing then.
+      const bool ended = c.end_ns > c.start_ns;
+      const std::string timing =
+          !ended ? std::string()
+          : a.time_ns < c.end_ns ? fmt::format(": the copy was still running and ended {} after the read",
+                                               format_duration(c.end_ns - a.time_ns))
+                                 : std::string(" (the copy happened to finish first; it will not always)");
       Finding f = make_finding(
           "GD003", fmt::format("host read of {} at 0x{:x} while an asynchronous device-to-host copy into it ({} on "
                                "stream {}) had no synchronisation{}; synchronise the stream (cudaStreamSynchronize, "
                                "an event) before reading the buffer",
-                               format_bytes(a.bytes), a.addr, format_bytes(c.bytes), c.stream,
-                               unfinished ? fmt::format(": the copy was still running and ended {} after the read",
-                                                        format_duration(c.end_ns - a.time_ns))
-                                          : " (the copy happened to finish first; it will not always)"));
+                               format_bytes(a.bytes), a.addr, format_bytes(c.bytes), c.stream, timing));
       f.stack = frames_of(t, a.stack);
       f.notes.push_back({"the asynchronous copy was issued here", {}, frames_of(t, c.stack)});
       out.push_back(std::move(f));
