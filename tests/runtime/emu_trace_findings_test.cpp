@@ -2,9 +2,11 @@
 // gdrt's hooks record: each buggy case must be found, its fixed twin not.
 // Streams are held at a gate (StreamHold) so the bug happens every run.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <functional>
 
@@ -76,6 +78,55 @@ void free_while_side_stream_reads(bool record_stream) {
 TEST(EmuTraceFindings, FreeingATensorASideStreamStillReadsIsGD004) {
   EXPECT_TRUE(has(rules_found([] { free_while_side_stream_reads(false); }), "GD004"));
   EXPECT_FALSE(has(rules_found([] { free_while_side_stream_reads(true); }), "GD004"));
+}
+
+// Dies of a host read of device memory while recording into `path`; the
+// recorder's fault handler is installed before emu's or after it.
+[[noreturn]] void die_reading_device_memory(const std::string& path, bool recorder_first) {
+  if (!recorder_first) synchronize(test::emu_device());  // the device and its fault handler come first
+  gpudiag::rec::start(path.c_str());
+  Tensor loss = full({4}, 0.5, TensorOptions{}.with_device(test::emu_device()));
+  synchronize(test::emu_device());
+  std::printf("%f\n", static_cast<const volatile float*>(loss.data_ptr())[0]);
+  std::exit(0);
+}
+
+// The fault kills the program; what it recorded, the fault included, is in
+// the trace, and the report names GD001 with the allocation's stack.
+void expect_gd001_in_the_trace_of_the_fault(bool recorder_first) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");  // re-executes: emu refuses a forked child
+  // The re-executed child has its own pid: it finds the path in the environment it inherits.
+  if (!std::getenv("GDRT_TEST_FAULT_TRACE"))
+    setenv("GDRT_TEST_FAULT_TRACE",
+           (std::filesystem::temp_directory_path() / ("gdrt_emu_fault_" + std::to_string(::getpid()))).c_str(), 1);
+  const std::string path =
+      std::string(std::getenv("GDRT_TEST_FAULT_TRACE")) + (recorder_first ? "_a" : "_b") + ".gdtrace";
+  EXPECT_EXIT(die_reading_device_memory(path, recorder_first),
+              [](int status) { return WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status) != 0); },
+              "GD001");
+  const gpudiag::Trace trace = gpudiag::read_gdtrace(path);
+  std::filesystem::remove(path);
+  EXPECT_EQ(trace.crashes.size(), 1u);
+  const gpudiag::MemoryTimeline memory = gpudiag::build_memory_timeline(trace);
+  const auto time = gpudiag::gpu_time_breakdown(trace);
+  const gpudiag::RunPhases phases = gpudiag::find_phases(trace);
+  bool named = false;
+  for (const auto& f : gpudiag::run_detectors({trace, memory, time, {}, phases}))
+    if (f.rule_id == "GD001") {
+      named = true;
+      EXPECT_NE(f.message.find("the host dereferenced device memory"), std::string::npos) << f.message;
+      ASSERT_FALSE(f.notes.empty());
+      EXPECT_FALSE(f.notes[0].stack.empty()) << "no allocation stack";
+    }
+  EXPECT_TRUE(named);
+}
+
+TEST(EmuTraceFindings, AHostDereferenceIsGD001InTheTraceWhenRecordingStartedFirst) {
+  expect_gd001_in_the_trace_of_the_fault(true);
+}
+
+TEST(EmuTraceFindings, AHostDereferenceIsGD001InTheTraceWhenTheDeviceStartedFirst) {
+  expect_gd001_in_the_trace_of_the_fault(false);
 }
 
 TEST(EmuTraceFindings, AHealthyTrainingStepOnEmuHasNoErrorFinding) {
