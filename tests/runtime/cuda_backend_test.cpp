@@ -51,7 +51,7 @@ class CudaBackend : public ::testing::Test {
     });
     for_each_buffer(dev, [&](auto*& p, std::size_t bytes, Access a) {
       void* d = gpu_->allocate(bytes, 0);
-      gpu_->copy(d, MemoryKind::device, p, MemoryKind::host_pageable, bytes, 0);
+      gpu_->copy(d, MemoryKind::device, p, MemoryKind::host_pageable, bytes, 0, 0);
       if (a == Access::write) device_buffers.emplace_back(d, bytes);
       else device_buffers.emplace_back(d, 0);
       p = static_cast<std::remove_reference_t<decltype(p)>>(d);
@@ -67,7 +67,7 @@ class CudaBackend : public ::testing::Test {
     for (auto [d, bytes] : device_buffers) {
       if (bytes) {
         out.gpu.emplace_back(bytes);
-        gpu_->copy(out.gpu.back().data(), MemoryKind::host_pageable, d, MemoryKind::device, bytes, 0);
+        gpu_->copy(out.gpu.back().data(), MemoryKind::host_pageable, d, MemoryKind::device, bytes, 0, 0);
       }
     }
     gpu_->synchronize(0);
@@ -478,8 +478,8 @@ TEST_F(CudaBackend, PinnedCopiesReturnBeforeTheyRun) {
   {
     Gate gate;
     gate.block(cuda_backend().stream_handle(s));
-    b.copy(dev, MemoryKind::device, host, MemoryKind::host_pinned, n * sizeof(float), s);
-    b.copy(back, MemoryKind::host_pinned, dev, MemoryKind::device, n * sizeof(float), s);
+    b.copy(dev, MemoryKind::device, host, MemoryKind::host_pinned, n * sizeof(float), s, 0);
+    b.copy(back, MemoryKind::host_pinned, dev, MemoryKind::device, n * sizeof(float), s, 0);
     // Both copies were queued behind the closed gate and returned.
     EXPECT_EQ(cudaStreamQuery(cuda_backend().stream_handle(s)), cudaErrorNotReady);
     (void)cudaGetLastError();  // not-ready is not an error; leave none behind

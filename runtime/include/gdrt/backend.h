@@ -53,8 +53,10 @@ class Backend {
   // device memory and pinned host memory (or within the device) returns at
   // once and runs later; one that involves pageable host memory returns
   // only when it is done.
+  // `trace_id`: when non-zero, the backend records the copy when it runs
+  // (hooks::copy_ran, with its start and end) under that id.
   virtual void copy(void* dst, MemoryKind dst_kind, const void* src, MemoryKind src_kind, std::size_t bytes,
-                    StreamId stream) = 0;
+                    StreamId stream, std::uint64_t trace_id) = 0;
   // Queues one kernel on `stream`. Pointers in the op are this backend's.
   // `launch_id` is repeated in the kernel's trace event (0: not recording).
   virtual void launch(const KernelOp& op, StreamId stream, std::uint64_t launch_id) = 0;

@@ -1,6 +1,8 @@
 #include "core/hooks.h"
 
 #include <atomic>
+#include <mutex>
+#include <unordered_map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -76,13 +78,43 @@ void freed(const Device& device, const void* ptr, std::size_t bytes, MemoryKind 
                              .stack = rec::capture_stack(2)});
 }
 
-void copied(const Device& device, void* dst, MemoryKind dst_kind, const void* src, MemoryKind src_kind,
-            std::size_t bytes, std::uint64_t start_ns, std::uint64_t end_ns, StreamId stream, bool async) {
-  if (!rec::enabled()) return;
+namespace {
+// Stacks of copies queued and not yet run, by id.
+std::mutex g_copy_stacks_mutex;
+std::unordered_map<std::uint64_t, gpudiag::StackId> g_copy_stacks;
+}  // namespace
+
+std::uint64_t copy_queued(const Device& device) {
+  if (!rec::enabled()) return 0;
+  static std::atomic<std::uint64_t> next{std::uint64_t{3} << 48};
+  const std::uint64_t id = next.fetch_add(1, std::memory_order_relaxed);
+  const gpudiag::StackId stack = rec::capture_stack(2);
+  const auto now = rec::now_ns();
+  rec::record(rec::ApiEvent{.start_ns = now, .end_ns = now, .name = rec::intern("gdrt::copy"),
+                            .domain = gpudiag::ApiDomain::Gdrt, .device = trace_device_id(device), .correlation = id,
+                            .stack = stack});
+  std::lock_guard lock(g_copy_stacks_mutex);
+  g_copy_stacks.emplace(id, stack);
+  return id;
+}
+
+void copy_ran(const Device& device, std::uint64_t id, void* dst, MemoryKind dst_kind, const void* src,
+              MemoryKind src_kind, std::size_t bytes, std::uint64_t start_ns, std::uint64_t end_ns, StreamId stream) {
+  gpudiag::StackId stack = 0;
+  {
+    std::lock_guard lock(g_copy_stacks_mutex);
+    if (auto it = g_copy_stacks.find(id); it != g_copy_stacks.end()) {
+      stack = it->second;
+      g_copy_stacks.erase(it);
+    }
+  }
+  if (!rec::enabled() || id == 0) return;
+  const bool async = dst_kind != MemoryKind::host_pageable && src_kind != MemoryKind::host_pageable;
   rec::record(rec::MemcpyEvent{.start_ns = start_ns, .end_ns = end_ns, .dst = reinterpret_cast<std::uintptr_t>(dst),
                                .src = reinterpret_cast<std::uintptr_t>(src), .bytes = bytes,
                                .src_kind = mem_kind(src_kind), .dst_kind = mem_kind(dst_kind), .async = async,
-                               .device = trace_device_id(device), .stream = stream, .stack = rec::capture_stack(3)});
+                               .device = trace_device_id(device), .stream = stream, .correlation = id,
+                               .stack = stack});
 }
 
 void synchronized(const Device& device, SyncScope scope, StreamId stream, std::uint64_t start_ns,
@@ -158,8 +190,9 @@ void step(std::int64_t number, std::uint64_t start_ns, std::uint64_t end_ns) {
 std::uint64_t now_ns() { return 0; }
 void allocated(const Device&, const void*, std::size_t, MemoryKind, StreamId) {}
 void freed(const Device&, const void*, std::size_t, MemoryKind, StreamId, const std::vector<StreamId>&) {}
-void copied(const Device&, void*, MemoryKind, const void*, MemoryKind, std::size_t, std::uint64_t, std::uint64_t,
-            StreamId, bool) {}
+std::uint64_t copy_queued(const Device&) { return 0; }
+void copy_ran(const Device&, std::uint64_t, void*, MemoryKind, const void*, MemoryKind, std::size_t, std::uint64_t,
+              std::uint64_t, StreamId) {}
 void synchronized(const Device&, SyncScope, StreamId, std::uint64_t, std::uint64_t) {}
 void out_of_memory(const Device&, std::size_t, std::size_t, std::size_t) {}
 void host_access(const Device&, const void*, std::size_t, bool) {}

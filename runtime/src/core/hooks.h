@@ -20,9 +20,15 @@ void allocated(const Device& device, const void* ptr, std::size_t bytes, MemoryK
 // earlier work the free waits for too.
 void freed(const Device& device, const void* ptr, std::size_t bytes, MemoryKind kind, StreamId stream,
            const std::vector<StreamId>& used_on);
-// A copy `device`'s backend ran or queued; end_ns 0 for one still queued (async).
-void copied(const Device& device, void* dst, MemoryKind dst_kind, const void* src, MemoryKind src_kind,
-            std::size_t bytes, std::uint64_t start_ns, std::uint64_t end_ns, StreamId stream, bool async);
+// A copy is being queued on `device`: records the call (as CUPTI records
+// cudaMemcpyAsync) and returns the id its backend passes to copy_ran, which
+// links the two (0 when not recording). The program's stack is taken here,
+// where it asked for the copy, not where the backend runs it.
+std::uint64_t copy_queued(const Device& device);
+// Copy `id` ran from start to end, or was queued at start where the backend
+// cannot time it (end_ns 0).
+void copy_ran(const Device& device, std::uint64_t id, void* dst, MemoryKind dst_kind, const void* src,
+              MemoryKind src_kind, std::size_t bytes, std::uint64_t start_ns, std::uint64_t end_ns, StreamId stream);
 // The host waited for `device` from start to end.
 void synchronized(const Device& device, SyncScope scope, StreamId stream, std::uint64_t start_ns,
                   std::uint64_t end_ns);

@@ -105,10 +105,7 @@ void wait_for(const Device& device, StreamId stream) {
 void copy_bytes(const Device& via, void* dst, MemoryKind dst_kind, const void* src, MemoryKind src_kind,
                 std::size_t bytes, StreamId stream) {
   if (bytes == 0) return;
-  const bool async = !via.is_cpu() && dst_kind != MemoryKind::host_pageable && src_kind != MemoryKind::host_pageable;
-  const auto start = hooks::now_ns();
-  backend(via).copy(dst, dst_kind, src, src_kind, bytes, stream);
-  hooks::copied(via, dst, dst_kind, src, src_kind, bytes, start, async ? 0 : hooks::now_ns(), stream, async);
+  backend(via).copy(dst, dst_kind, src, src_kind, bytes, stream, hooks::copy_queued(via));
 }
 
 void launch(const Device& device, KernelOp op) {

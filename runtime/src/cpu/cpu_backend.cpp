@@ -59,8 +59,11 @@ class CpuBackend final : public Backend {
   // Host memory is already what a device would need pinned memory for.
   void* allocate_pinned(std::size_t bytes) override { return allocate(bytes, 0); }
   void deallocate_pinned(void* ptr, std::size_t bytes) override { deallocate(ptr, bytes, 0, {}); }
-  void copy(void* dst, MemoryKind, const void* src, MemoryKind, std::size_t bytes, StreamId) override {
+  void copy(void* dst, MemoryKind dst_kind, const void* src, MemoryKind src_kind, std::size_t bytes, StreamId stream,
+            std::uint64_t trace_id) override {
+    const auto start = trace_id ? hooks::now_ns() : 0;
     std::memcpy(dst, src, bytes);
+    if (trace_id) hooks::copy_ran(device(), trace_id, dst, dst_kind, src, src_kind, bytes, start, hooks::now_ns(), stream);
   }
   void launch(const KernelOp& op, StreamId stream, std::uint64_t launch_id) override {
     if (!hooks::recording()) return kernels_.run(op);

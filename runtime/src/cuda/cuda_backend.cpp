@@ -71,14 +71,21 @@ void CudaBackend::deallocate_pinned(void* ptr, std::size_t) {
 }
 
 void CudaBackend::copy(void* dst, MemoryKind dst_kind, const void* src, MemoryKind src_kind, std::size_t bytes,
-                       StreamId stream) {
+                       StreamId stream, std::uint64_t trace_id) {
   if (bytes == 0) return;
   use_device(index_);
   const cudaStream_t s = streams_.get(stream);
+  const auto start = trace_id ? hooks::now_ns() : 0;
   // cudaMemcpyDefault infers the direction from the pointers (unified
   // addressing) and already has backend.h's semantics: asynchronous between
   // device and pinned memory, host-synchronous with pageable memory.
   GDRT_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, s));
+  // A copy with pageable memory is done when the call returns; an
+  // asynchronous one is recorded as queued (its end is not timed here).
+  const bool pageable = dst_kind == MemoryKind::host_pageable || src_kind == MemoryKind::host_pageable;
+  if (trace_id)
+    hooks::copy_ran(device(), trace_id, dst, dst_kind, src, src_kind, bytes, start, pageable ? hooks::now_ns() : 0,
+                    stream);
   if (dst_kind == MemoryKind::host_pinned) allocator_->pinned_used(dst, s);
   if (src_kind == MemoryKind::host_pinned) allocator_->pinned_used(src, s);
 }

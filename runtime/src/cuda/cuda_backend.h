@@ -29,7 +29,7 @@ class CudaBackend final : public Backend {
   void* allocate_pinned(std::size_t bytes) override;
   void deallocate_pinned(void* ptr, std::size_t bytes) override;
   void copy(void* dst, MemoryKind dst_kind, const void* src, MemoryKind src_kind, std::size_t bytes,
-            StreamId stream) override;
+            StreamId stream, std::uint64_t trace_id) override;
   void launch(const KernelOp& op, StreamId stream, std::uint64_t launch_id) override;
   StreamId create_stream(StreamFlags flags) override;
   void destroy_stream(StreamId stream) override;

@@ -128,16 +128,20 @@ class EmuBackend final : public Backend {
     pinned_cache_.push_back({ptr, it->second, streams_.now_all()});
   }
 
-  void copy(void* dst, MemoryKind, const void* src, MemoryKind, std::size_t bytes, StreamId stream) override {
+  void copy(void* dst, MemoryKind, const void* src, MemoryKind, std::size_t bytes, StreamId stream,
+            std::uint64_t trace_id) override {
     usable();
     const Side to = side(dst, bytes), from = side(src, bytes);
     void* d = to == Side::device ? memory_.device_view(dst) : dst;
     const void* s = from == Side::device ? memory_.device_view(src) : src;
-    if (to != Side::device && from != Side::device) {
+    // Recorded when it runs, with the kinds of memory it really touched.
+    auto run = [this, d, s, dst, src, bytes, stream, trace_id, dk = memory_kind(to), sk = memory_kind(from)] {
+      const auto start = trace_id ? hooks::now_ns() : 0;
       std::memcpy(d, s, bytes);
-      return;
-    }
-    const StreamPoint point = streams_.enqueue(stream, [d, s, bytes] { std::memcpy(d, s, bytes); });
+      if (trace_id) hooks::copy_ran(device_, trace_id, dst, dk, src, sk, bytes, start, hooks::now_ns(), stream);
+    };
+    if (to != Side::device && from != Side::device) return run();
+    const StreamPoint point = streams_.enqueue(stream, run);
     // Pageable memory cannot be read by the copy engine later: the call
     // returns only when the copy (and what was queued before it) is done.
     if (to == Side::pageable || from == Side::pageable) {
@@ -248,6 +252,12 @@ class EmuBackend final : public Backend {
     auto it = pinned_.upper_bound(a);
     if (it != pinned_.begin() && a + bytes <= std::prev(it)->first + std::prev(it)->second) return Side::pinned;
     return Side::pageable;
+  }
+
+  static MemoryKind memory_kind(Side side) {
+    return side == Side::device ? MemoryKind::device
+           : side == Side::pinned ? MemoryKind::host_pinned
+                                  : MemoryKind::host_pageable;
   }
 
   std::string describe_foreign(const void* p) const {
