@@ -22,14 +22,20 @@ namespace {
 using emu::StreamHold;
 using namespace std::chrono_literals;
 
-// Runs `call` on another thread; true if it returned within a grace period.
-// Used only to show that something did NOT return while a stream is held:
-// a call that wrongly returns does so at once, and a right one never does
-// until released, so the grace period decides nothing in a passing run.
+// Runs `call` on another thread while a stream is held. A call that must
+// not wait for the held stream returns soon (a generous 10 s is allowed, for
+// loaded machines); one that must wait never returns until the hold is
+// released, so a short grace period shows it did not, and a wrong one
+// returns at once. Neither wait decides anything in a passing run.
 template <class F>
 bool returns_while_held(F call, std::future<void>& pending) {
   pending = std::async(std::launch::async, std::move(call));
-  return pending.wait_for(300ms) == std::future_status::ready;
+  return pending.wait_for(10s) == std::future_status::ready;
+}
+template <class F>
+bool waits_while_held(F call, std::future<void>& pending) {
+  pending = std::async(std::launch::async, std::move(call));
+  return pending.wait_for(300ms) != std::future_status::ready;
 }
 
 Tensor filled(std::int64_t n, double value) {
@@ -64,7 +70,7 @@ TEST(EmuSemantics, ACopyWithPageableMemoryReturnsOnlyWhenDone) {
   StreamHold hold(test::emu_device(), 0);
   std::future<void> pending;
   Tensor host;
-  EXPECT_FALSE(returns_while_held([&] { host = d.to(cpu_device()); }, pending));
+  EXPECT_TRUE(waits_while_held([&] { host = d.to(cpu_device()); }, pending));
   hold.release();
   pending.get();
   EXPECT_TRUE(all_equal(host.to_vector<float>(), 7.0f));
@@ -74,10 +80,14 @@ TEST(EmuSemantics, ReadingAPinnedDestinationBeforeTheSyncSeesStaleData) {
   // A value no other test copies: pinned buffers are reused, and stale data
   // from an earlier copy of the same value would look fresh.
   Tensor d = filled(1024, 41.0);
-  StreamHold hold(test::emu_device(), 0);
-  Tensor early = d.to(cpu_device(), /*non_blocking=*/true);
-  const std::vector<float> seen = early.to_vector<float>();  // a host read: no wait
-  hold.release();
+  std::future<void> pending;  // outlives the hold: a wrongly blocking copy ends once it is released
+  Tensor early;
+  std::vector<float> seen;
+  {
+    StreamHold hold(test::emu_device(), 0);
+    ASSERT_TRUE(returns_while_held([&] { early = d.to(cpu_device(), /*non_blocking=*/true); }, pending));
+    seen = early.to_vector<float>();  // a host read: no wait
+  }
   synchronize(test::emu_device());
   EXPECT_FALSE(all_equal(seen, 41.0f)) << "the copy had already landed before the stream ran it";
   EXPECT_TRUE(all_equal(early.to_vector<float>(), 41.0f));
@@ -199,7 +209,7 @@ TEST(EmuSemantics, ABlockingStreamWaitsForTheLegacyDefaultStreamAndANonBlockingO
   std::future<void> waiting;
   EXPECT_TRUE(returns_while_held([&] { non_blocking.synchronize(); }, waiting));
   std::future<void> blocked;
-  EXPECT_FALSE(returns_while_held([&] { blocking.synchronize(); }, blocked));
+  EXPECT_TRUE(waits_while_held([&] { blocking.synchronize(); }, blocked));
   hold.release();
   blocked.get();
   EXPECT_TRUE(all_equal(from_blocking.to_vector<float>(), 4.0f));
