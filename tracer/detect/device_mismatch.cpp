@@ -87,10 +87,10 @@ void detect_device_mismatch(const DetectContext& ctx, std::vector<Finding>& out)
     if (!b) continue;
     Finding f = make_finding(
         "GD001", fmt::format("the host dereferenced device memory and the program died of it: the fault address 0x{:x} "
-                             "lies inside {} of device {} allocated at 0x{:x}; the host cannot read or write device "
+                             "lies inside {} of {} allocated at 0x{:x}; the host cannot read or write device "
                              "memory: copy the data to the host first (cudaMemcpy / tensor.to(cpu)) or keep the "
                              "computation on the device",
-                             c.address, format_bytes(b->bytes), device, b->addr));
+                             c.address, format_bytes(b->bytes), ctx.trace.device_label(device), b->addr));
     f.stack = frames_of(ctx.trace, c.stack);
     f.notes.push_back({"the device allocation was made here", {}, frames_of(ctx.trace, b->stack)});
     out.push_back(std::move(f));
@@ -101,11 +101,11 @@ void detect_device_mismatch(const DetectContext& ctx, std::vector<Finding>& out)
       const Block* b = block_containing(m, a.addr, a.time_ns);
       if (!b || (b->kind != MemKind::Device && b->kind != MemKind::Unknown)) continue;
       Finding f = make_finding(
-          "GD001", fmt::format("host {} of {} at 0x{:x}, inside device memory of device {} ({} allocated at 0x{:x}); "
+          "GD001", fmt::format("host {} of {} at 0x{:x}, inside device memory of {} ({} allocated at 0x{:x}); "
                                "the host cannot dereference device memory: copy the data to the host first "
                                "(cudaMemcpy / tensor.to(cpu)) or keep the computation on the device",
                                a.access == AccessKind::Read ? "read" : "write", format_bytes(a.bytes), a.addr,
-                               m.device, format_bytes(b->bytes), b->addr));
+                               ctx.trace.device_label(m.device), format_bytes(b->bytes), b->addr));
       f.stack = frames_of(ctx.trace, a.stack);
       f.notes.push_back({"the device allocation was made here", {}, frames_of(ctx.trace, b->stack)});
       out.push_back(std::move(f));

@@ -81,7 +81,7 @@ void detect_launch_bound(const DetectContext& ctx, std::vector<Finding>& out) {
     if (reasons.empty()) continue;
     const double busy_share =
         static_cast<double>(total_length(busy)) / static_cast<double>(window.length());
-    std::string msg = fmt::format("device {} was busy only {:.1f}% of {}{}: ", g.device, busy_share * 100.0,
+    std::string msg = fmt::format("{} was busy only {:.1f}% of {}{}: ", t.device_label(g.device), busy_share * 100.0,
                                   phases.has_loop() ? "the training loop's " : "", format_duration(window.length()));
     for (std::size_t i = 0; i < reasons.size(); ++i) msg += (i ? "; " : "") + reasons[i];
     if (busy_share < 0.5 && many_short)

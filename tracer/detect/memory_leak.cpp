@@ -15,8 +15,8 @@ namespace gpudiag {
 
 namespace {
 
-std::string where(std::int32_t device) {
-  return device == kHostDevice ? std::string("the host") : fmt::format("device {}", device);
+std::string where(const Trace& t, std::int32_t device) {
+  return device == kHostDevice ? std::string("the host") : t.device_label(device);
 }
 
 // Iterations after the first that a leak must be seen growing in: the first
@@ -49,7 +49,7 @@ void report_growth(const DetectContext& ctx, const DeviceMemory& m, std::vector<
       "GD007", fmt::format("live memory on {} grew by {} over {} iterations ({} per iteration, from {} to {}): "
                            "something the loop allocates every iteration is kept (a tensor appended to a list, a "
                            "loss kept with its graph, a buffer never freed); at this rate the run ends out of memory",
-                           where(m.device), format_bytes(growth), measured,
+                           where(ctx.trace, m.device), format_bytes(growth), measured,
                            format_bytes(growth / measured), format_bytes(live.front()),
                            format_bytes(live.back())));
   const auto groups = group_by_stack(m, kept);
@@ -86,7 +86,7 @@ void detect_memory_leak(const DetectContext& ctx, std::vector<Finding>& out) {
       Finding f = make_finding(
           "GD007", fmt::format("{} in {} allocation{} on {} never freed (first at 0x{:x}, {} {}); free it on every "
                                "path, or hold it in an owner (RAII, a tensor) that frees it",
-                               format_bytes(g.bytes), g.count, g.count == 1 ? "" : "s", where(m.device),
+                               format_bytes(g.bytes), g.count, g.count == 1 ? "" : "s", where(ctx.trace, m.device),
                                b.addr, to_string(b.kind), "memory"));
       f.stack = frames_of(t, g.stack);
       out.push_back(std::move(f));

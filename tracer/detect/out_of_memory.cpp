@@ -55,7 +55,7 @@ void detect_out_of_memory(const DetectContext& ctx, std::vector<Finding>& out) {
     const std::uint64_t live = m ? live_bytes_at(*m, oom.time_ns) : 0;
     std::string msg = fmt::format("out of memory on {}: {} failed with {} live",
                                   oom.device == kHostDevice ? std::string("the host (pinned memory)")
-                                                            : fmt::format("device {}", oom.device),
+                                                            : ctx.trace.device_label(oom.device),
                                   request_text(oom), format_bytes(live));
     if (capacity) msg += fmt::format(" of {} capacity", format_bytes(capacity));
     if (oom.free_bytes) msg += fmt::format(" ({} reported free)", format_bytes(oom.free_bytes));

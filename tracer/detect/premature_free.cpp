@@ -281,9 +281,9 @@ void detect_premature_free(const DetectContext& ctx, std::vector<Finding>& out) 
       if (is_memory_fault(c)) after_free(c.address, c.time_ns, c.stack, "the program died of a fault touching");
     for (std::uint32_t i : m.double_frees) {
       const Free& fr = t.frees[i];
-      Finding f = make_finding("GD004", fmt::format("double free of 0x{:x} on device {}: it was already freed and not "
+      Finding f = make_finding("GD004", fmt::format("double free of 0x{:x} on {}: it was already freed and not "
                                                     "allocated again",
-                                                    fr.addr, m.device));
+                                                    fr.addr, t.device_label(m.device)));
       f.stack = frames_of(t, fr.stack);
       out.push_back(std::move(f));
     }
