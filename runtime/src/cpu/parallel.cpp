@@ -35,27 +35,43 @@ class Pool {
     // More parts than threads, claimed one at a time: when a worker is slow to
     // wake or loses its core to another process, the caller takes its share
     // instead of waiting for a fixed half of the work.
-    const std::int64_t parts = std::min<std::int64_t>(n, kPartsPerThread * size_);
+    Job job{&body, n, std::min<std::int64_t>(n, kPartsPerThread * size_), 0};
     {
       std::lock_guard lock(mutex_);
-      body_ = &body;
-      n_ = n;
-      parts_ = parts;
-      next_.store(1);
-      pending_ = parts - 1;
-      ++generation_;
+      job.generation = ++generation_;
+      job_ = job;
+      pending_ = job.parts - 1;
+      next_.store(job.generation << 32 | 1);
     }
     wake_.notify_all();
-    work(0);  // the caller takes part 0, then helps with whatever is left
-    for (std::int64_t p; (p = next_.fetch_add(1)) < parts_;) work(p), finish_one();
+    job.work(0);  // the caller takes part 0, then helps with whatever is left
+    for (std::int64_t p; (p = claim(job)) >= 0;) job.work(p), finish_one();
     std::unique_lock lock(mutex_);
     done_.wait(lock, [&] { return pending_ == 0; });
-    body_ = nullptr;
   }
 
  private:
-  void work(std::int64_t part) { const std::int64_t parts = parts_.load();
-    (*body_)(n_ * part / parts, n_ * (part + 1) / parts); }
+  // One parallel_for: its parts are claimed through next_, whose high half
+  // is the job's generation, so a thread still finishing an old job can
+  // never take (and count twice) a part of the next one. Two threads (the
+  // program and an emu stream) may start jobs one after the other while a
+  // worker is still leaving the previous one.
+  struct Job {
+    const std::function<void(std::int64_t, std::int64_t)>* body;
+    std::int64_t n, parts;
+    std::uint64_t generation;
+    void work(std::int64_t part) const { (*body)(n * part / parts, n * (part + 1) / parts); }
+  };
+  // Compare-and-swap, not fetch_add: a thread holding an old job must not
+  // consume (and so lose) an index of the new one.
+  std::int64_t claim(const Job& job) {
+    std::uint64_t v = next_.load();
+    for (;;) {
+      const auto part = static_cast<std::int64_t>(v & 0xffffffffu);
+      if ((v >> 32) != (job.generation & 0xffffffffu) || part >= job.parts) return -1;
+      if (next_.compare_exchange_weak(v, v + 1)) return part;
+    }
+  }
   void finish_one() {
     std::lock_guard lock(mutex_);
     if (--pending_ == 0) done_.notify_one();
@@ -63,13 +79,15 @@ class Pool {
   void loop() {
     std::uint64_t seen = 0;
     for (;;) {
+      Job job;
       {
         std::unique_lock lock(mutex_);
         wake_.wait(lock, [&] { return quit_ || generation_ != seen; });
         if (quit_) return;
         seen = generation_;
+        job = job_;
       }
-      for (std::int64_t p; (p = next_.fetch_add(1)) < parts_;) work(p), finish_one();
+      for (std::int64_t p; (p = claim(job)) >= 0;) job.work(p), finish_one();
     }
   }
   void stop() {
@@ -86,10 +104,9 @@ class Pool {
   std::mutex mutex_;
   std::condition_variable wake_, done_;
   std::vector<std::thread> workers_;
-  const std::function<void(std::int64_t, std::int64_t)>* body_ = nullptr;
-  std::int64_t n_ = 0, pending_ = 0;
-  std::atomic<std::int64_t> parts_{0};
-  std::atomic<std::int64_t> next_{0};
+  Job job_{};  // the current job, read under mutex_ when a worker wakes
+  std::int64_t pending_ = 0;
+  std::atomic<std::uint64_t> next_{0};  // generation << 32 | next part
   std::uint64_t generation_ = 0;
   bool quit_ = false;
   int size_ = 1;
