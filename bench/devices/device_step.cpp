@@ -23,14 +23,9 @@ namespace {
 
 using gdrt_bench::median;
 using gdrt_bench::Times;
+using bench::process_cpu_seconds;
 
 using Config = bench::StepConfig;
-
-double process_cpu_seconds() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
 
 // The model, optimiser and batch on one device. A step ends when the
 // device has finished it, not when its work is queued.

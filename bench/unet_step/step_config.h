@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <ctime>
 
 namespace bench {
 
@@ -46,6 +47,13 @@ inline StepConfig parse_step_config(int argc, char** argv, const char* program) 
     std::exit(2);
   }
   return c;
+}
+
+// CPU time of the whole process (every thread), for the cpu-time ratios.
+inline double process_cpu_seconds() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
 inline void print_step_config(const StepConfig& c) {

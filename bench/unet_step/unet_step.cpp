@@ -45,12 +45,7 @@ double forward_flops(const Config& c) {
 
 using gdrt_bench::median;
 using gdrt_bench::Times;
-
-double process_cpu_seconds() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
+using bench::process_cpu_seconds;
 
 // gdrt's side: the model, optimiser and batch, one timed step at a time.
 class GdrtStep {
