@@ -1,6 +1,6 @@
 // bench/trace: cost of recording an event (tracing off, on with one and two
 // threads), import throughput on the real traces, and the ratio of a traced
-// to an untraced gdrt UNet training run (cpu device).
+// to an untraced gdrt UNet training run (on the cpu and the emu device).
 // Goals (issue: tracer core): <= 30 ns per event, traced/untraced <= 1.03.
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -178,7 +178,7 @@ void import_throughput(const std::string& only, double min_seconds) {
 // A gdrt UNet training run untraced and traced (GPUDIAG_TRACE, as `gpudiag
 // trace` sets it: gdrt's hooks record every allocation, free, copy and
 // kernel), interleaved `rounds` times; medians of CPU and wall time.
-void unet_overhead(int rounds) {
+void unet_overhead(int rounds, const std::string& device) {
   // GPUDIAG_BENCH_TRAIN_UNET: another train_unet binary (e.g. one built
   // from another revision of the runtime); LD_LIBRARY_PATH then picks the
   // recorder it loads.
@@ -190,7 +190,7 @@ void unet_overhead(int rounds) {
   }
   // One thread and no loader workers: the run's CPU time is then its work,
   // not spinning or waiting for cores that other jobs hold.
-  const std::vector<std::string> args = {train, "--device", "cpu", "--epochs", "2", "--train", "128", "--val", "16",
+  const std::vector<std::string> args = {train, "--device", device, "--epochs", "2", "--train", "128", "--val", "16",
                                          "--threads", "1", "--workers", "0", "--checkpoint", ""};
   const std::string out = (fs::temp_directory_path() / ("gpudiag-bench-unet-" + std::to_string(getpid()) + ".gdtrace")).string();
   struct Variant {
@@ -209,7 +209,8 @@ void unet_overhead(int rounds) {
       auto& v = variants[(k + static_cast<std::size_t>(round)) % variants.size()];
       const Run r = timed_run(args, v.env);
       if (r.status != 0) {
-        std::printf("traced/untraced UNet: `train_unet --device cpu` (%s) exited with %d\n", v.name, r.status);
+        std::printf("traced/untraced UNet: `train_unet --device %s` (%s) exited with %d\n", device.c_str(), v.name,
+                    r.status);
         return;
       }
       v.wall.push_back(r.wall);
@@ -217,8 +218,9 @@ void unet_overhead(int rounds) {
       if (!v.env.empty()) events = gpudiag::read_gdtrace(out).event_count();
     }
   fs::remove(out);
-  std::printf("traced/untraced UNet training run on the cpu device (no emu device yet): 2 epochs of 128 32x32 images,\n"
-              "  --threads 1 --workers 0, %d interleaved runs each, %zu events recorded per traced run\n", rounds, events);
+  std::printf("traced/untraced UNet training run on the %s device: 2 epochs of 128 32x32 images,\n"
+              "  --threads 1 --workers 0, %d interleaved runs each, %zu events recorded per traced run\n",
+              device.c_str(), rounds, events);
   // Other jobs on the machine only ever add time: the minimum is the
   // steadiest estimate of a run's own cost, the median shows the spread.
   auto least = [](const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); };
@@ -243,8 +245,12 @@ int main(int argc, char** argv) {
   if (what == "record") recording_cost(argc > 2 ? std::stoull(argv[2]) : 4'000'000);
   if (what.empty()) import_throughput("", 1.0);
   if (what == "import") import_throughput(argc > 2 ? argv[2] : "", 0.0);
-  if (what.empty()) unet_overhead(11);
-  if (what == "unet") unet_overhead(argc > 2 ? std::stoi(argv[2]) : 11);
+  // On cpu the runtime's hooks record allocations and kernels; on emu also
+  // each launch's pointer arguments, copies as queued and run, and syncs.
+  for (const char* device : {"cpu", "emu"}) {
+    if (what.empty()) unet_overhead(11, device);
+    if (what == "unet") unet_overhead(argc > 2 ? std::stoi(argv[2]) : 11, device);
+  }
   if (what.empty() || what == "gpu") torch_unet_overhead(argc > 2 && !what.empty() ? std::stoi(argv[2]) : 5);
   if (!what.empty() && what != "record" && what != "import" && what != "unet" && what != "gpu") {
     std::fprintf(stderr, "usage: trace_bench [record [EVENTS] | import [FILE] | unet [ROUNDS] | gpu [ROUNDS]]\n");

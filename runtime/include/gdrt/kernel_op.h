@@ -347,6 +347,13 @@ void for_each_buffer(KernelOp& op, F&& f) {
   }, op);
 }
 
+// The same for reading only: f gets each pointer by value.
+template <class F>
+void for_each_buffer(const KernelOp& op, F&& f) {
+  // Nothing is written through the non-const path: the lambda copies each pointer.
+  for_each_buffer(const_cast<KernelOp&>(op), [&](auto* p, std::size_t bytes, Access access) { f(p, bytes, access); });
+}
+
 // For std::visit over a KernelOp with one lambda per op.
 template <class... Fs>
 struct Overloaded : Fs... {

@@ -31,7 +31,7 @@ gpudiag::MemKind mem_kind(MemoryKind k) {
 void describe_once(const Device& device) {
   thread_local std::vector<std::pair<std::int32_t, std::string>> described;
   const std::int32_t id = trace_device_id(device);
-  const std::string path = rec::trace_path();
+  const char* path = rec::trace_path();
   for (auto& [d, p] : described)
     if (d == id) {
       if (p == path) return;
@@ -159,9 +159,8 @@ std::uint64_t launched(const Device& device, const KernelOp& op, StreamId stream
   rec::record(rec::ApiEvent{.start_ns = now, .end_ns = now, .name = rec::intern(kernel_name(op)),
                             .domain = gpudiag::ApiDomain::Gdrt, .device = dev, .correlation = id, .stack = stack,
                             .symbol = rec::intern(kernel_name(op))});
-  KernelOp copy = op;
   std::uint32_t index = 0;
-  for_each_buffer(copy, [&](auto* p, std::size_t, Access) {
+  for_each_buffer(op, [&](auto* p, std::size_t, Access) {
     rec::record(rec::KernelArgEvent{.time_ns = now, .value = reinterpret_cast<std::uintptr_t>(p), .index = index,
                                     .memory = gpudiag::MemKind::Device, .device = dev, .stream = stream,
                                     .correlation = id, .stack = stack});

@@ -110,7 +110,10 @@ void copy_bytes(const Device& via, void* dst, MemoryKind dst_kind, const void* s
 
 void launch(const Device& device, KernelOp op) {
   const StreamId stream = Stream::current(device).id();
-  backend(device).launch(op, stream, hooks::launched(device, op, stream));
+  // The host's own kernels take host memory by design: their arguments say
+  // nothing the detectors read, so only device launches record them.
+  const std::uint64_t launch_id = device.is_cpu() ? 0 : hooks::launched(device, op, stream);
+  backend(device).launch(op, stream, launch_id);
 }
 
 }  // namespace gdrt
