@@ -5,50 +5,14 @@
 #include <CLI/CLI.hpp>
 
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 
 #include "gdrt/gdrt.h"
+#include "synthetic_shapes.h"
 
 namespace {
 
 using namespace gdrt;
-
-// Image i: noise plus 1-3 shapes; its mask marks the shape pixels. Built on
-// the host from a generator seeded by (seed, i), so every worker and every
-// run sees the same example.
-class Shapes final : public data::Dataset {
- public:
-  Shapes(std::int64_t count, std::int64_t size, std::uint64_t seed) : count_(count), size_(size), seed_(seed) {}
-  std::int64_t size() const override { return count_; }
-  data::Example get(std::int64_t index) const override {
-    Generator gen(seed_ * 1000003u + static_cast<std::uint64_t>(index));
-    auto uniform01 = [&] { return static_cast<double>(gen.next_u64() >> 11) * 0x1.0p-53; };
-    const std::int64_t s = size_;
-    std::vector<float> mask(static_cast<std::size_t>(s * s), 0.0f);
-    const int shapes = 1 + static_cast<int>(gen.next_u64() % 3);
-    for (int k = 0; k < shapes; ++k) {
-      const double cx = uniform01() * s, cy = uniform01() * s, r = (0.1 + 0.15 * uniform01()) * s;
-      const bool disc = gen.next_u64() % 2 == 0;
-      for (std::int64_t y = 0; y < s; ++y)
-        for (std::int64_t x = 0; x < s; ++x) {
-          const double dx = static_cast<double>(x) - cx, dy = static_cast<double>(y) - cy;
-          const bool inside = disc ? dx * dx + dy * dy <= r * r : std::abs(dx) <= r && std::abs(dy) <= 0.6 * r;
-          if (inside) mask[static_cast<std::size_t>(y * s + x)] = 1.0f;
-        }
-    }
-    Tensor noise = randn({3, s, s}, gen);
-    Tensor m = from_vector<float>(mask, {1, s, s});
-    // Shapes are brighter in every channel, by a different amount each.
-    Tensor tint = from_vector<float>({1.0f, 0.7f, 1.3f}, {3, 1, 1});
-    Tensor image = add(mul(noise, 0.6), mul(m, tint));
-    return {image, m};
-  }
-
- private:
-  std::int64_t count_, size_;
-  std::uint64_t seed_;
-};
 
 struct Scores {
   double loss = 0, iou = 0;
@@ -119,8 +83,8 @@ int main(int argc, char** argv) {
     train_opts.transfer = to_device;
     data::LoaderOptions val_opts = train_opts;
     val_opts.shuffle = false;
-    data::DataLoader train(std::make_shared<Shapes>(train_count, size, seed), train_opts);
-    data::DataLoader val(std::make_shared<Shapes>(val_count, size, seed + 7777), val_opts);
+    data::DataLoader train(std::make_shared<samples::SyntheticShapes>(train_count, size, seed), train_opts);
+    data::DataLoader val(std::make_shared<samples::SyntheticShapes>(val_count, size, seed + 7777), val_opts);
     std::printf("UNet(base %lld, depth %lld): %lld parameters on %s; %lld training images %lldx%lld\n",
                 static_cast<long long>(base), static_cast<long long>(depth),
                 static_cast<long long>(model.parameter_count()), device.str().c_str(),

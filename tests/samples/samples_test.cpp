@@ -1,0 +1,206 @@
+// The samples as a user meets them (samples/README.md), checked against what
+// each sample's expected.json promises:
+//  - gpulint on the buggy source reports exactly the expected findings (rule,
+//    file, line) at warning or error, and on the fixed twin none;
+//  - the buggy program, run under `gpudiag trace`, shows its symptom (exit
+//    status, and the "symptom:" line the sample prints when it measured the
+//    harm itself), and the trace's report gives every expected rule and no
+//    other warning or error;
+//  - the fixed program exits 0, prints no symptom, and its report has no
+//    warning or error.
+// gdrt samples run on emu, so their bugs really happen here. The CUDA and
+// PyTorch flavours run where a GPU is (and, for PyTorch, python3 with a
+// CUDA-enabled torch); elsewhere they skip with the reason.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tracer/test_support.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+struct Sample {
+  std::string rule_name;  // the folder: samples/<rule-name>
+  std::string flavour;    // gdrt, cuda or torch
+  bool buggy = true;
+  json spec;              // expected.json's entry for the flavour
+
+  std::string variant() const { return buggy ? "buggy" : "fixed"; }
+  fs::path dir() const { return fs::path(SAMPLES_SOURCE_DIR) / rule_name; }
+  fs::path source() const {
+    return dir() / (variant() + (flavour == "gdrt" ? ".cpp" : flavour == "cuda" ? ".cu" : ".py"));
+  }
+};
+
+void PrintTo(const Sample& s, std::ostream* os) { *os << s.source().string(); }
+
+std::vector<Sample> all_samples() {
+  std::vector<Sample> samples;
+  std::vector<fs::path> dirs;
+  for (const auto& entry : fs::directory_iterator(SAMPLES_SOURCE_DIR))
+    if (fs::exists(entry.path() / "expected.json")) dirs.push_back(entry.path());
+  std::sort(dirs.begin(), dirs.end());
+  for (const fs::path& dir : dirs) {
+    std::ifstream in(dir / "expected.json");
+    const json expected = json::parse(in);
+    for (const auto& [flavour, spec] : expected.at("flavours").items())
+      for (bool buggy : {true, false}) samples.push_back({dir.filename().string(), flavour, buggy, spec});
+  }
+  return samples;
+}
+
+std::string test_name(const ::testing::TestParamInfo<Sample>& info) {
+  std::string name = info.param.rule_name + "_" + info.param.flavour + "_" + info.param.variant();
+  for (char& c : name)
+    if (c == '-') c = '_';
+  return name;
+}
+
+struct CommandResult {
+  int status = -1;  // as a shell reports it: 128 + N for signal N
+  std::string out;  // stdout and stderr
+};
+
+std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+CommandResult shell(const std::string& command) {
+  CommandResult result;
+  FILE* pipe = popen(("( " + command + " ) 2>&1").c_str(), "r");
+  if (pipe == nullptr) return result;
+  char buffer[4096];
+  std::size_t n = 0;
+  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) result.out.append(buffer, n);
+  const int status = pclose(pipe);
+  result.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return result;
+}
+
+// (rule, file name, line) of each finding at warning or error.
+using Located = std::tuple<std::string, std::string, int>;
+
+std::set<Located> severe_static_findings(const json& report) {
+  std::set<Located> found;
+  for (const json& f : report.at("findings"))
+    if (f.at("severity") != "note")
+      found.emplace(f.at("rule").get<std::string>(), fs::path(f.at("location").at("file").get<std::string>()).filename().string(),
+                    f.at("location").at("line").get<int>());
+  return found;
+}
+
+class SampleSource : public ::testing::TestWithParam<Sample> {};
+
+TEST_P(SampleSource, GpulintReportsExactlyTheExpectedFindings) {
+  const Sample& s = GetParam();
+  if (std::string(GPULINT_EXE).empty()) GTEST_SKIP() << "gpulint was not built (no clang/LLVM 19)";
+  // gdrt sources are compiled as the build compiles them (-p); CUDA ones
+  // with gpulint's own CUDA defaults, as a user without a build would.
+  const std::string database = s.flavour == "gdrt" ? "-p " + quote(GPUDIAG_BINARY_DIR) + " " : "";
+  const CommandResult lint =
+      shell(quote(GPULINT_EXE) + " --format=json " + database + quote(s.source().string()) + " 2>/dev/null");
+  ASSERT_TRUE(lint.status == 0 || lint.status == 1) << lint.out;
+  const std::set<Located> found = severe_static_findings(json::parse(lint.out));
+  std::set<Located> expected;
+  if (s.buggy)
+    for (const json& f : s.spec.at("static")) expected.emplace(f.at("rule").get<std::string>(), f.at("file").get<std::string>(), f.at("line").get<int>());
+  for (const Located& e : expected)
+    EXPECT_TRUE(found.count(e)) << "gpulint missed " << std::get<0>(e) << " at " << std::get<1>(e) << ":"
+                                << std::get<2>(e) << "\n" << lint.out;
+  for (const Located& f : found)
+    EXPECT_TRUE(expected.count(f)) << "gpulint reported " << std::get<0>(f) << " at " << std::get<1>(f) << ":"
+                                   << std::get<2>(f) << ", which " << s.source().filename().string()
+                                   << " does not do\n" << lint.out;
+}
+
+std::vector<Sample> static_samples() {
+  std::vector<Sample> out;
+  for (Sample& s : all_samples())
+    if (s.flavour != "torch") out.push_back(std::move(s));
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Samples, SampleSource, ::testing::ValuesIn(static_samples()), test_name);
+
+// Why this sample's program cannot run here, or "".
+std::string why_not_runnable(const Sample& s) {
+  if (s.flavour == "gdrt") return "";
+  if (std::string why = gpudiag::test::why_no_gpu(); !why.empty()) return why;
+  if (s.flavour == "cuda") {
+    if (!fs::exists(fs::path(SAMPLES_BINARY_DIR) / s.rule_name / (s.variant() + "_cuda")))
+      return "the CUDA samples were not built (GPUDIAG_WITH_CUDA=OFF)";
+    return "";
+  }
+  if (shell("python3 -c 'import torch; assert torch.cuda.is_available()'").status != 0)
+    return "python3 on PATH has no PyTorch that can use the GPU";
+  return "";
+}
+
+std::string program(const Sample& s) {
+  const fs::path bin = fs::path(SAMPLES_BINARY_DIR) / s.rule_name;
+  if (s.flavour == "gdrt") return quote((bin / s.variant()).string());
+  if (s.flavour == "cuda") return quote((bin / (s.variant() + "_cuda")).string());
+  return "python3 " + quote(s.source().string());
+}
+
+class SampleRun : public ::testing::TestWithParam<Sample> {};
+
+TEST_P(SampleRun, TracedRunShowsTheSymptomAndTheReportNamesIt) {
+  const Sample& s = GetParam();
+  if (std::string why = why_not_runnable(s); !why.empty()) GTEST_SKIP() << why;
+  const fs::path dir = gpudiag::test::temp_path(s.rule_name + "-" + s.flavour + "-" + s.variant());
+  fs::create_directories(dir);
+  const std::string trace = (dir / "trace.gdtrace").string();
+  std::string env = "NO_COLOR=1 GDRT_DEVICE=emu";
+  if (s.spec.contains("env"))
+    for (const auto& [name, value] : s.spec.at("env").items()) env += " " + name + "=" + quote(value.get<std::string>());
+  const CommandResult run = shell("cd " + quote(dir.string()) + " && env " + env + " " + quote(GPUDIAG_EXE) +
+                                  " trace -o " + quote(trace) + " -- " + program(s));
+  const json& symptom = s.spec.at("symptom");
+  if (s.buggy) {
+    EXPECT_EQ(run.status, symptom.value("exit", 0)) << run.out;
+    if (symptom.contains("output")) {
+      EXPECT_NE(run.out.find(symptom.at("output").get<std::string>()), std::string::npos)
+          << "the buggy sample did not show its symptom (" << symptom.at("what").get<std::string>() << ")\n"
+          << run.out;
+    }
+  } else {
+    EXPECT_EQ(run.status, 0) << run.out;
+    EXPECT_EQ(run.out.find("symptom:"), std::string::npos) << run.out;
+  }
+  ASSERT_TRUE(fs::exists(trace)) << "no trace was written\n" << run.out;
+
+  const CommandResult report = shell(quote(GPUDIAG_EXE) + " report --fail-on none --json " + quote(trace) + " 2>/dev/null");
+  ASSERT_EQ(report.status, 0) << report.out;
+  std::set<std::string> rules, severe;
+  const json findings = json::parse(report.out).at("findings");
+  for (const json& f : findings) {
+    const std::string rule = f.at("rule");
+    rules.insert(rule);
+    if (f.at("severity") != "note") severe.insert(rule);
+  }
+  const std::set<std::string> expected =
+      s.buggy ? s.spec.at("runtime").get<std::set<std::string>>() : std::set<std::string>{};
+  for (const std::string& rule : expected) EXPECT_TRUE(rules.count(rule)) << "the report missed " << rule << "\n" << report.out;
+  for (const std::string& rule : severe)
+    EXPECT_TRUE(expected.count(rule)) << "the report gave " << rule << ", which the " << s.variant()
+                                      << " sample does not do\n" << report.out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Samples, SampleRun, ::testing::ValuesIn(all_samples()), test_name);
+
+}  // namespace
