@@ -1,7 +1,8 @@
 // Each snippet under snippets/<rule-name>/ marks its expected findings on the
 // line they belong to: `// CHECK: GD004` or `// expect: premature-free`
-// (several separated by commas, each optionally followed by a remark). The
-// bundled samples/ mark theirs the same way. The test runs the real gpulint
+// (several separated by commas, each optionally followed by a remark);
+// snippets/training-step/ holds one with several rules at once. (The samples/
+// are held to their expected.json by tests/samples.) The test runs the real gpulint
 // with all checks on each file and fails on any missing or unexpected finding.
 // A first line `// RUN-FLAGS: --default-stream per-thread` compiles the
 // snippet with those nvcc options, through a compilation database (the path
@@ -55,9 +56,8 @@ std::set<Expectation> expected_findings(const std::string& path) {
 
 std::vector<std::string> snippet_files() {
   std::vector<std::string> files;
-  for (const char* root : {GPULINT_SNIPPETS, GPULINT_SAMPLES})
-    for (const auto& entry : std::filesystem::recursive_directory_iterator(root))
-      if (entry.path().extension() == ".cu") files.push_back(entry.path().string());
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(GPULINT_SNIPPETS))
+    if (entry.path().extension() == ".cu") files.push_back(entry.path().string());
   std::sort(files.begin(), files.end());
   return files;
 }

@@ -1,4 +1,4 @@
-// The same training step as train_step.cu, corrected: gpulint is silent here.
+// The same training step as several-rules.cu, corrected: gpulint is silent here.
 #include <cuda_runtime.h>
 
 #include <cstdio>

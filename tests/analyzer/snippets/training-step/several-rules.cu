@@ -1,7 +1,7 @@
-// A hand-written CUDA training step for a tiny segmentation head, with the
-// mistakes gpulint is built to catch. `gpulint samples/` reports them; a
-// CHECK comment names the rule each line breaks (the test suite holds
-// gpulint to exactly these). train_step_fixed.cu is the corrected twin.
+// A hand-written CUDA training step for a tiny segmentation head, with
+// several of the mistakes gpulint is built to catch in one function; a CHECK
+// comment names the rule each line breaks. several-rules-fixed.cu is the
+// corrected twin.
 #include <cuda_runtime.h>
 
 #include <cmath>
