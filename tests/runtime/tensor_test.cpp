@@ -23,6 +23,20 @@ TEST(Tensor, CreationFillsValues) {
   EXPECT_THROW(t.at({2, 0}), Error);
 }
 
+TEST(Tensor, MemoryAllocatedCountsLiveStorageOfItsDevice) {
+  const std::size_t before = memory_allocated(cpu_device());
+  {
+    Tensor t = zeros({256});
+    EXPECT_EQ(memory_allocated(cpu_device()), before + 256 * sizeof(float));
+    Tensor view = t.reshape({16, 16});  // shares the storage
+    EXPECT_EQ(memory_allocated(cpu_device()), before + 256 * sizeof(float));
+    Tensor kept = t.to(DType::f64);
+    EXPECT_EQ(memory_allocated(cpu_device()), before + 256 * (sizeof(float) + sizeof(double)));
+  }
+  EXPECT_EQ(memory_allocated(cpu_device()), before);
+  EXPECT_EQ(memory_allocated(Device(DeviceKind::emu, 7)), 0u);  // no tensor was made there
+}
+
 TEST(Tensor, DtypeConversionsRoundTrip) {
   Tensor t = from_vector<float>({-1.5f, 0.0f, 2.25f, 65504.0f}, {4});
   EXPECT_EQ(t.to(DType::f16).to(DType::f32).to_vector<float>(), t.to_vector<float>());

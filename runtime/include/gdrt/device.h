@@ -2,6 +2,7 @@
 // value; the Backend that serves it is looked up in the backend registry.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -43,5 +44,10 @@ bool functional(const Device& device);
 // GDRT_DEVICE environment variable, else the first functional GPU backend
 // (cuda:0, when its backend is registered and reports a usable device), else cpu.
 Device preferred_device(std::string_view requested = {});
+
+// Bytes of tensor storage live on `device` now (pinned host buffers are
+// host memory and not counted), as torch.cuda.memory_allocated: what the
+// program holds, not what the backend keeps cached. Never throws.
+std::size_t memory_allocated(const Device& device);
 
 }  // namespace gdrt

@@ -1,4 +1,5 @@
 // Tensor handle basics: metadata, storage, transfers between devices/dtypes.
+#include <atomic>
 #include <cstring>
 
 #include "core/hooks.h"
@@ -7,10 +8,28 @@
 
 namespace gdrt {
 
+namespace {
+// Live storage bytes per device kind and index (memory_allocated); indexes
+// past the table are not counted.
+constexpr int kCountedIndexes = 64;
+std::atomic<std::size_t> live_storage[3][kCountedIndexes];
+
+std::atomic<std::size_t>* live_counter(const Device& d) {
+  if (d.index < 0 || d.index >= kCountedIndexes) return nullptr;
+  return &live_storage[static_cast<int>(d.kind)][d.index];
+}
+}  // namespace
+
+std::size_t memory_allocated(const Device& device) {
+  const auto* counter = live_counter(device);
+  return counter ? counter->load(std::memory_order_relaxed) : 0;
+}
+
 Storage::Storage(Backend& b, std::size_t n, StreamId s)
     : backend(&b), data(b.allocate(n, s)), bytes(n),
       kind(b.device().is_cpu() ? MemoryKind::host_pageable : MemoryKind::device), stream(s) {
   hooks::allocated(b.device(), data, bytes, kind, stream);
+  if (auto* counter = live_counter(b.device())) counter->fetch_add(bytes, std::memory_order_relaxed);
 }
 Storage::Storage(Backend& b, void* d, std::size_t n, MemoryKind k) : backend(&b), data(d), bytes(n), kind(k) {
   hooks::allocated(b.device(), data, bytes, kind, stream);
@@ -20,6 +39,8 @@ std::shared_ptr<Storage> Storage::pinned(Backend& pinning, std::size_t n) {
 }
 Storage::~Storage() {
   hooks::freed(backend->device(), data, bytes, kind, stream, used_on);
+  if (kind != MemoryKind::host_pinned)
+    if (auto* counter = live_counter(backend->device())) counter->fetch_sub(bytes, std::memory_order_relaxed);
   try {
     if (kind == MemoryKind::host_pinned)
       backend->deallocate_pinned(data, bytes);

@@ -1,0 +1,103 @@
+// unchecked-cuda-error (GD006), CUDA, fixed: every runtime call goes through
+// CUDA_CHECK and every launch is followed by a checked cudaGetLastError(), so
+// a failure stops the run where it happened; and the gradient kernel is
+// launched with 256 threads per block, which every GPU accepts (buggy.cu
+// checks nothing and launches it with 4096).
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#define CUDA_CHECK(call)                                                                      \
+  do {                                                                                        \
+    cudaError_t status_ = (call);                                                             \
+    if (status_ != cudaSuccess) {                                                             \
+      std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(status_));  \
+      std::exit(1);                                                                           \
+    }                                                                                         \
+  } while (0)
+
+constexpr int kSize = 64, kBatch = 16, kPixels = kBatch * kSize * kSize, kWeights = 3 * 9 + 1, kSteps = 200;
+
+__device__ float input(const float* image, int b, int c, int y, int x) {
+  return y < 0 || y >= kSize || x < 0 || x >= kSize ? 0.0f : image[((b * 3 + c) * kSize + y) * kSize + x];
+}
+
+// One disc per image, placed by (step, image); the mask is the disc.
+__global__ void make_batch(float* image, float* mask, int step) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= kPixels) return;
+  const int b = i / (kSize * kSize), y = i / kSize % kSize, x = i % kSize;
+  const unsigned h = (step * 7919u + b) * 2654435761u;
+  const int cx = 16 + h % 32, cy = 16 + (h >> 8) % 32, r = 6 + (h >> 16) % 10;
+  const float inside = (x - cx) * (x - cx) + (y - cy) * (y - cy) < r * r ? 1.0f : 0.0f;
+  mask[i] = inside;
+  for (int c = 0; c < 3; ++c) image[((b * 3 + c) * kSize + y) * kSize + x] = 0.2f + 0.6f * inside - 0.1f * c;
+}
+
+__device__ float logit(const float* image, const float* w, int i) {
+  const int b = i / (kSize * kSize), y = i / kSize % kSize, x = i % kSize;
+  float z = w[kWeights - 1];
+  for (int c = 0; c < 3; ++c)
+    for (int k = 0; k < 9; ++k) z += w[c * 9 + k] * input(image, b, c, y + k / 3 - 1, x + k % 3 - 1);
+  return z;
+}
+
+// Mean binary cross-entropy of the batch, added to *loss.
+__global__ void bce_loss(const float* image, const float* mask, const float* w, float* loss) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= kPixels) return;
+  const float p = 1.0f / (1.0f + expf(-logit(image, w, i)));
+  atomicAdd(loss, -(mask[i] * logf(p + 1e-7f) + (1.0f - mask[i]) * logf(1.0f - p + 1e-7f)) / kPixels);
+}
+
+// d(mean BCE)/dw, added to grad (zeroed before).
+__global__ void bce_grad(const float* image, const float* mask, const float* w, float* grad) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= kPixels) return;
+  const int b = i / (kSize * kSize), y = i / kSize % kSize, x = i % kSize;
+  const float d = (1.0f / (1.0f + expf(-logit(image, w, i))) - mask[i]) / kPixels;
+  for (int c = 0; c < 3; ++c)
+    for (int k = 0; k < 9; ++k) atomicAdd(&grad[c * 9 + k], d * input(image, b, c, y + k / 3 - 1, x + k % 3 - 1));
+  atomicAdd(&grad[kWeights - 1], d);
+}
+
+__global__ void sgd(float* w, const float* grad, float lr) {
+  if (threadIdx.x < kWeights) w[threadIdx.x] -= lr * grad[threadIdx.x];
+}
+
+int main() {
+  float *image, *mask, *w, *grad, *losses;
+  CUDA_CHECK(cudaMalloc(&image, 3 * kPixels * sizeof(float)));
+  CUDA_CHECK(cudaMalloc(&mask, kPixels * sizeof(float)));
+  CUDA_CHECK(cudaMalloc(&w, kWeights * sizeof(float)));
+  CUDA_CHECK(cudaMalloc(&grad, kWeights * sizeof(float)));
+  CUDA_CHECK(cudaMalloc(&losses, kSteps * sizeof(float)));
+  CUDA_CHECK(cudaMemset(w, 0, kWeights * sizeof(float)));
+  CUDA_CHECK(cudaMemset(losses, 0, kSteps * sizeof(float)));
+
+  const int blocks = (kPixels + 255) / 256;
+  for (int step = 0; step < kSteps; ++step) {
+    make_batch<<<blocks, 256>>>(image, mask, step);
+    CUDA_CHECK(cudaGetLastError());
+    bce_loss<<<blocks, 256>>>(image, mask, w, losses + step);
+    CUDA_CHECK(cudaGetLastError());
+    CUDA_CHECK(cudaMemset(grad, 0, kWeights * sizeof(float)));
+    bce_grad<<<blocks, 256>>>(image, mask, w, grad);
+    CUDA_CHECK(cudaGetLastError());
+    sgd<<<1, 32>>>(w, grad, 0.5f);
+    CUDA_CHECK(cudaGetLastError());
+  }
+  std::vector<float> loss(kSteps);
+  CUDA_CHECK(cudaMemcpy(loss.data(), losses, kSteps * sizeof(float), cudaMemcpyDeviceToHost));
+  std::printf("loss: first step %.4f, last step %.4f\n", loss.front(), loss.back());
+  if (loss.back() > loss.front() - 0.05f)
+    std::printf("symptom: the loss did not move in %d steps (%.4f -> %.4f): the weights were never updated\n",
+                kSteps, loss.front(), loss.back());
+  CUDA_CHECK(cudaFree(image));
+  CUDA_CHECK(cudaFree(mask));
+  CUDA_CHECK(cudaFree(w));
+  CUDA_CHECK(cudaFree(grad));
+  CUDA_CHECK(cudaFree(losses));
+}
