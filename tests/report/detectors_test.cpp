@@ -73,6 +73,24 @@ TEST(Float64Leak, KernelsWithDoubleTemplateArgumentsAreReported) {
   EXPECT_NE(f[0].message.find("75.0% of kernel time"), std::string::npos);
 }
 
+// gdrt names its float64 kernels so; the same kernels on gdrt's cpu device
+// (the host) cost little: no GD002 there.
+TEST(Float64Leak, GdrtFloat64KernelsOnADeviceAreReportedOnTheHostNot) {
+  EXPECT_TRUE(is_float64_kernel("gdrt::binary<double>"));
+  EXPECT_FALSE(is_float64_kernel("gdrt::binary"));
+  Trace t;
+  kernel(t, 0, 1000, "gdrt::binary<double>", kHostDevice);
+  kernel(t, 1000, 2000, "gdrt::reduce<double>", kHostDevice);
+  EXPECT_TRUE(only(detect(t), "GD002").empty());
+  kernel(t, 2000, 3000, "gdrt::binary<double>", 1000);
+  kernel(t, 3000, 4000, "gdrt::binary", 1000);
+  const auto f = only(detect(t), "GD002");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_NE(f[0].message.find("kernel 'gdrt::binary<double>' computes in Float64 (1 launches"), std::string::npos)
+      << f[0].message;
+  EXPECT_NE(f[0].message.find("50.0% of kernel time"), std::string::npos) << f[0].message;
+}
+
 TEST(UnsyncedTransfer, ReadBeforeTheStreamSyncIsReported) {
   Trace t;
   Memcpy c = copy(100, 500, CopyKind::DtoH, 1024, true);

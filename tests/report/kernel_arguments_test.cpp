@@ -92,6 +92,25 @@ TEST(KernelArguments, PageableHostMemoryGivenToAKernelIsGD001TiedToThe700ThatFol
 
 // What looks like malloc'd memory may be a number that happens to fall in
 // the executable's image: without the kernel error it would cause, no finding.
+// A program that checks every launch with cudaGetLastError may learn of the
+// fault there, and exit at once: no later call reports the error.
+TEST(KernelArguments, AFaultFirstReportedByCudaGetLastErrorIsGD001) {
+  Trace t;
+  launch(t, 121, 100, "_Z16forward_backwardPKfS0_PKfPfS3_i", 7,
+         {{kSrc, MemKind::Device}, {kHostArray, MemKind::Pageable}, {kOut, MemKind::Device}});
+  call(t, 110, "cudaGetLastError");
+  launch(t, 122, 120, "_Z3sgdPfS_f", 7, {{kOut, MemKind::Device}});
+  call(t, 130, "cudaGetLastError", 700);
+  const auto f = only(detect(t), "GD001");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_NE(f[0].message.find("was given pageable host memory as parameter 1 (0x55d0c0a01000)"), std::string::npos)
+      << f[0].message;
+  EXPECT_NE(f[0].message.find("error 700 \"an illegal memory access was encountered\" at cudaGetLastError followed, "
+                              "30 ns after the launch"),
+            std::string::npos)
+      << f[0].message;
+}
+
 TEST(KernelArguments, APageableLookingArgumentWithNoKernelErrorAfterItIsNoGD001) {
   Trace t;
   const StackId site = stack_named(t, "step", "train.cu", 12);

@@ -53,6 +53,20 @@ void read_before_sync(bool synchronise_first) {
   (void)host.to_vector<float>();
 }
 
+// Float64 math the program allowed (AllowFloat64Promotion) runs float64
+// kernels: on a device the report names them (GD002), on the cpu not.
+void promoted_math(const Device& dev) {
+  Tensor x = ones({256}).to(dev);
+  Tensor w = full({256}, 0.5, TensorOptions{}.with_dtype(DType::f64)).to(dev);
+  AllowFloat64Promotion promote;
+  (void)sum(mul(x, w)).to(cpu_device()).to_vector<double>();
+}
+
+TEST(EmuTraceFindings, Float64KernelsOnTheDeviceAreGD002) {
+  EXPECT_TRUE(has(rules_found([] { promoted_math(test::emu_device()); }), "GD002"));
+  EXPECT_FALSE(has(rules_found([] { promoted_math(cpu_device()); }), "GD002"));
+}
+
 TEST(EmuTraceFindings, ReadingANonBlockingCopyBeforeTheSyncIsGD003) {
   EXPECT_TRUE(has(rules_found([] { read_before_sync(false); }), "GD003"));
   EXPECT_FALSE(has(rules_found([] { read_before_sync(true); }), "GD003"));

@@ -16,10 +16,14 @@ std::int64_t normalize_dim(std::int64_t dim, std::int64_t rank, const char* op) 
 
 void check_same_device(const char* op, const Tensor& a, const Tensor& b) {
   if (!a.defined() || !b.defined() || a.device() == b.device()) return;
+  // Suggest moving the host tensor to the device: a model on a GPU fed a
+  // batch the loader left on the host is the usual way this happens.
+  const Device& target = a.device().is_cpu() ? b.device() : a.device();
   const std::string msg = std::string(op) + " got tensors on different devices: " + a.device().str() + " " +
                           shape_str(a.shape()) + " and " + b.device().str() + " " + shape_str(b.shape()) +
-                          ". gdrt never moves data implicitly; move one of them with .to(Device::parse(\"" +
-                          a.device().str() + "\")) (or move the model/batch once, before the loop).";
+                          ". gdrt never moves data implicitly; move the " +
+                          (a.device().is_cpu() || b.device().is_cpu() ? "host" : "other") + " one with .to(Device::parse(\"" +
+                          target.str() + "\")) (or move the model/batch once, before the loop).";
   hooks::finding("GD001", msg);
   throw Error("GD001", msg);
 }
@@ -44,9 +48,9 @@ DType check_binary_dtypes(const char* op, const Tensor& a, const Tensor& b) {
     const std::string msg = std::string(op) + " mixes float32 and float64: " + a.describe() + " and " + b.describe() +
                              ". A float64 tensor (" + shape_str(wide.shape()) +
                              ") has leaked into float32 math; on a GPU this runs at a fraction of float32 speed. "
-                             "Fix: create it as float32 (TensorOptions{}.with_dtype(DType::f32)) or convert it "
-                             "with .to(DType::f32); if float64 is intended, convert the other operand with "
-                             ".to(DType::f64) or use a gdrt::AllowFloat64Promotion scope.";
+                             "Fix: create it as float32 (from float host data, or with TensorOptions{}.with_dtype("
+                             "DType::f32)) or convert it with .to(DType::f32); if float64 is intended, convert the "
+                             "other operand with .to(DType::f64) or use a gdrt::AllowFloat64Promotion scope.";
     hooks::finding("GD002", msg);
     throw Error("GD002", msg);
   }

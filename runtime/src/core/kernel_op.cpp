@@ -26,14 +26,19 @@ std::size_t TensorView::extent_bytes() const {
 }
 
 const char* kernel_name(const KernelOp& op) {
+  // Kernels that compute in float64 say so as a CUDA kernel's template
+  // argument would (`<double>`), so that a trace shows where double
+  // precision runs on a device (GD002). The other ops are float32 only; a
+  // copy converts, whatever its dtypes, and computes nothing.
+  const auto named = [](DType dtype, const char* f32, const char* f64) { return dtype == DType::f64 ? f64 : f32; };
   return std::visit(Overloaded{
-                        [](const ops::Fill&) { return "gdrt::fill"; },
+                        [&](const ops::Fill& o) { return named(o.out.dtype, "gdrt::fill", "gdrt::fill<double>"); },
                         [](const ops::Copy&) { return "gdrt::copy"; },
-                        [](const ops::Unary&) { return "gdrt::unary"; },
-                        [](const ops::Binary&) { return "gdrt::binary"; },
-                        [](const ops::Reduce&) { return "gdrt::reduce"; },
-                        [](const ops::Random&) { return "gdrt::random"; },
-                        [](const ops::Matmul&) { return "gdrt::matmul"; },
+                        [&](const ops::Unary& o) { return named(o.in.dtype, "gdrt::unary", "gdrt::unary<double>"); },
+                        [&](const ops::Binary& o) { return named(o.a.dtype, "gdrt::binary", "gdrt::binary<double>"); },
+                        [&](const ops::Reduce& o) { return named(o.in.dtype, "gdrt::reduce", "gdrt::reduce<double>"); },
+                        [&](const ops::Random& o) { return named(o.out.dtype, "gdrt::random", "gdrt::random<double>"); },
+                        [&](const ops::Matmul& o) { return named(o.dtype, "gdrt::matmul", "gdrt::matmul<double>"); },
                         [](const ops::Conv2dForward&) { return "gdrt::conv2d_forward"; },
                         [](const ops::Conv2dBackwardData&) { return "gdrt::conv2d_backward_data"; },
                         [](const ops::Conv2dBackwardWeight&) { return "gdrt::conv2d_backward_weight"; },

@@ -81,8 +81,7 @@ bool is_successful_synchronize(const Trace& trace, const ApiCall& call) {
 const ApiCall* kernel_error_after(const Trace& trace, std::uint64_t time) {
   const ApiCall* first = nullptr;
   for (const ApiCall& a : trace.api_calls)
-    if (a.start_ns > time && is_kernel_error(a.status) && !reports_earlier_error(trace.str(a.name)) &&
-        (!first || a.start_ns < first->start_ns))
+    if (a.start_ns > time && is_kernel_error(a.status) && (!first || a.start_ns < first->start_ns))
       first = &a;
   if (!first) return nullptr;
   for (const ApiCall& a : trace.api_calls)

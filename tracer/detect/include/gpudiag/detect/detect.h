@@ -120,7 +120,9 @@ bool reports_earlier_error(std::string_view api_name);
 bool is_successful_synchronize(const Trace& trace, const ApiCall& call);
 // The first call after `time` that returned a kernel error, when no
 // successful synchronisation came between (which would show that what was
-// launched by `time` had finished cleanly); nullptr when none.
+// launched by `time` had finished cleanly); nullptr when none. A
+// cudaGetLastError counts: a program that checks each launch with it may
+// learn of a kernel's fault there first, and exit.
 const ApiCall* kernel_error_after(const Trace& trace, std::uint64_t time);
 
 // GD002: the demangled name says the kernel computes in double precision.

@@ -1,0 +1,101 @@
+// device-mismatch (GD001), CUDA: a hand-written training loop for a per-pixel
+// segmentation head (a 1x1 convolution from 3 channels to one logit, sigmoid
+// and binary cross-entropy, plain SGD) on noisy images of discs. The images
+// are copied to the device; the masks are not: the kernel is handed the host
+// vector's data(). The GPU cannot read pageable host memory, so the kernel
+// faults, and the synchronisation after the loop returns error 700 (an
+// illegal memory access), which the program reports and dies of (exit 1).
+// The fixed twin copies the masks to the device too (fixed.cu).
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <vector>
+
+#define CUDA_CHECK(call)                                                                    \
+  do {                                                                                      \
+    const cudaError_t status_ = (call);                                                     \
+    if (status_ != cudaSuccess) {                                                           \
+      std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(status_)); \
+      std::exit(1);                                                                         \
+    }                                                                                       \
+  } while (0)
+
+constexpr int kImages = 128, kSize = 32, kPixels = kSize * kSize, kBatch = 16, kSteps = kImages / kBatch, kEpochs = 2;
+
+// Images (3 channel planes each) with a disc brighter in every channel, and its mask.
+void make_discs(std::vector<float>& images, std::vector<float>& masks) {
+  std::mt19937 gen(1);
+  std::normal_distribution<float> noise(0.0f, 0.6f);
+  std::uniform_real_distribution<float> uniform(0.0f, 1.0f);
+  for (int i = 0; i < kImages; ++i) {
+    const float cx = uniform(gen) * kSize, cy = uniform(gen) * kSize, r = (0.1f + 0.15f * uniform(gen)) * kSize;
+    for (int p = 0; p < kPixels; ++p) {
+      const float dx = static_cast<float>(p % kSize) - cx, dy = static_cast<float>(p / kSize) - cy;
+      const float m = dx * dx + dy * dy <= r * r ? 1.0f : 0.0f;
+      masks[i * kPixels + p] = m;
+      for (int c = 0; c < 3; ++c) images[(i * 3 + c) * kPixels + p] = noise(gen) + m * (0.7f + 0.3f * c);
+    }
+  }
+}
+
+// One thread per pixel of the batch: logit, loss and the gradient of the
+// three weights and the bias, summed over the batch with atomics.
+__global__ void forward_backward(const float* images, const float* masks, const float* w, float* grad, float* loss,
+                                 int pixels) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= pixels) return;
+  const float* x = images + (i / kPixels) * 3 * kPixels + i % kPixels;
+  const float z = w[0] * x[0] + w[1] * x[kPixels] + w[2] * x[2 * kPixels] + w[3];
+  const float p = 1.0f / (1.0f + expf(-z)), y = masks[i], g = (p - y) / pixels;
+  atomicAdd(&grad[0], g * x[0]);
+  atomicAdd(&grad[1], g * x[kPixels]);
+  atomicAdd(&grad[2], g * x[2 * kPixels]);
+  atomicAdd(&grad[3], g);
+  atomicAdd(loss, -(y * logf(p + 1e-7f) + (1.0f - y) * logf(1.0f - p + 1e-7f)) / pixels);
+}
+
+__global__ void sgd(float* w, float* grad, float lr) {
+  const int i = threadIdx.x;
+  if (i < 4) {
+    w[i] -= lr * grad[i];
+    grad[i] = 0.0f;
+  }
+}
+
+int main() {
+  std::vector<float> images(kImages * 3 * kPixels), masks(kImages * kPixels);
+  make_discs(images, masks);
+  float *d_images = nullptr, *d_w = nullptr, *d_grad = nullptr, *d_loss = nullptr;
+  CUDA_CHECK(cudaMalloc(&d_images, images.size() * sizeof(float)));
+  CUDA_CHECK(cudaMemcpy(d_images, images.data(), images.size() * sizeof(float), cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMalloc(&d_w, 4 * sizeof(float)));
+  CUDA_CHECK(cudaMalloc(&d_grad, 4 * sizeof(float)));
+  CUDA_CHECK(cudaMalloc(&d_loss, kEpochs * kSteps * sizeof(float)));
+  CUDA_CHECK(cudaMemset(d_w, 0, 4 * sizeof(float)));
+  CUDA_CHECK(cudaMemset(d_grad, 0, 4 * sizeof(float)));
+  CUDA_CHECK(cudaMemset(d_loss, 0, kEpochs * kSteps * sizeof(float)));
+
+  const int pixels = kBatch * kPixels;
+  for (int epoch = 0; epoch < kEpochs; ++epoch)
+    for (int step = 0; step < kSteps; ++step) {
+      // The masks of this batch straight from the host vector: no device copy was made.
+      forward_backward<<<(pixels + 255) / 256, 256>>>(d_images + step * 3 * pixels, masks.data() + step * pixels, d_w,
+                                                      d_grad, d_loss + epoch * kSteps + step, pixels);
+      sgd<<<1, 32>>>(d_w, d_grad, 1.0f);
+    }
+  CUDA_CHECK(cudaDeviceSynchronize());  // checks the launches: a kernel's fault surfaces here
+
+  std::vector<float> losses(kEpochs * kSteps);
+  CUDA_CHECK(cudaMemcpy(losses.data(), d_loss, losses.size() * sizeof(float), cudaMemcpyDeviceToHost));
+  for (int epoch = 0; epoch < kEpochs; ++epoch) {
+    float sum = 0.0f;
+    for (int step = 0; step < kSteps; ++step) sum += losses[epoch * kSteps + step];
+    std::printf("epoch %d: loss %.4f\n", epoch, sum / kSteps);
+  }
+  CUDA_CHECK(cudaFree(d_images));
+  CUDA_CHECK(cudaFree(d_w));
+  CUDA_CHECK(cudaFree(d_grad));
+  CUDA_CHECK(cudaFree(d_loss));
+}
