@@ -34,6 +34,16 @@ TEST(MemoryLeak, ProfilerWindowsAndFreedMemoryAreNotLeaks) {
   EXPECT_TRUE(only(detect(u), "GD007").empty());
 }
 
+// A process that died of a signal never reached its frees: what it held is
+// not a leak, and the crash is what the report must be about.
+TEST(MemoryLeak, MemoryAProcessHeldWhenItCrashedIsNoLeak) {
+  Trace t;
+  t.source = TraceSource::Gdtrace;
+  alloc(t, 10, 0x1000, 64, 0);
+  t.crashes.push_back({.time_ns = 20, .signal = 11});
+  EXPECT_TRUE(only(detect(t), "GD007").empty());
+}
+
 TEST(OutOfMemory, ReportsLiveMemoryByStackAndCapacity) {
   Trace t;
   alloc(t, 10, 0x1000, 6u << 20, 0, stack_named(t, "weights"));

@@ -4,7 +4,8 @@
 // until exit without growing is not a leak: a caching allocator's segments
 // (PyTorch's, cudaMallocAsync pools, gdrt's cuda backend), parameters and
 // optimiser state. Without a loop: allocations still live when the process
-// ended, grouped by the stack that made them. Only for whole-process
+// ended, grouped by the stack that made them, unless it died of a signal
+// (it never reached its frees; the crash is the finding). Only for whole-process
 // recordings (.gdtrace, traces built in code): a profiler window (Kineto,
 // nsys) ends while the program still legitimately holds its memory.
 #include <fmt/format.h>
@@ -70,6 +71,7 @@ void detect_memory_leak(const DetectContext& ctx, std::vector<Finding>& out) {
     for (const DeviceMemory& m : ctx.memory.devices) report_growth(ctx, m, out);
     return;
   }
+  if (!t.crashes.empty()) return;
   for (const DeviceMemory& m : ctx.memory.devices) {
     if (m.leaked.empty()) continue;
     const auto groups = group_by_stack(m, m.leaked);
