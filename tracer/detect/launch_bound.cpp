@@ -3,7 +3,10 @@
 // them, and copies taking more GPU time than computation. Judged on the
 // training loop when the trace shows one: start-up (module loading,
 // autotuning) is no idleness of the loop. Kernels a CPU device ran (device
-// -1, the host) have no GPU to keep busy.
+// -1, the host) have no GPU to keep busy. Short kernels, or kernels shorter
+// than their launch, say the GPU waits only where it did mostly wait (busy
+// less than half of the window): a GPU busy most of the loop is not held up
+// by its launches, however many of its kernels are short.
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -65,13 +68,16 @@ void detect_launch_bound(const DetectContext& ctx, std::vector<Finding>& out) {
         outrun += d < it->second;
       }
     }
+    const double busy_share =
+        static_cast<double>(total_length(busy)) / static_cast<double>(window.length());
+    const bool mostly_idle = busy_share < 0.5;
     const double short_share = kernels ? static_cast<double>(short_kernels) / static_cast<double>(kernels) : 0.0;
     const double outrun_share = with_launch ? static_cast<double>(outrun) / static_cast<double>(with_launch) : 0.0;
-    const bool many_short = kernels >= o.min_kernels && short_share >= o.short_kernel_share;
+    const bool many_short = mostly_idle && kernels >= o.min_kernels && short_share >= o.short_kernel_share;
     if (many_short)
       reasons.push_back(fmt::format("{:.0f}% of {} kernels ran shorter than {}", short_share * 100.0, kernels,
                                     format_duration(o.short_kernel_ns)));
-    if (with_launch >= o.min_kernels && outrun_share >= o.short_kernel_share)
+    if (mostly_idle && with_launch >= o.min_kernels && outrun_share >= o.short_kernel_share)
       reasons.push_back(fmt::format("{:.0f}% of kernels took less GPU time than the CPU spent launching them",
                                     outrun_share * 100.0));
     const bool copies_dominate = memcpy_ns > computation_ns && memcpy_ns > 0;
@@ -79,12 +85,10 @@ void detect_launch_bound(const DetectContext& ctx, std::vector<Finding>& out) {
       reasons.push_back(fmt::format("copies took {} of GPU time against {} of computation",
                                     format_duration(memcpy_ns), format_duration(computation_ns)));
     if (reasons.empty()) continue;
-    const double busy_share =
-        static_cast<double>(total_length(busy)) / static_cast<double>(window.length());
     std::string msg = fmt::format("{} was busy only {:.1f}% of {}{}: ", t.device_label(g.device), busy_share * 100.0,
                                   phases.has_loop() ? "the training loop's " : "", format_duration(window.length()));
     for (std::size_t i = 0; i < reasons.size(); ++i) msg += (i ? "; " : "") + reasons[i];
-    if (busy_share < 0.5 && many_short)
+    if (many_short)
       msg += ". The GPU is launch-bound: it waits for the host to launch one small kernel after another";
     msg += ". Launch fewer, larger kernels: capture the step in a CUDA graph (torch.cuda.graphs, cudaStreamBeginCapture), "
            "compile it to fuse small ops (torch.compile), use larger batches; keep data on the device between steps "
