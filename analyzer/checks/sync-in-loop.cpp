@@ -88,10 +88,20 @@ class SyncInLoop : public Check {
       if (parents.empty()) return false;
       const Stmt* parent = parents[0].get<Stmt>();
       const Stmt* child = node.get<Stmt>();
-      if (parent == nullptr) return false;
+      if (parent == nullptr) {
+        // `cudaError_t status = (call);`, as CHECK macros write it: the
+        // declaration sits between the call and the statements above it.
+        if (parents[0].get<VarDecl>() == nullptr) return false;
+        node = parents[0];
+        continue;
+      }
       // The sync is the loop's own condition (polling): not a step of the body.
       if (parent == loop) return !contains(body_of(loop), child);
-      if (const auto* branch = dyn_cast<IfStmt>(parent); branch && branch->getCond() != child) return true;
+      // The if's condition, init statement or condition variable runs every time.
+      if (const auto* branch = dyn_cast<IfStmt>(parent);
+          branch && child != nullptr && child != branch->getCond() && child != branch->getInit() &&
+          child != branch->getConditionVariableDeclStmt())
+        return true;
       if (isa<SwitchStmt, ConditionalOperator>(parent)) return true;
       node = parents[0];
     }
