@@ -1,6 +1,6 @@
 // GD005 scalar-indexing: device memory accessed one element at a time from a
 // host loop: sizeof(T)-sized cudaMemcpy indexed by the loop, thrust
-// device_vector / device_ptr subscripts, gdrt item() on tensors.
+// device_vector / device_ptr subscripts, gdrt item() and at() on tensors.
 #include <clang/AST/ExprCXX.h>
 
 #include "check.h"
@@ -81,7 +81,7 @@ class ScalarIndexing : public Check {
                           .bind("operator"),
                       this);
     finder.addMatcher(cxxMemberCallExpr(unless(isExpansionInSystemHeader()), in_loop,
-                                        callee(cxxMethodDecl(hasName("item"), ofClass(hasName("::gdrt::Tensor")))))
+                                        callee(cxxMethodDecl(hasAnyName("item", "at"), ofClass(hasName("::gdrt::Tensor")))))
                           .bind("item"),
                       this);
   }
@@ -118,8 +118,9 @@ class ScalarIndexing : public Check {
       return;
     }
     if (const auto* item = result.Nodes.getNodeAs<CXXMemberCallExpr>("item")) {
+      const std::string method = item->getMethodDecl()->getName().str();
       report(make(sm, item->getBeginLoc(),
-                  "Tensor::item() inside a loop: on a device tensor each call is a blocking one-element "
+                  "Tensor::" + method + "() inside a loop: on a device tensor each call is a blocking one-element "
                   "transfer. Move the tensor to the host once (to(cpu)) or reduce on the device"),
              item->getBeginLoc(), sm);
     }

@@ -1,6 +1,9 @@
 // GD010 sync-in-loop: a device or stream synchronisation or a blocking
 // device-to-host cudaMemcpy on every iteration of a loop that queues GPU
 // work: the host waits for the GPU each step and the pipeline drains.
+// gdrt's device and stream syncs (gdrt::synchronize(device),
+// Stream::synchronize()) are the same waits, and any gdrt op or module call
+// in the loop queues work.
 // A sync under an `if` inside the loop (every N steps) is the fix, not a bug,
 // and so is a sync the loop's own host code needs: it reads a pinned buffer
 // an async device-to-host copy in the loop fills, or refills one an async
@@ -33,12 +36,18 @@ class SyncInLoop : public Check {
                  hasAncestor(stmt(anyOf(forStmt(), whileStmt(), doStmt(), cxxForRangeStmt()))))
             .bind("sync"),
         this);
+    finder.addMatcher(callExpr(unless(isExpansionInSystemHeader()),
+                               callee(decl(anyOf(functionDecl(hasName("::gdrt::synchronize")),
+                                                 cxxMethodDecl(hasName("synchronize"), ofClass(hasName("::gdrt::Stream")))))),
+                               hasAncestor(stmt(anyOf(forStmt(), whileStmt(), doStmt(), cxxForRangeStmt()))))
+                          .bind("sync"),
+                      this);
   }
 
   void run(const MatchFinder::MatchResult& result) override {
     context_ = result.Context;
     const auto* call = result.Nodes.getNodeAs<CallExpr>("sync");
-    const std::string name = callee_name(call);
+    const std::string name = gdrt_call(call) ? gdrt_sync_name(call) : callee_name(call);
     if (name == "cudaMemcpy") {
       auto copy = as_copy(call);
       if (!copy || copy->kind != CopyKind::DeviceToHost) return;
@@ -58,6 +67,19 @@ class SyncInLoop : public Check {
   }
 
  private:
+  // A function or method declared in namespace gdrt (or one nested in it).
+  static bool gdrt_call(const CallExpr* call) {
+    const FunctionDecl* callee = call->getDirectCallee();
+    for (const DeclContext* context = callee ? callee->getDeclContext() : nullptr; context;
+         context = context->getParent())
+      if (const auto* ns = dyn_cast<NamespaceDecl>(context); ns && ns->getName() == "gdrt") return true;
+    return false;
+  }
+
+  static std::string gdrt_sync_name(const CallExpr* call) {
+    return isa<CXXMemberCallExpr>(call) ? "Stream::synchronize()" : "gdrt::synchronize(device)";
+  }
+
   // Under an if/switch/?: between the call and the loop: runs only sometimes.
   bool conditional_within(const Stmt* stmt, const Stmt* loop) const {
     DynTypedNode node = DynTypedNode::create(*stmt);
@@ -66,10 +88,20 @@ class SyncInLoop : public Check {
       if (parents.empty()) return false;
       const Stmt* parent = parents[0].get<Stmt>();
       const Stmt* child = node.get<Stmt>();
-      if (parent == nullptr) return false;
+      if (parent == nullptr) {
+        // `cudaError_t status = (call);`, as CHECK macros write it: the
+        // declaration sits between the call and the statements above it.
+        if (parents[0].get<VarDecl>() == nullptr) return false;
+        node = parents[0];
+        continue;
+      }
       // The sync is the loop's own condition (polling): not a step of the body.
       if (parent == loop) return !contains(body_of(loop), child);
-      if (const auto* branch = dyn_cast<IfStmt>(parent); branch && branch->getCond() != child) return true;
+      // The if's condition, init statement or condition variable runs every time.
+      if (const auto* branch = dyn_cast<IfStmt>(parent);
+          branch && child != nullptr && child != branch->getCond() && child != branch->getInit() &&
+          child != branch->getConditionVariableDeclStmt())
+        return true;
       if (isa<SwitchStmt, ConditionalOperator>(parent)) return true;
       node = parents[0];
     }
@@ -92,6 +124,7 @@ class SyncInLoop : public Check {
       if (const auto* call = dyn_cast<CallExpr>(stmt)) {
         const std::string name = callee_name(call);
         if (name == "cudaSetDevice") multi_device = true;  // one step per GPU, not per iteration
+        if (gdrt_call(call) && name != "synchronize") work = true;  // tensor ops, modules, optimisers
         if (name == "cudaLaunchKernel" || name == "cudaMemcpyAsync" || name == "cudaGraphLaunch" ||
             name.rfind("cublas", 0) == 0 || name.rfind("cudnn", 0) == 0)
           work = true;

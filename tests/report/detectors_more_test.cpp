@@ -119,6 +119,33 @@ TEST(LaunchBound, KernelsACpuDeviceRanAreNotAGpuWaiting) {
   EXPECT_TRUE(only(detect(t), "GD011").empty()) << "the host is no GPU: " << only(detect(t), "GD011").front().message;
 }
 
+TEST(LaunchBound, ShortKernelsBesideLongOnesOnABusyGpuAreNoWaiting) {
+  // A small model on a GPU that keeps up: each layer a 400 us convolution
+  // and three 3 us element-wise kernels, 2 us apart. Three kernels in four
+  // are short, but they are 2% of the kernel time and the GPU is busy 97%.
+  Trace t;
+  std::uint64_t at = 0, id = 0;
+  for (int layer = 0; layer < 50; ++layer)
+    for (std::uint64_t d : {400'000u, 3'000u, 3'000u, 3'000u}) {
+      kernel(t, at, at + d, d > 50'000 ? "conv" : "bias_relu", 0, 7, ++id);
+      t.api_calls.push_back({.start_ns = at, .end_ns = at + 5'000, .name = t.intern("cudaLaunchKernel"), .correlation = id});
+      at += d + 2'000;
+    }
+  const auto f = only(detect(t), "GD011");
+  EXPECT_TRUE(f.empty()) << f.front().message;
+}
+
+TEST(LaunchBound, ABusyGpuRunningOnlyShortKernelsIsLaunchBound) {
+  // One image per step: every kernel 10 us, 8 us apart (busy 56%); the
+  // GPU's whole time goes to kernels too small to be worth their launch.
+  Trace t;
+  for (int i = 0; i < 200; ++i) kernel(t, 18'000u * i, 18'000u * i + 10'000, "tiny_conv");
+  const auto f = only(detect(t), "GD011");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_NE(f[0].message.find("100% of 200 kernels ran shorter than 50.0 us (100% of the kernel time)"), std::string::npos)
+      << f[0].message;
+}
+
 TEST(LaunchBound, BusyGpuWithLongKernelsIsFine) {
   Trace t;
   for (int i = 0; i < 40; ++i) kernel(t, 1'000'000u * i, 1'000'000u * i + 990'000, "big_gemm");

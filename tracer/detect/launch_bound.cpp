@@ -3,7 +3,11 @@
 // them, and copies taking more GPU time than computation. Judged on the
 // training loop when the trace shows one: start-up (module loading,
 // autotuning) is no idleness of the loop. Kernels a CPU device ran (device
-// -1, the host) have no GPU to keep busy.
+// -1, the host) have no GPU to keep busy. Short kernels, or kernels shorter
+// than their launch, make the finding only where they set the pace: the GPU
+// was idle most of the window, or most of its kernel time went to short
+// kernels. A GPU busy most of the loop with long kernels (convolutions) is
+// not held up by the many short element-wise ones around them.
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -47,6 +51,7 @@ void detect_launch_bound(const DetectContext& ctx, std::vector<Finding>& out) {
     // Short kernels, and kernels that ran shorter than their own launch.
     std::uint64_t kernels = 0, short_kernels = 0, with_launch = 0, outrun = 0;
     std::uint64_t computation_ns = 0, memcpy_ns = 0;  // GPU time of the window's work
+    std::uint64_t kernel_ns = 0, short_ns = 0;
     const auto in_window = [&](std::int32_t device, std::uint64_t start) {
       return device == g.device && start >= window.begin && start < window.end;
     };
@@ -59,19 +64,26 @@ void detect_launch_bound(const DetectContext& ctx, std::vector<Finding>& out) {
       ++kernels;
       const std::uint64_t d = k.end_ns - k.start_ns;
       computation_ns += d;
+      kernel_ns += d;
       short_kernels += d < o.short_kernel_ns;
+      if (d < o.short_kernel_ns) short_ns += d;
       if (auto it = launch_ns.find(k.correlation); k.correlation != 0 && it != launch_ns.end()) {
         ++with_launch;
         outrun += d < it->second;
       }
     }
+    const double busy_share =
+        static_cast<double>(total_length(busy)) / static_cast<double>(window.length());
     const double short_share = kernels ? static_cast<double>(short_kernels) / static_cast<double>(kernels) : 0.0;
+    const double short_time_share = kernel_ns ? static_cast<double>(short_ns) / static_cast<double>(kernel_ns) : 0.0;
     const double outrun_share = with_launch ? static_cast<double>(outrun) / static_cast<double>(with_launch) : 0.0;
-    const bool many_short = kernels >= o.min_kernels && short_share >= o.short_kernel_share;
+    const bool launch_paced = busy_share < 0.5 || short_time_share >= 0.25;
+    const bool many_short = launch_paced && kernels >= o.min_kernels && short_share >= o.short_kernel_share;
     if (many_short)
-      reasons.push_back(fmt::format("{:.0f}% of {} kernels ran shorter than {}", short_share * 100.0, kernels,
-                                    format_duration(o.short_kernel_ns)));
-    if (with_launch >= o.min_kernels && outrun_share >= o.short_kernel_share)
+      reasons.push_back(fmt::format("{:.0f}% of {} kernels ran shorter than {} ({:.0f}% of the kernel time)",
+                                    short_share * 100.0, kernels, format_duration(o.short_kernel_ns),
+                                    short_time_share * 100.0));
+    if (launch_paced && with_launch >= o.min_kernels && outrun_share >= o.short_kernel_share)
       reasons.push_back(fmt::format("{:.0f}% of kernels took less GPU time than the CPU spent launching them",
                                     outrun_share * 100.0));
     const bool copies_dominate = memcpy_ns > computation_ns && memcpy_ns > 0;
@@ -79,8 +91,6 @@ void detect_launch_bound(const DetectContext& ctx, std::vector<Finding>& out) {
       reasons.push_back(fmt::format("copies took {} of GPU time against {} of computation",
                                     format_duration(memcpy_ns), format_duration(computation_ns)));
     if (reasons.empty()) continue;
-    const double busy_share =
-        static_cast<double>(total_length(busy)) / static_cast<double>(window.length());
     std::string msg = fmt::format("{} was busy only {:.1f}% of {}{}: ", t.device_label(g.device), busy_share * 100.0,
                                   phases.has_loop() ? "the training loop's " : "", format_duration(window.length()));
     for (std::size_t i = 0; i < reasons.size(); ++i) msg += (i ? "; " : "") + reasons[i];
