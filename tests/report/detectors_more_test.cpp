@@ -86,6 +86,24 @@ TEST(SyncInLoop, ShareOfTheLoopBlockedInSyncs) {
   EXPECT_TRUE(only(detect(t, lenient), "GD010").empty()) << "one sync per iteration, under the share";
 }
 
+// A data loader worker whose blocking copy waits for the device stalls
+// itself; the thread that launches the step's work is what a sync holds up.
+TEST(SyncInLoop, OnlySyncsOfTheThreadsThatLaunchTheLoopsWorkCount) {
+  Trace t = training_loop(10, 800'000);
+  for (const Kernel& k : std::vector<Kernel>(t.kernels))
+    t.api_calls.push_back({.start_ns = k.start_ns - 1, .end_ns = k.start_ns, .name = t.intern("cudaLaunchKernel"),
+                           .tid = 1});
+  for (Sync& s : t.syncs) {
+    s.tid = 2;
+    t.api_calls.push_back({.start_ns = s.start_ns, .end_ns = s.end_ns, .name = t.intern("cudaMemcpy"), .tid = 2});
+  }
+  EXPECT_EQ(only(detect(t), "GD010").size(), 1u) << "no sync is on a launching thread: the trace may number them apart";
+  t.syncs.push_back({.start_ns = 1, .end_ns = 2, .kind = SyncKind::Device, .tid = 1});
+  EXPECT_TRUE(only(detect(t), "GD010").empty()) << "the syncs are a worker's";
+  for (Sync& s : t.syncs) s.tid = 1;
+  EXPECT_EQ(only(detect(t), "GD010").size(), 1u) << "the syncs are the launching thread's";
+}
+
 TEST(SyncInLoop, SyncsOfAProgramWithoutALoopAreNoSyncInALoop) {
   Trace t;
   for (int i = 0; i < 20; ++i) {

@@ -4,27 +4,56 @@
 // training loop, for a share of its time or several times in every
 // iteration. Where no loop shows nothing is said: a program that waits for
 // its GPU does not thereby wait in a loop. The syncs of start-up (cuDNN
-// autotuning, moving the model) are not the loop's.
+// autotuning, moving the model) are not the loop's, and neither are those of
+// a thread that launches no work in the loop: a data loader worker whose
+// blocking copy waits for the device stalls itself, not the loop.
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 
 #include "gpudiag/analysis/gpu_time.h"
 #include "gpudiag/analysis/iterations.h"
+#include "gpudiag/api_kinds.h"
 #include "gpudiag/detect/detect.h"
 
 namespace gpudiag {
+
+namespace {
+
+// Threads whose syncs are not the loop's: they made API calls but launched
+// no kernel inside `window`. Only said where the trace numbers the threads
+// of syncs and of calls alike, seen in a sync on a launching thread (a CUPTI
+// recording names the threads of its API records its own way).
+std::set<std::uint32_t> threads_outside_the_loop(const Trace& t, const Interval& window) {
+  std::set<std::uint32_t> calling, launching;
+  for (const ApiCall& a : t.api_calls) {
+    calling.insert(a.tid);
+    const bool launch = a.symbol != 0 || api_kind(t.str(a.name)) == ApiKind::Launch;  // gdrt names the kernel
+    if (launch && a.start_ns >= window.begin && a.start_ns < window.end) launching.insert(a.tid);
+  }
+  const bool alike = std::any_of(t.syncs.begin(), t.syncs.end(), [&](const Sync& s) { return launching.count(s.tid); });
+  if (!alike) return {};
+  std::set<std::uint32_t> outside;
+  for (std::uint32_t tid : calling)
+    if (!launching.count(tid)) outside.insert(tid);
+  return outside;
+}
+
+}  // namespace
 
 void detect_sync_in_loop(const DetectContext& ctx, std::vector<Finding>& out) {
   const Trace& t = ctx.trace;
   const RunPhases& phases = ctx.phases;
   if (!phases.has_loop()) return;
   const Interval window = phases.steady();
+  const std::set<std::uint32_t> outside_the_loop = threads_outside_the_loop(t, window);
   std::vector<Interval> blocked;
   std::map<StackId, std::pair<std::uint64_t, std::uint64_t>> by_stack;  // count, ns
   for (const Sync& s : t.syncs) {
     if (s.kind == SyncKind::StreamWaitEvent || s.end_ns <= s.start_ns) continue;
+    if (outside_the_loop.count(s.tid)) continue;
     const std::uint64_t lo = std::max(s.start_ns, window.begin), hi = std::min(s.end_ns, window.end);
     if (lo >= hi) continue;
     blocked.push_back({lo, hi});
