@@ -1,0 +1,55 @@
+// pageable-async-copy (GD009), gdrt: the batches are copied to the device
+// with non_blocking=true so that the copy overlaps the previous step, but
+// the DataLoader hands them out in ordinary (pageable) host memory. The
+// copy engine cannot read pageable memory later, so the "asynchronous" call
+// returns only once the copy is done, and with it everything queued before
+// it: the host stalls every step instead of queuing the next one. The
+// fixed twin lets the DataLoader pin the batches (fixed.cpp).
+#include <chrono>
+#include <cstdio>
+
+#include "gdrt/gdrt.h"
+#include "synthetic_shapes.h"
+
+using namespace gdrt;
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+
+int main() {
+  const Device device = preferred_device();
+  nn::UNet model({3, 1, 8, 2, true, 1});
+  model.to(device);
+  optim::Adam adam(model.named_parameters(), {3e-3});
+  data::LoaderOptions options;
+  options.batch_size = 16;
+  options.shuffle = true;
+  data::DataLoader loader(std::make_shared<samples::SyntheticShapes>(128, 32, 1), options);
+
+  double in_copies = 0, in_steps = 0;  // host time spent in the copy calls, and in whole steps
+  int steps = 0;
+  for (int epoch = 0; epoch < 2; ++epoch) {
+    loader.start_epoch(epoch);
+    while (auto batch = loader.next()) {
+      TrainingStep step;
+      const auto start = Clock::now();
+      Tensor input = batch->input.to(device, /*non_blocking=*/true);  // meant to overlap the previous step
+      Tensor target = batch->target.to(device, /*non_blocking=*/true);
+      const double copying = ms_since(start);
+      adam.zero_grad();
+      Tensor loss = binary_cross_entropy_with_logits(model(input), target);
+      loss.backward();
+      adam.step();
+      if (steps++ > 0) {  // the first copy has nothing queued before it
+        in_copies += copying;
+        in_steps += ms_since(start);
+      }
+    }
+  }
+  synchronize(device);
+
+  const double share = in_steps > 0 ? in_copies / in_steps : 0;
+  std::printf("%d steps; the non-blocking batch copies held the host %.1f ms, %.0f%% of the steps' host time\n", steps,
+              in_copies, 100 * share);
+  if (share > 0.25) std::printf("symptom: the asynchronous copies blocked the host for most of each step\n");
+}
