@@ -92,8 +92,8 @@ int main() {
   cudaStream_t train, metrics;
   CUDA_CHECK(cudaStreamCreateWithFlags(&train, cudaStreamNonBlocking));
   CUDA_CHECK(cudaStreamCreateWithFlags(&metrics, cudaStreamNonBlocking));
-  cudaEvent_t forwarded;
-  CUDA_CHECK(cudaEventCreateWithFlags(&forwarded, cudaEventDisableTiming));
+  cudaEvent_t stepped;
+  CUDA_CHECK(cudaEventCreateWithFlags(&stepped, cudaEventDisableTiming));
 
   for (int step = 0; step < steps; ++step) {
     const float* bx = d_x + step % batches * 3 * kPixels;
@@ -101,14 +101,14 @@ int main() {
     float* d_logits = nullptr;
     CUDA_CHECK(cudaMallocAsync(&d_logits, kPixels * sizeof(float), train));
     forward<<<blocks, 256, 0, train>>>(bx, d_w, d_logits, kPixels);
-    // The measurement: the same curve in the training stream's order.
-    pr_curve<<<1, kThresholds, 0, train>>>(d_logits, by, d_safe + step * kThresholds, kPixels);
-    CUDA_CHECK(cudaEventRecord(forwarded, train));
-    CUDA_CHECK(cudaStreamWaitEvent(metrics, forwarded));
-    // The logged curve, on the metrics stream: it overlaps training.
-    pr_curve<<<1, kThresholds, 0, metrics>>>(d_logits, by, d_logged + step * kThresholds, kPixels);
     backward<<<blocks, 256, 0, train>>>(bx, d_logits, by, d_grad, kPixels);
     sgd<<<1, 4, 0, train>>>(d_w, d_grad, 2.0f);
+    // The measurement: the same curve in the training stream's order.
+    pr_curve<<<1, kThresholds, 0, train>>>(d_logits, by, d_safe + step * kThresholds, kPixels);
+    CUDA_CHECK(cudaEventRecord(stepped, train));
+    CUDA_CHECK(cudaStreamWaitEvent(metrics, stepped));
+    // The logged curve, on the metrics stream: it overlaps the next step.
+    pr_curve<<<1, kThresholds, 0, metrics>>>(d_logits, by, d_logged + step * kThresholds, kPixels);
     CUDA_CHECK(cudaGetLastError());
     CUDA_CHECK(cudaFreeAsync(d_logits, train));  // the metrics stream may not have read them yet
   }
@@ -128,7 +128,7 @@ int main() {
     std::printf("symptom: %d of %d logged curves were computed from memory the next step had reused\n", wrong, steps);
   else std::printf("all %d logged curves match the ones computed in order\n", steps);
 
-  CUDA_CHECK(cudaEventDestroy(forwarded));
+  CUDA_CHECK(cudaEventDestroy(stepped));
   CUDA_CHECK(cudaStreamDestroy(metrics));
   CUDA_CHECK(cudaStreamDestroy(train));
   CUDA_CHECK(cudaFree(d_safe));

@@ -88,8 +88,8 @@ int main() {
   cudaStream_t train, metrics;
   CUDA_CHECK(cudaStreamCreateWithFlags(&train, cudaStreamNonBlocking));
   CUDA_CHECK(cudaStreamCreateWithFlags(&metrics, cudaStreamNonBlocking));
-  cudaEvent_t forwarded, read;
-  CUDA_CHECK(cudaEventCreateWithFlags(&forwarded, cudaEventDisableTiming));
+  cudaEvent_t stepped, read;
+  CUDA_CHECK(cudaEventCreateWithFlags(&stepped, cudaEventDisableTiming));
   CUDA_CHECK(cudaEventCreateWithFlags(&read, cudaEventDisableTiming));
 
   for (int step = 0; step < steps; ++step) {
@@ -98,14 +98,14 @@ int main() {
     float* d_logits = nullptr;
     CUDA_CHECK(cudaMallocAsync(&d_logits, kPixels * sizeof(float), train));
     forward<<<blocks, 256, 0, train>>>(bx, d_w, d_logits, kPixels);
-    // The measurement: the same curve in the training stream's order.
-    pr_curve<<<1, kThresholds, 0, train>>>(d_logits, by, d_safe + step * kThresholds, kPixels);
-    CUDA_CHECK(cudaEventRecord(forwarded, train));
-    CUDA_CHECK(cudaStreamWaitEvent(metrics, forwarded));
-    // The logged curve, on the metrics stream: it overlaps training.
-    pr_curve<<<1, kThresholds, 0, metrics>>>(d_logits, by, d_logged + step * kThresholds, kPixels);
     backward<<<blocks, 256, 0, train>>>(bx, d_logits, by, d_grad, kPixels);
     sgd<<<1, 4, 0, train>>>(d_w, d_grad, 2.0f);
+    // The measurement: the same curve in the training stream's order.
+    pr_curve<<<1, kThresholds, 0, train>>>(d_logits, by, d_safe + step * kThresholds, kPixels);
+    CUDA_CHECK(cudaEventRecord(stepped, train));
+    CUDA_CHECK(cudaStreamWaitEvent(metrics, stepped));
+    // The logged curve, on the metrics stream: it overlaps the next step.
+    pr_curve<<<1, kThresholds, 0, metrics>>>(d_logits, by, d_logged + step * kThresholds, kPixels);
     CUDA_CHECK(cudaGetLastError());
     CUDA_CHECK(cudaEventRecord(read, metrics));  // the free waits until the metrics stream has read them
     CUDA_CHECK(cudaStreamWaitEvent(train, read));
@@ -128,7 +128,7 @@ int main() {
   else std::printf("all %d logged curves match the ones computed in order\n", steps);
 
   CUDA_CHECK(cudaEventDestroy(read));
-  CUDA_CHECK(cudaEventDestroy(forwarded));
+  CUDA_CHECK(cudaEventDestroy(stepped));
   CUDA_CHECK(cudaStreamDestroy(metrics));
   CUDA_CHECK(cudaStreamDestroy(train));
   CUDA_CHECK(cudaFree(d_safe));
