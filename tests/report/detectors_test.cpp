@@ -226,6 +226,34 @@ TEST(PrematureFree, StreamOrderedFreeAndFinishedWorkAreFine) {
   EXPECT_TRUE(only(detect(t), "GD004").empty());
 }
 
+// A host that runs ahead queues a copy, frees its buffer on the same stream
+// (stream-ordered, as PyTorch's allocator and cudaFreeAsync do) and goes on:
+// the copy runs after the free's call, but before the memory is reused. A
+// copy queued after the free is a use after free all the same.
+TEST(PrematureFree, WorkQueuedBeforeAFreeOnItsStreamRunsAfterItAndIsFine) {
+  Trace t;
+  alloc(t, 10, 0xA000, 4096, 0);
+  const StringId call = t.intern("gdrt::copy");
+  t.api_calls.push_back({.start_ns = 20, .end_ns = 21, .name = call, .correlation = 5});
+  Memcpy queued_before = copy(300, 310, CopyKind::HtoD, 4096, true);
+  queued_before.dst = 0xA000;
+  queued_before.stream = 3;
+  queued_before.correlation = 5;
+  t.memcpys.push_back(queued_before);
+  free_at(t, 200, 0xA000, 0, /*stream=*/3);
+  EXPECT_TRUE(only(detect(t), "GD004").empty());
+
+  t.api_calls.push_back({.start_ns = 250, .end_ns = 251, .name = call, .correlation = 6});
+  Memcpy queued_after = queued_before;
+  queued_after.start_ns = 400;
+  queued_after.end_ns = 410;
+  queued_after.correlation = 6;
+  t.memcpys.push_back(queued_after);
+  const auto f = only(detect(t), "GD004");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_NE(f[0].message.find("copy into 0xa000"), std::string::npos) << f[0].message;
+}
+
 TEST(PrematureFree, UseAfterFreeAndDoubleFree) {
   Trace t;
   alloc(t, 10, 0xA000, 4096, 0);

@@ -94,6 +94,26 @@ TEST(EmuTraceFindings, FreeingATensorASideStreamStillReadsIsGD004) {
   EXPECT_FALSE(has(rules_found([] { free_while_side_stream_reads(true); }), "GD004"));
 }
 
+// A training loop whose batches are copied with non_blocking=true: from
+// pageable memory the copy cannot be queued and returns only when done
+// (GD009), from pinned memory it is queued and overlaps.
+void copy_batches_in_the_loop(bool pinned) {
+  const Device dev = test::emu_device();
+  Tensor batch = full({4096}, 1.0);
+  if (pinned) batch = batch.pin_memory(dev);
+  Tensor w = full({4096}, 0.5, TensorOptions{}.with_device(dev));
+  for (int i = 0; i < 4; ++i) {
+    TrainingStep step;
+    w = add(w, mul(batch.to(dev, /*non_blocking=*/true), 0.1));
+  }
+  synchronize(dev);
+}
+
+TEST(EmuTraceFindings, ANonBlockingCopyFromPageableMemoryInTheLoopIsGD009) {
+  EXPECT_TRUE(has(rules_found([] { copy_batches_in_the_loop(false); }), "GD009"));
+  EXPECT_FALSE(has(rules_found([] { copy_batches_in_the_loop(true); }), "GD009"));
+}
+
 // Dies of a host read of device memory while recording into `path`; the
 // recorder's fault handler is installed before emu's or after it.
 [[noreturn]] void die_reading_device_memory(const std::string& path, bool recorder_first) {

@@ -1,6 +1,7 @@
 // GD004 premature-free at run time: memory freed while copies or memsets on
 // another stream still used it, copies, memsets, host accesses or the fault
-// a program died of inside a freed range, and double frees. And through the
+// a program died of inside a freed range (not work queued on the freeing
+// stream before the free, which the free is ordered after), and double frees. And through the
 // pointers each kernel was given: a block freed on another stream than the
 // launch's with nothing that ordered the launch before the free, and a
 // launch given a pointer into a block already freed.
@@ -23,15 +24,27 @@ struct Touch {
   std::int32_t device;
   StackId stack;
   const char* what;
+  std::uint64_t issued_ns;  // when the program asked for it: its call's start, else start_ns
 };
 
 std::vector<Touch> device_touches(const Trace& t) {
+  // A copy or memset runs when its stream reaches it; its call says when it was queued.
+  std::unordered_map<std::uint64_t, std::uint64_t> called;  // correlation -> start of the call
+  for (const ApiCall& a : t.api_calls)
+    if (a.correlation != 0) called.try_emplace(a.correlation, a.start_ns);
+  const auto issued = [&](std::uint64_t correlation, std::uint64_t start_ns) {
+    const auto it = correlation != 0 ? called.find(correlation) : called.end();
+    return it != called.end() ? std::min(it->second, start_ns) : start_ns;
+  };
   std::vector<Touch> out;
   for (const Memcpy& c : t.memcpys) {
-    if (!is_host(c.dst_kind)) out.push_back({c.start_ns, c.end_ns, c.dst, c.bytes, c.stream, c.device, c.stack, "copy into"});
-    if (!is_host(c.src_kind)) out.push_back({c.start_ns, c.end_ns, c.src, c.bytes, c.stream, c.device, c.stack, "copy from"});
+    const std::uint64_t at = issued(c.correlation, c.start_ns);
+    if (!is_host(c.dst_kind)) out.push_back({c.start_ns, c.end_ns, c.dst, c.bytes, c.stream, c.device, c.stack, "copy into", at});
+    if (!is_host(c.src_kind)) out.push_back({c.start_ns, c.end_ns, c.src, c.bytes, c.stream, c.device, c.stack, "copy from", at});
   }
-  for (const Memset& m : t.memsets) out.push_back({m.start_ns, m.end_ns, m.addr, m.bytes, m.stream, m.device, m.stack, "memset of"});
+  for (const Memset& m : t.memsets)
+    out.push_back({m.start_ns, m.end_ns, m.addr, m.bytes, m.stream, m.device, m.stack, "memset of",
+                   issued(m.correlation, m.start_ns)});
   return out;
 }
 
@@ -273,8 +286,14 @@ void detect_premature_free(const DetectContext& ctx, std::vector<Finding>& out) 
     auto after_free = [&](std::uint64_t addr, std::uint64_t time, StackId stack, std::string_view what) {
       if (const Block* b = freed_block_containing(m, addr, time)) out.push_back(use_after_free(t, *b, addr, time, stack, what));
     };
-    for (const Touch& w : touches)
-      if (w.device == m.device) after_free(w.addr, w.start_ns, w.stack, w.what);
+    for (const Touch& w : touches) {
+      if (w.device != m.device) continue;
+      // Queued before a free on its own stream, it runs before the memory is
+      // reused, however late: the free is ordered after it.
+      const Block* b = freed_block_containing(m, w.addr, w.start_ns);
+      if (b && w.stream == b->free_stream && w.issued_ns < b->free_ns) continue;
+      after_free(w.addr, w.start_ns, w.stack, w.what);
+    }
     if (m.device != kHostDevice)
       for (const HostAccess& a : t.host_accesses) after_free(a.addr, a.time_ns, a.stack, "host access to");
     for (const Crash& c : t.crashes)

@@ -79,12 +79,17 @@ void freed(const Device& device, const void* ptr, std::size_t bytes, MemoryKind 
 }
 
 namespace {
-// Stacks of copies queued and not yet run, by id.
+// Copies queued and not yet run, by id: where the program asked for each and
+// whether it asked for an asynchronous one.
+struct QueuedCopy {
+  gpudiag::StackId stack;
+  bool async;
+};
 std::mutex g_copy_stacks_mutex;
-std::unordered_map<std::uint64_t, gpudiag::StackId> g_copy_stacks;
+std::unordered_map<std::uint64_t, QueuedCopy> g_copy_stacks;
 }  // namespace
 
-std::uint64_t copy_queued(const Device& device) {
+std::uint64_t copy_queued(const Device& device, bool async) {
   if (!rec::enabled()) return 0;
   static std::atomic<std::uint64_t> next{std::uint64_t{3} << 48};
   const std::uint64_t id = next.fetch_add(1, std::memory_order_relaxed);
@@ -94,22 +99,25 @@ std::uint64_t copy_queued(const Device& device) {
                             .domain = gpudiag::ApiDomain::Gdrt, .device = trace_device_id(device), .correlation = id,
                             .stack = stack});
   std::lock_guard lock(g_copy_stacks_mutex);
-  g_copy_stacks.emplace(id, stack);
+  g_copy_stacks.emplace(id, QueuedCopy{stack, async});
   return id;
 }
 
 void copy_ran(const Device& device, std::uint64_t id, void* dst, MemoryKind dst_kind, const void* src,
               MemoryKind src_kind, std::size_t bytes, std::uint64_t start_ns, std::uint64_t end_ns, StreamId stream) {
-  gpudiag::StackId stack = 0;
+  QueuedCopy queued{0, false};
   {
     std::lock_guard lock(g_copy_stacks_mutex);
     if (auto it = g_copy_stacks.find(id); it != g_copy_stacks.end()) {
-      stack = it->second;
+      queued = it->second;
       g_copy_stacks.erase(it);
     }
   }
   if (!rec::enabled() || id == 0) return;
-  const bool async = dst_kind != MemoryKind::host_pageable && src_kind != MemoryKind::host_pageable;
+  // Asynchronous as the program asked (cudaMemcpyAsync), not as it ran: an
+  // asynchronous copy from pageable memory is the mistake GD009 names.
+  const gpudiag::StackId stack = queued.stack;
+  const bool async = queued.async;
   rec::record(rec::MemcpyEvent{.start_ns = start_ns, .end_ns = end_ns, .dst = reinterpret_cast<std::uintptr_t>(dst),
                                .src = reinterpret_cast<std::uintptr_t>(src), .bytes = bytes,
                                .src_kind = mem_kind(src_kind), .dst_kind = mem_kind(dst_kind), .async = async,
@@ -189,7 +197,7 @@ void step(std::int64_t number, std::uint64_t start_ns, std::uint64_t end_ns) {
 std::uint64_t now_ns() { return 0; }
 void allocated(const Device&, const void*, std::size_t, MemoryKind, StreamId) {}
 void freed(const Device&, const void*, std::size_t, MemoryKind, StreamId, const std::vector<StreamId>&) {}
-std::uint64_t copy_queued(const Device&) { return 0; }
+std::uint64_t copy_queued(const Device&, bool) { return 0; }
 void copy_ran(const Device&, std::uint64_t, void*, MemoryKind, const void*, MemoryKind, std::size_t, std::uint64_t,
               std::uint64_t, StreamId) {}
 void synchronized(const Device&, SyncScope, StreamId, std::uint64_t, std::uint64_t) {}

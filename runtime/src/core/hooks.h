@@ -23,8 +23,10 @@ void freed(const Device& device, const void* ptr, std::size_t bytes, MemoryKind 
 // A copy is being queued on `device`: records the call (as CUPTI records
 // cudaMemcpyAsync) and returns the id its backend passes to copy_ran, which
 // links the two (0 when not recording). The program's stack is taken here,
-// where it asked for the copy, not where the backend runs it.
-std::uint64_t copy_queued(const Device& device);
+// where it asked for the copy, not where the backend runs it. `async`: the
+// program asked for an asynchronous copy (cudaMemcpyAsync, not cudaMemcpy);
+// whether it could really run so is the host memory's kind, recorded with it.
+std::uint64_t copy_queued(const Device& device, bool async);
 // Copy `id` ran from start to end, or was queued at start where the backend
 // cannot time it (end_ns 0).
 void copy_ran(const Device& device, std::uint64_t id, void* dst, MemoryKind dst_kind, const void* src,

@@ -72,9 +72,10 @@ void check_shape(bool ok, const char* op, const std::string& what);
 // when a trace is being recorded).
 void launch(const Device& device, KernelOp op);
 // Copies through `via`'s backend on `stream` (Backend::copy's semantics),
-// recorded as a transfer.
+// recorded as a transfer; `async`: the program asked for an asynchronous
+// copy (to(device, non_blocking=true)), as cudaMemcpyAsync.
 void copy_bytes(const Device& via, void* dst, MemoryKind dst_kind, const void* src, MemoryKind src_kind,
-                std::size_t bytes, StreamId stream);
+                std::size_t bytes, StreamId stream, bool async);
 // The host waits for `stream` of `device`, recorded as a synchronisation.
 void wait_for(const Device& device, StreamId stream);
 inline void launch(const Tensor& on, KernelOp op) { launch(on.device(), std::move(op)); }

@@ -103,9 +103,9 @@ void wait_for(const Device& device, StreamId stream) {
 }
 
 void copy_bytes(const Device& via, void* dst, MemoryKind dst_kind, const void* src, MemoryKind src_kind,
-                std::size_t bytes, StreamId stream) {
+                std::size_t bytes, StreamId stream, bool async) {
   if (bytes == 0) return;
-  backend(via).copy(dst, dst_kind, src, src_kind, bytes, stream, hooks::copy_queued(via));
+  backend(via).copy(dst, dst_kind, src, src_kind, bytes, stream, hooks::copy_queued(via, async));
 }
 
 void launch(const Device& device, KernelOp op) {

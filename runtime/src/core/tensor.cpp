@@ -181,7 +181,8 @@ Tensor Tensor::to(Device target, bool non_blocking) const {
     // does, so it really is asynchronous (and reading it early is GD003).
     out = target.is_cpu() && non_blocking ? make_pinned(shape(), dtype(), accelerator)
                                           : make_tensor(shape(), dtype(), target);
-    copy_bytes(accelerator, out.data_ptr(), memory_kind(out), src.data_ptr(), memory_kind(src), bytes, stream);
+    copy_bytes(accelerator, out.data_ptr(), memory_kind(out), src.data_ptr(), memory_kind(src), bytes, stream,
+               non_blocking);
     if (!non_blocking) wait_for(accelerator, stream);
   }
   attach_grad_fn(out, "to_device", {this}, [source](const Tensor& g) { return std::vector<Tensor>{g.to(source)}; });
@@ -290,7 +291,7 @@ double Tensor::at(std::initializer_list<std::int64_t> index) const {
   // What cudaMemcpy of one element does: a small copy, then a wait.
   alignas(8) unsigned char buf[8];
   const StreamId stream = current_stream_id(device());
-  copy_bytes(device(), buf, MemoryKind::host_pageable, p, MemoryKind::device, itemsize(dtype()), stream);
+  copy_bytes(device(), buf, MemoryKind::host_pageable, p, MemoryKind::device, itemsize(dtype()), stream, false);
   wait_for(device(), stream);
   return read_host_element(buf, dtype());
 }
