@@ -203,4 +203,35 @@ TEST_P(SampleRun, TracedRunShowsTheSymptomAndTheReportNamesIt) {
 
 INSTANTIATE_TEST_SUITE_P(Samples, SampleRun, ::testing::ValuesIn(all_samples()), test_name);
 
+// The healthy trainer is the example of a good memory timeline: its traced
+// run has no warning, and every output calls the host "host".
+TEST(HealthyTrainer, TracedOnEmuHasNoWarningAndNoDeviceMinusOne) {
+  const fs::path dir = gpudiag::test::temp_path("train_unet");
+  fs::create_directories(dir);
+  const std::string trace = (dir / "train_unet.gdtrace").string();
+  const CommandResult run =
+      shell("cd " + quote(dir.string()) + " && env NO_COLOR=1 GDRT_DEVICE=emu " + quote(GPUDIAG_EXE) + " trace -o " +
+            quote(trace) + " -- " + quote(std::string(SAMPLES_BINARY_DIR) + "/train_unet/train_unet") +
+            " --epochs 1 --train 64 --val 16 --checkpoint ''");
+  ASSERT_EQ(run.status, 0) << run.out;
+  EXPECT_EQ(run.out.find("device -1"), std::string::npos) << run.out;
+  const CommandResult report = shell(quote(GPUDIAG_EXE) + " report --fail-on none --json " + quote(trace) +
+                                     " --html " + quote(trace + ".html") + " --chrome " + quote(trace + ".json"));
+  ASSERT_EQ(report.status, 0) << report.out;
+  const json findings = json::parse(report.out).at("findings");
+  for (const json& f : findings) EXPECT_EQ(f.at("severity"), "note") << f.dump(2);
+  for (const std::string& out : {trace + ".html", trace + ".json"})
+    EXPECT_EQ(gpudiag::test::read_file(out).find("device -1"), std::string::npos) << out;
+}
+
+// samples/README.md is where users find the samples: each has its row.
+TEST(SamplesReadme, HasARowForEverySample) {
+  const std::string readme = gpudiag::test::read_file(std::string(SAMPLES_SOURCE_DIR) + "/README.md");
+  ASSERT_FALSE(readme.empty()) << "samples/README.md is missing";
+  std::set<std::string> names;
+  for (const Sample& s : all_samples()) names.insert(s.rule_name);
+  for (const std::string& name : names)
+    EXPECT_NE(readme.find("| [" + name + "](" + name + "/)"), std::string::npos) << name << " has no row";
+}
+
 }  // namespace
