@@ -263,7 +263,7 @@ class OriginCollector {
         if (const auto* var = dyn_cast<VarDecl>(decl)) on_var(var);
     } else if (const auto* binary = dyn_cast<BinaryOperator>(stmt); binary && binary->getOpcode() == BO_Assign) {
       if (const auto* ref = dyn_cast<DeclRefExpr>(binary->getLHS()->IgnoreParenImpCasts()))
-        merge(ref->getDecl(), classify_pointer_value(binary->getRHS(), hints_));
+        merge(ref->getDecl(), value_source(binary->getRHS()));
     } else if (const auto* call = dyn_cast<CallExpr>(stmt)) {
       on_call(call);
     } else if (const auto* ref = dyn_cast<DeclRefExpr>(stmt)) {
@@ -308,8 +308,22 @@ class OriginCollector {
     } else if (is_std_vector(var->getType()) && !var->getType()->isReferenceType()) {
       merge(var, Source{false, Origin{MemKind::HostPageable, var->getLocation(), "std::vector"}});
     } else if (var->getType()->isPointerType() && var->hasInit()) {
-      merge(var, classify_pointer_value(var->getInit(), hints_));
+      merge(var, value_source(var->getInit()));
     }
+  }
+  // What a pointer is set to: an allocation, or a pointer into memory the
+  // function already knows (p = images.data() + offset; q = p), which has
+  // that memory's origin.
+  Source value_source(const Expr* value) {
+    Source source = classify_pointer_value(value, hints_);
+    if (!source.unknown) return source;
+    const ValueDecl* base = pointer_base(value);
+    if (base == nullptr) return source;
+    if (auto known = entries_.find(base); known != entries_.end())
+      return known->second.unknown || !known->second.origin ? source : Source{false, known->second.origin};
+    if (is_std_vector(base->getType()))
+      return Source{false, Origin{MemKind::HostPageable, base->getLocation(), "std::vector"}};
+    return source;
   }
   // A std::vector the function did not declare (parameter, member, global,
   // reference) still holds pageable memory.
