@@ -44,6 +44,18 @@ TEST(MemoryLeak, MemoryAProcessHeldWhenItCrashedIsNoLeak) {
   EXPECT_TRUE(only(detect(t), "GD007").empty());
 }
 
+// After a sticky kernel error every call fails, the frees too: what the
+// program still held is no leak of its own.
+TEST(MemoryLeak, MemoryHeldWhenAStickyKernelErrorEndedTheContextIsNoLeak) {
+  Trace t;
+  t.source = TraceSource::Gdtrace;
+  alloc(t, 10, 0x1000, 64, 0);
+  t.api_calls.push_back({.start_ns = 20, .end_ns = 21, .name = t.intern("cudaDeviceSynchronize"), .status = 700});
+  EXPECT_TRUE(only(detect(t), "GD007").empty());
+  t.api_calls.back().status = 1;  // invalid argument: the context lives on, and so does the leak
+  EXPECT_EQ(only(detect(t), "GD007").size(), 1u);
+}
+
 TEST(OutOfMemory, ReportsLiveMemoryByStackAndCapacity) {
   Trace t;
   alloc(t, 10, 0x1000, 6u << 20, 0, stack_named(t, "weights"));

@@ -5,9 +5,13 @@
 // (PyTorch's, cudaMallocAsync pools, gdrt's cuda backend), parameters and
 // optimiser state. Without a loop: allocations still live when the process
 // ended, grouped by the stack that made them, unless it died of a signal
-// (it never reached its frees; the crash is the finding). Only for whole-process
+// (it never reached its frees; the crash is the finding) or its context died
+// of a sticky kernel error such as 700 (every later call fails, cudaFree
+// included; the error is the finding). Only for whole-process
 // recordings (.gdtrace, traces built in code): a profiler window (Kineto,
 // nsys) ends while the program still legitimately holds its memory.
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "gpudiag/detect/detect.h"
@@ -72,6 +76,8 @@ void detect_memory_leak(const DetectContext& ctx, std::vector<Finding>& out) {
     return;
   }
   if (!t.crashes.empty()) return;
+  if (std::any_of(t.api_calls.begin(), t.api_calls.end(), [](const ApiCall& a) { return is_kernel_error(a.status); }))
+    return;
   for (const DeviceMemory& m : ctx.memory.devices) {
     if (m.leaked.empty()) continue;
     const auto groups = group_by_stack(m, m.leaked);
