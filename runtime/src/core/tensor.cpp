@@ -12,7 +12,8 @@ namespace {
 // Live storage bytes per device kind and index (memory_allocated); indexes
 // past the table are not counted.
 constexpr int kCountedIndexes = 64;
-std::atomic<std::size_t> live_storage[3][kCountedIndexes];
+constexpr int kDeviceKinds = static_cast<int>(DeviceKind::cuda) + 1;  // cuda is the last kind
+std::atomic<std::size_t> live_storage[kDeviceKinds][kCountedIndexes];
 
 std::atomic<std::size_t>* live_counter(const Device& d) {
   if (d.index < 0 || d.index >= kCountedIndexes) return nullptr;
