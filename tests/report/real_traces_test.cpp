@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "detect_support.h"
+#include "gpudiag/api_kinds.h"
 #include "gpudiag/report/report.h"
 
 namespace gpudiag {
@@ -161,6 +162,20 @@ TEST(RealGpuTraces, StartUpIsReportedAsStartUpNotIdleness) {
   std::ostringstream summary;
   print_summary(summary, t, r, {});
   EXPECT_NE(summary.str().find("training loop: "), std::string::npos) << summary.str();
+}
+
+// The recorder wrote CUPTI's synchronisation records from its own thread;
+// read back, each is on the thread that waited: one that launched kernels
+// (PyTorch launches the backward pass from its autograd thread).
+TEST(RealGpuTraces, SyncsAreOnTheThreadThatWaited) {
+  const std::string path = gpu_trace("h100-torch-unet-sync_in_loop.gdtrace.gz");
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << "no " << path;
+  const Trace t = load_trace(path);
+  std::set<std::uint32_t> launching;
+  for (const ApiCall& a : t.api_calls)
+    if (api_kind(t.str(a.name)) == ApiKind::Launch) launching.insert(a.tid);
+  ASSERT_GT(t.syncs.size(), 1000u);
+  for (const Sync& s : t.syncs) ASSERT_TRUE(launching.count(s.tid)) << "a sync at " << s.start_ns << " ns on thread " << s.tid;
 }
 
 }  // namespace

@@ -99,6 +99,24 @@ TEST(GdtraceFormat, WriteThenReadGivesTheSameTrace) {
   EXPECT_EQ(out.event_count(), in.event_count());
 }
 
+// CUPTI's synchronisation records carry no thread: the recorder writes them
+// from the thread that drains CUPTI's buffers. The thread that waited is the
+// one whose call has the same correlation id.
+TEST(GdtraceFormat, ASyncIsOnTheThreadOfTheCallThatWaited) {
+  Trace in;
+  in.api_calls.push_back({.start_ns = 10, .end_ns = 30, .name = in.intern("cudaStreamSynchronize"), .tid = 7, .correlation = 5});
+  in.syncs.push_back({.start_ns = 11, .end_ns = 29, .kind = SyncKind::Stream, .tid = 99, .correlation = 5});
+  in.syncs.push_back({.start_ns = 40, .end_ns = 50, .kind = SyncKind::Stream, .tid = 98, .correlation = 6});
+  in.syncs.push_back({.start_ns = 60, .end_ns = 70, .kind = SyncKind::Context, .tid = 97});
+  const std::string path = test::temp_path("sync_threads.gdtrace");
+  write_gdtrace(in, path);
+  const Trace out = read_gdtrace(path);
+  ASSERT_EQ(out.syncs.size(), 3u);
+  EXPECT_EQ(out.syncs[0].tid, 7u) << "the call with its correlation id was made on thread 7";
+  EXPECT_EQ(out.syncs[1].tid, 98u) << "no call has its correlation id";
+  EXPECT_EQ(out.syncs[2].tid, 97u) << "no correlation id";
+}
+
 // Every field of every kind, each set to a value of its own: a field the
 // codec forgets comes back as its default and the rows differ.
 TEST(GdtraceFormat, EveryFieldOfEveryEventKindRoundTrips) {

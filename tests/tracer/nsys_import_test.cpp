@@ -86,6 +86,7 @@ TEST(NsysImport, ReadsEveryTableOfAnNsysExport) {
   EXPECT_EQ(t.api_calls[1].tid, 4242u) << "thread id from globalTid";
   ASSERT_EQ(t.syncs.size(), 1u);
   EXPECT_EQ(t.syncs[0].kind, SyncKind::Stream);
+  EXPECT_EQ(t.syncs[0].tid, 4242u) << "nsys names no thread for a sync: the call with its correlation id was on 4242";
   ASSERT_EQ(t.allocs.size(), 1u);
   ASSERT_EQ(t.frees.size(), 1u);
   EXPECT_EQ(t.allocs[0].addr, 65536u);

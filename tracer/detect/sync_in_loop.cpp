@@ -24,8 +24,8 @@ namespace {
 
 // Threads whose syncs are not the loop's: they made API calls but launched
 // no kernel inside `window`. Only said where the trace numbers the threads
-// of syncs and of calls alike, seen in a sync on a launching thread (a CUPTI
-// recording names the threads of its API records its own way).
+// of syncs and of calls alike, seen in a sync on a launching thread: a
+// format may name its threads its own way, or not at all.
 std::set<std::uint32_t> threads_outside_the_loop(const Trace& t, const Interval& window) {
   std::set<std::uint32_t> calling, launching;
   for (const ApiCall& a : t.api_calls) {

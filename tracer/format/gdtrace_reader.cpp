@@ -48,6 +48,7 @@ class Reader {
       if (!read_chunk(pos)) break;
     }
     convert_events();
+    trace_.attribute_syncs_to_calling_threads();
     trace_.sort_by_time();
     return std::move(trace_);
   }

@@ -1,5 +1,6 @@
 // The Trace model's helpers: string table, stacks, extents, sorting.
 #include <algorithm>
+#include <unordered_map>
 
 #include "gpudiag/trace.h"
 
@@ -98,6 +99,16 @@ std::uint64_t Trace::end_ns() const {
 void Trace::sort_by_time() {
   for_each_event_column([](auto& column) { sort_column(column); });
   std::stable_sort(crashes.begin(), crashes.end(), [](const Crash& a, const Crash& b) { return a.time_ns < b.time_ns; });
+}
+
+void Trace::attribute_syncs_to_calling_threads() {
+  std::unordered_map<std::uint64_t, std::uint32_t> caller;
+  for (const ApiCall& a : api_calls)
+    if (a.correlation != 0 && a.tid != 0) caller.emplace(a.correlation, a.tid);
+  if (caller.empty()) return;
+  for (Sync& s : syncs)
+    if (s.correlation != 0)
+      if (auto it = caller.find(s.correlation); it != caller.end()) s.tid = it->second;
 }
 
 const DeviceDesc* Trace::device(std::int32_t id) const {

@@ -113,6 +113,7 @@ class NsysImporter {
     syncs();
     memory();
     nvtx_ranges();
+    trace_.attribute_syncs_to_calling_threads();
     trace_.sort_by_time();
     return std::move(trace_);
   }

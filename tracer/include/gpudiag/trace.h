@@ -161,6 +161,11 @@ struct Trace {
   std::uint64_t end_ns() const;
   // Sorts every column by start time (importers call it once at the end).
   void sort_by_time();
+  // CUPTI's synchronisation records name no thread: a recorder writes them
+  // from the thread that drains CUPTI's buffers, and nsys leaves it out. The
+  // thread that waited is the one whose API call has the record's
+  // correlation id; each such sync is given that thread.
+  void attribute_syncs_to_calling_threads();
   // The description of a device, or nullptr.
   const DeviceDesc* device(std::int32_t id) const;
   // How reports name a device: "host", "device 0", or with the name the
