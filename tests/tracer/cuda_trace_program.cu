@@ -11,9 +11,11 @@
 //     cuMemUnmap, cuMemRelease (what PyTorch's expandable segments use).
 // With the argument "guard" it plays the copy guard's cases instead (see
 // guard_scenarios): three host accesses before a sync, and the syncs that
-// must let the host read without a fault.
+// must let the host read without a fault. With "steps", a loop of five
+// steps, each an NVTX range "step N" (see nvtx_steps).
 #include <cuda.h>
 #include <cuda_runtime.h>
+#include <nvtx3/nvToolsExt.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -177,8 +179,29 @@ __attribute__((noinline)) int guard_scenarios() {
 
 }  // namespace
 
+// Five steps of three kernels and a sync each, every step inside its own
+// NVTX range, as a training loop names its steps.
+int nvtx_steps() {
+  float* x = nullptr;
+  CUDA(cudaMalloc(&x, kN * sizeof(float)));
+  for (int step = 0; step < 5; ++step) {
+    char name[16];
+    std::snprintf(name, sizeof name, "step %d", step);
+    nvtxRangePushA(name);
+    fill<<<kBlocks, 256>>>(x, 1.0f, kN);
+    scale<<<kBlocks, 256>>>(x, 2.0f, kN);
+    scale<<<kBlocks, 256>>>(x, 0.5f, kN);
+    CUDA(cudaDeviceSynchronize());
+    nvtxRangePop();
+  }
+  CUDA(cudaFree(x));
+  std::printf("steps ok\n");
+  return failures == 0 ? 0 : 1;
+}
+
 int main(int argc, char** argv) {
   if (argc > 1 && std::strcmp(argv[1], "guard") == 0) return guard_scenarios();
+  if (argc > 1 && std::strcmp(argv[1], "steps") == 0) return nvtx_steps();
   cudaStream_t s1, s2;
   CUDA(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
   CUDA(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));

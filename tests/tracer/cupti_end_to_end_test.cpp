@@ -46,7 +46,8 @@ std::string skip_reason() {
 Trace traced_run(ProgramRun& run, const std::vector<std::string>& args = {}, const std::vector<std::string>& env = {}) {
   // temp_path numbers each call: this run's trace is the one file with its prefix.
   const std::string pattern = test::temp_path("cuda-%p.gdtrace");
-  std::vector<std::string> all_env{"GPUDIAG_TRACE=" + pattern, "CUDA_INJECTION64_PATH=" GPUDIAG_CUPTI_LIBRARY};
+  std::vector<std::string> all_env{"GPUDIAG_TRACE=" + pattern, "CUDA_INJECTION64_PATH=" GPUDIAG_CUPTI_LIBRARY,
+                                   "NVTX_INJECTION64_PATH=" GPUDIAG_CUPTI_LIBRARY};
   all_env.insert(all_env.end(), env.begin(), env.end());
   run = run_program(all_env, args);
   const auto dir = std::filesystem::path(pattern).parent_path();
@@ -112,6 +113,29 @@ TEST(CuptiEndToEnd, TheCopyGuardCatchesEachAccessBeforeItsSyncAndNoneAfter) {
   const auto findings = only(analyze(t).findings, "GD003");
   EXPECT_EQ(findings.size(), 3u);
   for (const Finding& f : findings) EXPECT_EQ(f.severity, Severity::Error);
+}
+
+// cuda_trace_program steps: five NVTX ranges "step N" around the launches,
+// which reach the trace through CUPTI and are the run's iterations.
+TEST(CuptiEndToEnd, NvtxRangesAreTheRunsSteps) {
+  if (const std::string why = skip_reason(); !why.empty()) GTEST_SKIP() << why;
+  ProgramRun run;
+  const Trace t = traced_run(run, {"steps"});
+  ASSERT_TRUE(WIFEXITED(run.status) && WEXITSTATUS(run.status) == 0) << run.out;
+  std::set<std::uint32_t> launching;
+  for (const ApiCall& a : t.api_calls)
+    if (api_kind(t.str(a.name)) == ApiKind::Launch) launching.insert(a.tid);
+  std::vector<const Range*> steps;
+  for (const Range& r : t.ranges)
+    if (t.str(r.name).starts_with("step ")) steps.push_back(&r);
+  ASSERT_EQ(steps.size(), 5u) << t.ranges.size() << " ranges in all";
+  for (const Range* r : steps) {
+    EXPECT_GT(r->end_ns, r->start_ns);
+    EXPECT_TRUE(launching.count(r->tid)) << "on the thread that launched, by its OS id: " << r->tid;
+  }
+  const Report report = analyze(t);
+  ASSERT_EQ(report.phases.iterations.size(), 5u);
+  EXPECT_NE(report.phases.source.find("range"), std::string::npos) << report.phases.source;
 }
 
 TEST(CuptiEndToEnd, TheCopyGuardCanBeTurnedOff) {

@@ -62,6 +62,24 @@ TEST(InjectionLoad, InitializeInjectionWhileTracingReturnsCleanlyWhereverItRuns)
   EXPECT_TRUE(t.stopped_cleanly);
 }
 
+// `gpudiag trace` names the library for NVTX too: a program's NVTX calls go
+// through its InitializeInjectionNvtx2, traced or not, driver or none, and
+// the program runs as it does without it.
+TEST(InjectionLoad, NvtxLoadsItAndTheProgramRunsTheSame) {
+  void* handle = dlopen(GPUDIAG_CUPTI_LIBRARY, RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(handle, nullptr) << dlerror();
+  EXPECT_NE(dlsym(handle, "InitializeInjectionNvtx2"), nullptr);
+  dlclose(handle);
+  const auto plain = run_capturing({NVTX_PROGRAM});
+  ASSERT_EQ(plain.first, 0) << plain.second;
+  EXPECT_EQ(plain.second, "3 steps\n");
+  const std::string nvtx = std::string("NVTX_INJECTION64_PATH=") + GPUDIAG_CUPTI_LIBRARY;
+  EXPECT_EQ(run_capturing({NVTX_PROGRAM}, {nvtx}), plain) << "untraced";
+  const std::string trace = test::temp_path("nvtx.gdtrace");
+  EXPECT_EQ(run_capturing({NVTX_PROGRAM}, {nvtx, "GPUDIAG_TRACE=" + trace}), plain) << "traced";
+  EXPECT_TRUE(load_trace(trace).stopped_cleanly);
+}
+
 TEST(InjectionLoad, TheCheckTellsALoadableLibraryFromOnesThatAreNot) {
   EXPECT_TRUE(doctor::check_injection_library(GPUDIAG_CUPTI_LIBRARY).loaded);
 

@@ -96,7 +96,12 @@ TraceRunResult run_traced(const TraceRunOptions& options) {
     setenv("GPUDIAG_TRACE", pattern.c_str(), 1);
     setenv("GPUDIAG_TRACE_STACKS", options.stacks ? "on" : "off", 1);
     setenv("GPUDIAG_TRACE_GUARD", options.guard_copies ? "on" : "off", 1);
-    if (!result.cupti_library.empty()) setenv("CUDA_INJECTION64_PATH", result.cupti_library.c_str(), 1);
+    if (!result.cupti_library.empty()) {
+      setenv("CUDA_INJECTION64_PATH", result.cupti_library.c_str(), 1);
+      // The program's NVTX ranges (its steps, where it names them) reach
+      // CUPTI through the same library; a tool of the user's own stays.
+      setenv("NVTX_INJECTION64_PATH", result.cupti_library.c_str(), 0);
+    }
     std::vector<char*> argv;
     for (const auto& a : options.command) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);

@@ -4,7 +4,9 @@
 //   - API calls through CUPTI callbacks as they return (callbacks.cpp):
 //     allocations and frees of every family with their stacks, out-of-memory
 //     failures, the copy/memset/launch/sync calls, and any call that failed;
-//   - GPU activity records: kernels, copies, memsets, synchronisations.
+//   - GPU activity records: kernels, copies, memsets, synchronisations;
+//   - the program's NVTX ranges, from CUPTI's marker records (NVTX reaches
+//     CUPTI through nvtx_injection.cpp), which mark its iterations.
 // CUPTI's MEMORY2 activity is not enabled: with it, cuMemFreeAsync of memory
 // from cudaMalloc crashes inside the driver. Neither are the RUNTIME and
 // DRIVER activity kinds, which record every one of a framework's calls.
@@ -14,8 +16,11 @@
 #include <cstdlib>
 #include <string>
 
+#include <mutex>
+
 #include "callbacks.h"
 #include "cupti_convert.h"
+#include "nvtx_ranges.h"
 
 namespace gpudiag::cupti {
 namespace {
@@ -43,9 +48,26 @@ void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_recor
   *max_records = 0;
 }
 
+// A range's start and end markers may arrive in different buffers.
+struct Markers {
+  std::mutex mutex;
+  MarkerRanges ranges;
+};
+
+Markers& markers() {
+  static Markers* m = new Markers();  // never destroyed: CUPTI may flush during exit
+  return *m;
+}
+
 void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* buffer, size_t, size_t valid) {
   CUpti_Activity* record = nullptr;
   while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
+    if (record->kind == CUPTI_ACTIVITY_KIND_MARKER) {
+      Markers& m = markers();
+      const std::lock_guard lock(m.mutex);
+      if (auto range = m.ranges.add(*reinterpret_cast<const CUpti_ActivityMarker2*>(record), hooks())) rec::record(*range);
+      continue;
+    }
     std::visit(
         [](const auto& e) {
           if constexpr (!std::is_same_v<std::decay_t<decltype(e)>, std::monostate>) rec::record(e);
@@ -89,8 +111,12 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     warn("cuptiActivityRegisterCallbacks", r);
     return 0;
   }
-  const CUpti_ActivityKind kinds[] = {CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET,
-                                      CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION};
+  // Marker records then name their thread as the recorder does, by its OS id.
+  if (CUptiResult r = cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM); r != CUPTI_SUCCESS)
+    warn("cuptiSetThreadIdType", r);
+  const CUpti_ActivityKind kinds[] = {CUPTI_ACTIVITY_KIND_MEMCPY,           CUPTI_ACTIVITY_KIND_MEMCPY2,
+                                      CUPTI_ACTIVITY_KIND_MEMSET,           CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+                                      CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, CUPTI_ACTIVITY_KIND_MARKER};
   for (CUpti_ActivityKind k : kinds)
     if (CUptiResult r = cuptiActivityEnable(k); r != CUPTI_SUCCESS) warn(("enabling activity kind " + std::to_string(k)).c_str(), r);
   if (const std::string failed = enable_callbacks(); !failed.empty())
