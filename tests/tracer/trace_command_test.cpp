@@ -250,5 +250,21 @@ TEST(TraceCommand, AnInjectionLibraryThatCannotLoadIsNamedWithTheLoadersReason) 
   EXPECT_NE(r.err.find("invalid ELF header"), std::string::npos) << "the loader's own reason: " << r.err;
 }
 
+// The injection library is named to NVTX too, so that the program's NVTX
+// ranges reach CUPTI; an NVTX tool the user set stays.
+TEST(TraceCommand, TheInjectionLibraryIsNamedToNvtxUnlessAToolIsSet) {
+  const std::string dir = fresh_dir("nvtx");
+  const std::vector<std::string> show = {"trace", "-o", "run.gdtrace", "--", "/bin/sh", "-c",
+                                         "echo \"nvtx=[$NVTX_INJECTION64_PATH] cuda=[$CUDA_INJECTION64_PATH]\" >&2"};
+  const CliRun r = gpudiag(show, dir, {"NVTX_INJECTION64_PATH="});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto cuda = r.err.find("cuda=[");
+  ASSERT_NE(cuda, std::string::npos) << r.err;
+  const std::string library = r.err.substr(cuda + 6, r.err.find(']', cuda) - cuda - 6);
+  EXPECT_NE(r.err.find("nvtx=[" + library + "]"), std::string::npos) << r.err;
+  const CliRun own = gpudiag(show, dir, {"NVTX_INJECTION64_PATH=/opt/tool/libnvtx_tool.so"});
+  EXPECT_NE(own.err.find("nvtx=[/opt/tool/libnvtx_tool.so]"), std::string::npos) << own.err;
+}
+
 }  // namespace
 }  // namespace gpudiag

@@ -100,7 +100,8 @@ TraceRunResult run_traced(const TraceRunOptions& options) {
       setenv("CUDA_INJECTION64_PATH", result.cupti_library.c_str(), 1);
       // The program's NVTX ranges (its steps, where it names them) reach
       // CUPTI through the same library; a tool of the user's own stays.
-      setenv("NVTX_INJECTION64_PATH", result.cupti_library.c_str(), 0);
+      if (const char* tool = getenv("NVTX_INJECTION64_PATH"); tool == nullptr || *tool == '\0')
+        setenv("NVTX_INJECTION64_PATH", result.cupti_library.c_str(), 1);
     }
     std::vector<char*> argv;
     for (const auto& a : options.command) argv.push_back(const_cast<char*>(a.c_str()));
