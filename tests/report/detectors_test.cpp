@@ -374,6 +374,21 @@ TEST(UncheckedCudaError, AKernelErrorIsReportedOnceWithTheKernelsLaunchedBeforeI
   EXPECT_EQ(f[0].notes[0].stack.at(0).function, "launch_site");
 }
 
+// gdrt names each launch call by its kernel, with no CUDA launch API name:
+// it is a launch all the same, for every detector.
+TEST(UncheckedCudaError, ALaunchNamedByItsKernelIsASuspectToo) {
+  Trace t;
+  t.api_calls.push_back({.start_ns = 10, .end_ns = 11, .name = t.intern("conv2d_forward"), .domain = ApiDomain::Gdrt,
+                         .symbol = t.intern("conv2d_forward")});
+  t.api_calls.push_back({.start_ns = 20, .end_ns = 21, .name = t.intern("gdrt::copy"), .domain = ApiDomain::Gdrt});
+  t.api_calls.push_back({.start_ns = 30, .end_ns = 31, .name = t.intern("cudaStreamSynchronize"), .status = 700});
+  EXPECT_TRUE(t.is_launch(t.api_calls[0]));
+  EXPECT_FALSE(t.is_launch(t.api_calls[1]));
+  const auto f = only(detect(t), "GD006");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_NE(f[0].message.find("newest first: conv2d_forward"), std::string::npos) << f[0].message;
+}
+
 TEST(RaisedFindings, BecomeFindingsWithTheCatalogueSeverity) {
   Trace t;
   t.findings.push_back({.time_ns = 5, .rule_id = t.intern("GD005"), .message = t.intern("item() on an emu tensor"),

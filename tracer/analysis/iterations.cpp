@@ -5,7 +5,6 @@
 #include <map>
 #include <string_view>
 
-#include "gpudiag/api_kinds.h"
 
 namespace gpudiag {
 namespace {
@@ -88,7 +87,7 @@ std::string_view name_without_number(std::string_view name) {
 std::vector<Interval> named_steps(const Trace& trace, const IterationOptions& options) {
   std::vector<std::uint64_t> launches;
   for (const ApiCall& a : trace.api_calls)
-    if (api_kind(trace.str(a.name)) == ApiKind::Launch) launches.push_back(a.start_ns);
+    if (trace.is_launch(a)) launches.push_back(a.start_ns);
   if (launches.empty()) return {};
   std::sort(launches.begin(), launches.end());
   const auto launches_in = [&](const Interval& i) {

@@ -15,7 +15,6 @@
 
 #include "gpudiag/analysis/gpu_time.h"
 #include "gpudiag/analysis/iterations.h"
-#include "gpudiag/api_kinds.h"
 #include "gpudiag/detect/detect.h"
 
 namespace gpudiag {
@@ -30,8 +29,7 @@ std::set<std::uint32_t> threads_outside_the_loop(const Trace& t, const Interval&
   std::set<std::uint32_t> calling, launching;
   for (const ApiCall& a : t.api_calls) {
     calling.insert(a.tid);
-    const bool launch = a.symbol != 0 || api_kind(t.str(a.name)) == ApiKind::Launch;  // gdrt names the kernel
-    if (launch && a.start_ns >= window.begin && a.start_ns < window.end) launching.insert(a.tid);
+    if (t.is_launch(a) && a.start_ns >= window.begin && a.start_ns < window.end) launching.insert(a.tid);
   }
   const bool alike = std::any_of(t.syncs.begin(), t.syncs.end(), [&](const Sync& s) { return launching.count(s.tid); });
   if (!alike) return {};

@@ -45,7 +45,7 @@ void report_kernel_error(const DetectContext& ctx, std::size_t first, std::vecto
   for (std::size_t i = first; i-- > 0;) {
     const ApiCall& a = t.api_calls[i];
     if (is_successful_synchronize(t, a)) break;
-    if (api_kind(t.str(a.name)) == ApiKind::Launch && a.status == 0) suspects.push_back(&a);
+    if (t.is_launch(a) && a.status == 0) suspects.push_back(&a);
   }
   const Launches launches(t);
   std::string names;

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "gpudiag/api_kinds.h"
 #include "gpudiag/trace.h"
 
 namespace gpudiag {
@@ -109,6 +110,10 @@ void Trace::attribute_syncs_to_calling_threads() {
   for (Sync& s : syncs)
     if (s.correlation != 0)
       if (auto it = caller.find(s.correlation); it != caller.end()) s.tid = it->second;
+}
+
+bool Trace::is_launch(const ApiCall& call) const {
+  return call.symbol != 0 || api_kind(str(call.name)) == ApiKind::Launch;
 }
 
 const DeviceDesc* Trace::device(std::int32_t id) const {

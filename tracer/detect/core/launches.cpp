@@ -11,7 +11,7 @@ namespace gpudiag {
 Launches::Launches(const Trace& trace) : trace_(trace) {
   for (std::uint32_t i = 0; i < trace.api_calls.size(); ++i) {
     const ApiCall& a = trace.api_calls[i];
-    if (a.correlation != 0 && api_kind(trace.str(a.name)) == ApiKind::Launch) calls_.try_emplace(a.correlation, i);
+    if (a.correlation != 0 && trace.is_launch(a)) calls_.try_emplace(a.correlation, i);
   }
   for (std::uint32_t i = 0; i < trace.kernels.size(); ++i)
     if (trace.kernels[i].correlation != 0) kernels_.try_emplace(trace.kernels[i].correlation, i);

@@ -166,6 +166,9 @@ struct Trace {
   // thread that waited is the one whose API call has the record's
   // correlation id; each such sync is given that thread.
   void attribute_syncs_to_calling_threads();
+  // Whether a call launched a kernel: a CUDA launch call, or one that names
+  // the kernel it launched (gdrt's calls are named by their kernels).
+  bool is_launch(const ApiCall& call) const;
   // The description of a device, or nullptr.
   const DeviceDesc* device(std::int32_t id) const;
   // How reports name a device: "host", "device 0", or with the name the
