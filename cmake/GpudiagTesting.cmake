@@ -9,6 +9,7 @@ function(gpudiag_test)
     GPUDIAG_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
     GPUDIAG_BINARY_DIR="${PROJECT_BINARY_DIR}"
     GPUDIAG_SHARED_DATA_DIR="${GPUDIAG_SHARED_DATA_DIR}")
+  target_include_directories(${T_NAME} PRIVATE ${PROJECT_SOURCE_DIR}/tests/support)
   gpudiag_warnings(${T_NAME})
   gtest_discover_tests(${T_NAME} DISCOVERY_MODE PRE_TEST PROPERTIES LABELS "${T_LABELS}")
 endfunction()

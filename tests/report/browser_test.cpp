@@ -1,9 +1,7 @@
 // The HTML page in real headless Chromium: loads with no console errors,
 // draws the expected number of series, is screenshotted, and runs nothing
 // from names in the trace.
-#include <sys/wait.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -11,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "gpudiag/report/report.h"
+#include "run_command.h"
 #include "trace_builder.h"
 
 namespace gpudiag {
@@ -27,14 +26,8 @@ fs::path out_dir() {
   return d;
 }
 
-std::string capture(const std::string& cmd) {
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[8192];
-  while (std::size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-  pclose(p);
-  return out;
-}
+// What `cmd` prints on its standard output (Chromium logs to the standard error).
+std::string capture(const std::string& cmd) { return test::run_command(cmd, false).out; }
 
 struct Page {
   std::string dom;

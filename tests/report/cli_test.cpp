@@ -1,7 +1,5 @@
 // `gpudiag report` end to end: exit codes, formats, bad input.
-#include <sys/wait.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -10,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gpudiag/trace_io.h"
+#include "run_command.h"
 #include "trace_builder.h"
 
 namespace gpudiag {
@@ -17,23 +16,10 @@ namespace {
 
 using namespace gpudiag::testing;
 
-struct CliRun {
-  int status;
-  std::string out;
-};
+using test::CommandResult;
+using test::run_command;
 
-// Runs a shell command line (stderr merged into the output).
-CliRun run_shell(const std::string& command) {
-  const std::string cmd = command + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  while (std::size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-  const int st = pclose(p);
-  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
-}
-
-CliRun run(const std::string& args) { return run_shell(std::string(GPUDIAG_EXE) + " " + args); }
+CommandResult run(const std::string& args) { return run_command(std::string(GPUDIAG_EXE) + " " + args); }
 
 std::filesystem::path temp_dir() {
   auto d = std::filesystem::path(GPUDIAG_BINARY_DIR) / "tests" / "report" / "cli_tmp";
@@ -58,14 +44,14 @@ std::string write_trace(const std::string& name, bool with_error) {
 }
 
 TEST(ReportCli, CleanTraceExitsZero) {
-  const CliRun r = run("report --no-color " + write_trace("clean.gdtrace", false));
+  const CommandResult r = run("report --no-color " + write_trace("clean.gdtrace", false));
   EXPECT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("Findings: 0"), std::string::npos) << r.out;
 }
 
 TEST(ReportCli, ErrorFindingExitsOneUnlessFailOnNone) {
   const std::string path = write_trace("bad.gdtrace", true);
-  CliRun r = run("report --no-color " + path);
+  CommandResult r = run("report --no-color " + path);
   EXPECT_EQ(r.status, 1) << r.out;
   EXPECT_NE(r.out.find("GD001 device-mismatch"), std::string::npos) << r.out;
   EXPECT_EQ(run("report --fail-on none " + path).status, 0);
@@ -75,18 +61,18 @@ TEST(ReportCli, ErrorFindingExitsOneUnlessFailOnNone) {
 TEST(ReportCli, JsonSarifAndHtmlFiles) {
   const std::string path = write_trace("bad2.gdtrace", true);
   const auto dir = temp_dir();
-  const CliRun j = run("report --json --fail-on none " + path);
+  const CommandResult j = run("report --json --fail-on none " + path);
   ASSERT_EQ(j.status, 0) << j.out;
   const auto json = nlohmann::json::parse(j.out);
   EXPECT_EQ(json["findings"][0]["rule"], "GD001");
-  const CliRun s = run("report --sarif --fail-on none -o " + (dir / "r.sarif").string() + " " + path);
+  const CommandResult s = run("report --sarif --fail-on none -o " + (dir / "r.sarif").string() + " " + path);
   ASSERT_EQ(s.status, 0) << s.out;
   std::ifstream sf(dir / "r.sarif");
   EXPECT_EQ(nlohmann::json::parse(sf)["version"], "2.1.0");
-  const CliRun h = run("report --fail-on none --html " + (dir / "r.html").string() + " " + path);
+  const CommandResult h = run("report --fail-on none --html " + (dir / "r.html").string() + " " + path);
   ASSERT_EQ(h.status, 0) << h.out;
   EXPECT_GT(std::filesystem::file_size(dir / "r.html"), 1000u);
-  const CliRun c = run("report --fail-on none --chrome " + (dir / "r.chrome.json").string() + " " + path);
+  const CommandResult c = run("report --fail-on none --chrome " + (dir / "r.chrome.json").string() + " " + path);
   ASSERT_EQ(c.status, 0) << c.out;
   std::ifstream cf(dir / "r.chrome.json");
   EXPECT_FALSE(nlohmann::json::parse(cf)["traceEvents"].empty());
@@ -103,16 +89,16 @@ TEST(ReportCli, EveryFormSaysWhenTheTraceMayBeIncomplete) {
   const std::string path = (dir / "killed.gdtrace").string();
   write_gdtrace(t, path);
 
-  const CliRun summary = run("report --no-color " + path);
+  const CommandResult summary = run("report --no-color " + path);
   ASSERT_EQ(summary.status, 0) << summary.out;
   EXPECT_NE(summary.out.find("4 events were dropped"), std::string::npos) << summary.out;
   EXPECT_NE(summary.out.find("the recording did not stop cleanly"), std::string::npos) << summary.out;
 
-  const CliRun j = run("report --json " + path);
+  const CommandResult j = run("report --json " + path);
   ASSERT_EQ(j.status, 0) << j.out;
   EXPECT_EQ(nlohmann::json::parse(j.out)["trace"]["warnings"].size(), 2u) << j.out;
 
-  const CliRun s = run("report --sarif " + path);
+  const CommandResult s = run("report --sarif " + path);
   ASSERT_EQ(s.status, 0) << s.out;
   const auto log = nlohmann::json::parse(s.out);
   const auto& invocation = log["runs"][0]["invocations"][0];
@@ -124,7 +110,7 @@ TEST(ReportCli, EveryFormSaysWhenTheTraceMayBeIncomplete) {
 
 TEST(ReportCli, BadInputExitsTwoWithAClearMessage) {
   const auto dir = temp_dir();
-  CliRun r = run("report " + (dir / "does-not-exist.gdtrace").string());
+  CommandResult r = run("report " + (dir / "does-not-exist.gdtrace").string());
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.out.find("does-not-exist"), std::string::npos) << r.out;
   std::ofstream(dir / "garbage.json") << "{\"not\": \"a trace\"";
@@ -141,10 +127,10 @@ TEST(ReportCli, BadInputExitsTwoWithAClearMessage) {
 // A pipe is read once, whole: the format is detected from those bytes.
 TEST(ReportCli, ReadsATraceFromAPipe) {
   const std::string trace = write_trace("piped.gdtrace", false);
-  CliRun r = run_shell("cat " + trace + " | " + GPUDIAG_EXE + " report --no-color /dev/stdin");
+  CommandResult r = run_command("cat " + trace + " | " + GPUDIAG_EXE + " report --no-color /dev/stdin");
   EXPECT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("Findings: 0"), std::string::npos) << r.out;
-  r = run_shell(std::string("true | ") + GPUDIAG_EXE + " report /dev/stdin");
+  r = run_command(std::string("true | ") + GPUDIAG_EXE + " report /dev/stdin");
   EXPECT_EQ(r.status, 2) << r.out;
   EXPECT_NE(r.out.find("empty"), std::string::npos) << r.out;
 }
@@ -155,7 +141,7 @@ TEST(ReportCli, ReadsATraceFromAPipe) {
 TEST(Cli, TheHealthyUNetSampleTracedGivesNoFindingAndNamesTheHostAsTheHost) {
   if (std::string(TRAIN_UNET_EXE).empty()) GTEST_SKIP() << "the UNet sample was not built";
   const std::string trace = (temp_dir() / "healthy_unet.gdtrace").string();
-  const CliRun r = run("trace -o " + trace + " -- " + TRAIN_UNET_EXE +
+  const CommandResult r = run("trace -o " + trace + " -- " + TRAIN_UNET_EXE +
                        " --epochs 1 --train 64 --val 16 --size 32 --checkpoint ''");
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("iterations (profiler steps)"), std::string::npos) << r.out;

@@ -14,7 +14,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -24,12 +23,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include "run_command.h"
 #include "tracer/test_support.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using gpudiag::test::CommandResult;
+using gpudiag::test::run_command;
+using gpudiag::test::shell_quote;
 
 struct Sample {
   std::string rule_name;  // the folder: samples/<rule-name>
@@ -68,28 +71,6 @@ std::string test_name(const ::testing::TestParamInfo<Sample>& info) {
   return name;
 }
 
-struct CommandResult {
-  int status = -1;  // as a shell reports it: 128 + N for signal N
-  std::string out;  // stdout and stderr
-};
-
-std::string quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-CommandResult shell(const std::string& command) {
-  CommandResult result;
-  FILE* pipe = popen(("( " + command + " ) 2>&1").c_str(), "r");
-  if (pipe == nullptr) return result;
-  char buffer[4096];
-  std::size_t n = 0;
-  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) result.out.append(buffer, n);
-  const int status = pclose(pipe);
-  result.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return result;
-}
 
 // (rule, file name, line) of each finding at warning or error.
 using Located = std::tuple<std::string, std::string, int>;
@@ -110,9 +91,9 @@ TEST_P(SampleSource, GpulintReportsExactlyTheExpectedFindings) {
   if (std::string(GPULINT_EXE).empty()) GTEST_SKIP() << "gpulint was not built (no clang/LLVM 19)";
   // gdrt sources are compiled as the build compiles them (-p); CUDA ones
   // with gpulint's own CUDA defaults, as a user without a build would.
-  const std::string database = s.flavour == "gdrt" ? "-p " + quote(GPUDIAG_BINARY_DIR) + " " : "";
+  const std::string database = s.flavour == "gdrt" ? "-p " + shell_quote(GPUDIAG_BINARY_DIR) + " " : "";
   const CommandResult lint =
-      shell(quote(GPULINT_EXE) + " --format=json " + database + quote(s.source().string()) + " 2>/dev/null");
+      run_command(shell_quote(GPULINT_EXE) + " --format=json " + database + shell_quote(s.source().string()) + " 2>/dev/null");
   ASSERT_TRUE(lint.status == 0 || lint.status == 1) << lint.out;
   const std::set<Located> found = severe_static_findings(json::parse(lint.out));
   std::set<Located> expected;
@@ -145,16 +126,16 @@ std::string why_not_runnable(const Sample& s) {
       return "the CUDA samples were not built (GPUDIAG_WITH_CUDA=OFF)";
     return "";
   }
-  if (shell("python3 -c 'import torch; assert torch.cuda.is_available()'").status != 0)
+  if (run_command("python3 -c 'import torch; assert torch.cuda.is_available()'").status != 0)
     return "python3 on PATH has no PyTorch that can use the GPU";
   return "";
 }
 
 std::string program(const Sample& s) {
   const fs::path bin = fs::path(SAMPLES_BINARY_DIR) / s.rule_name;
-  if (s.flavour == "gdrt") return quote((bin / s.variant()).string());
-  if (s.flavour == "cuda") return quote((bin / (s.variant() + "_cuda")).string());
-  return "python3 " + quote(s.source().string());
+  if (s.flavour == "gdrt") return shell_quote((bin / s.variant()).string());
+  if (s.flavour == "cuda") return shell_quote((bin / (s.variant() + "_cuda")).string());
+  return "python3 " + shell_quote(s.source().string());
 }
 
 class SampleRun : public ::testing::TestWithParam<Sample> {};
@@ -167,9 +148,9 @@ TEST_P(SampleRun, TracedRunShowsTheSymptomAndTheReportNamesIt) {
   const std::string trace = (dir / "trace.gdtrace").string();
   std::string env = "NO_COLOR=1 GDRT_DEVICE=emu";
   if (s.spec.contains("env"))
-    for (const auto& [name, value] : s.spec.at("env").items()) env += " " + name + "=" + quote(value.get<std::string>());
-  const CommandResult run = shell("cd " + quote(dir.string()) + " && env " + env + " " + quote(GPUDIAG_EXE) +
-                                  " trace -o " + quote(trace) + " -- " + program(s));
+    for (const auto& [name, value] : s.spec.at("env").items()) env += " " + name + "=" + shell_quote(value.get<std::string>());
+  const CommandResult run = run_command("cd " + shell_quote(dir.string()) + " && env " + env + " " + shell_quote(GPUDIAG_EXE) +
+                                  " trace -o " + shell_quote(trace) + " -- " + program(s));
   const json& symptom = s.spec.at("symptom");
   if (s.buggy) {
     EXPECT_EQ(run.status, symptom.value("exit", 0)) << run.out;
@@ -184,7 +165,7 @@ TEST_P(SampleRun, TracedRunShowsTheSymptomAndTheReportNamesIt) {
   }
   ASSERT_TRUE(fs::exists(trace)) << "no trace was written\n" << run.out;
 
-  const CommandResult report = shell(quote(GPUDIAG_EXE) + " report --fail-on none --json " + quote(trace) + " 2>/dev/null");
+  const CommandResult report = run_command(shell_quote(GPUDIAG_EXE) + " report --fail-on none --json " + shell_quote(trace) + " 2>/dev/null");
   ASSERT_EQ(report.status, 0) << report.out;
   std::set<std::string> rules, severe;
   const json findings = json::parse(report.out).at("findings");
@@ -210,13 +191,13 @@ TEST(HealthyTrainer, TracedOnEmuHasNoWarningAndNoDeviceMinusOne) {
   fs::create_directories(dir);
   const std::string trace = (dir / "train_unet.gdtrace").string();
   const CommandResult run =
-      shell("cd " + quote(dir.string()) + " && env NO_COLOR=1 GDRT_DEVICE=emu " + quote(GPUDIAG_EXE) + " trace -o " +
-            quote(trace) + " -- " + quote(std::string(SAMPLES_BINARY_DIR) + "/train_unet/train_unet") +
+      run_command("cd " + shell_quote(dir.string()) + " && env NO_COLOR=1 GDRT_DEVICE=emu " + shell_quote(GPUDIAG_EXE) + " trace -o " +
+            shell_quote(trace) + " -- " + shell_quote(std::string(SAMPLES_BINARY_DIR) + "/train_unet/train_unet") +
             " --epochs 1 --train 64 --val 16 --checkpoint ''");
   ASSERT_EQ(run.status, 0) << run.out;
   EXPECT_EQ(run.out.find("device -1"), std::string::npos) << run.out;
-  const CommandResult report = shell(quote(GPUDIAG_EXE) + " report --fail-on none --json " + quote(trace) +
-                                     " --html " + quote(trace + ".html") + " --chrome " + quote(trace + ".json"));
+  const CommandResult report = run_command(shell_quote(GPUDIAG_EXE) + " report --fail-on none --json " + shell_quote(trace) +
+                                     " --html " + shell_quote(trace + ".html") + " --chrome " + shell_quote(trace + ".json"));
   ASSERT_EQ(report.status, 0) << report.out;
   const json findings = json::parse(report.out).at("findings");
   for (const json& f : findings) EXPECT_EQ(f.at("severity"), "note") << f.dump(2);

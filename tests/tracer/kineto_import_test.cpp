@@ -3,13 +3,13 @@
 // (kineto_counts.py); plus synthetic traces for each category and bad input.
 #include <gtest/gtest.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <zlib.h>
 
 #include "gpudiag/trace_io.h"
+#include "run_command.h"
 #include "test_support.h"
 
 namespace gpudiag {
@@ -40,12 +40,7 @@ const std::map<std::string, std::string> kRecordedCounts = {
 nlohmann::json independent_counts(const std::string& path) {
   if (fs::exists("/usr/bin/python3")) {
     const std::string cmd = "/usr/bin/python3 " TRACER_TEST_DIR "/kineto_counts.py '" + path + "'";
-    std::string out;
-    if (FILE* p = popen(cmd.c_str(), "r")) {
-      char buf[4096];
-      while (std::size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-      if (pclose(p) == 0) return nlohmann::json::parse(out);
-    }
+    if (const test::CommandResult r = test::run_command(cmd, false); r.status == 0) return nlohmann::json::parse(r.out);
     ADD_FAILURE() << "kineto_counts.py failed on " << path;
   }
   auto it = kRecordedCounts.find(fs::path(path).filename().string());
