@@ -4,7 +4,7 @@
 # tools named a real bug of the samples: gpulint a finding with its rule, and
 # the traced buggy sample its GD003 with the symptom the sample printed.
 set -uo pipefail
-source_dir=$1 work=$2
+source_dir=$1 build_dir=$2 work=$3
 if ! git -C "$source_dir" rev-parse --verify -q HEAD >/dev/null; then
   echo "SKIP: $source_dir is not a git checkout with a commit to clone"
   exit 77
@@ -12,6 +12,9 @@ fi
 rm -rf "$work" && mkdir -p "$work"
 git clone -q "$source_dir" "$work/gpudiag" || exit 1
 log="$work/example.log"
+# With the source tree as ccache's base folder and its build's cache, the
+# clone's compiles are the ones that build just made (scripts/build.sh).
+export CCACHE_BASEDIR=$source_dir CCACHE_DIR=${CCACHE_DIR:-$build_dir/ccache}
 (cd "$work/gpudiag" && bash scripts/example.sh) >"$log" 2>&1
 status=$?
 tail -n 60 "$log"
