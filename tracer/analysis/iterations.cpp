@@ -5,7 +5,6 @@
 #include <map>
 #include <string_view>
 
-
 namespace gpudiag {
 namespace {
 

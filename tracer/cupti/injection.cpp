@@ -14,9 +14,8 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <string>
-
 #include <mutex>
+#include <string>
 
 #include "callbacks.h"
 #include "cupti_convert.h"
