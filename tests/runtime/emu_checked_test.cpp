@@ -45,7 +45,9 @@ TEST(EmuChecked, FreeThatDoesNotWaitForTheReadingStreamIsReported) {
   const Device device = checked_emu(8);
   Generator g(3);
   Tensor tmp = randn({64, 64}, g).to(device);
-  const Stream side = Stream::create(device);
+  // Non-blocking, as PyTorch makes its streams: a free on the legacy default
+  // stream would otherwise wait for a blocking stream's earlier work.
+  const Stream side = Stream::create(device, StreamFlags::non_blocking);
   Tensor busy, out;
   {
     StreamGuard guard(side);

@@ -189,6 +189,28 @@ TEST(EmuSemantics, AnEventOrdersTwoStreams) {
   EXPECT_TRUE(all_equal(with_event.to_vector<float>(), 4.0f));
 }
 
+// cudaStreamWaitEvent then cudaEventRecord, with no work between: the
+// second event still comes after what the first one marked.
+TEST(EmuSemantics, AnEventRecordedRightAfterAWaitCarriesTheWait) {
+  const Device dev = test::emu_device();
+  Stream producer = Stream::create(dev, StreamFlags::non_blocking);
+  Stream relay = Stream::create(dev, StreamFlags::non_blocking);
+  Tensor a = empty({256}, TensorOptions{}.with_device(dev)), b;
+  synchronize(dev);
+  {
+    StreamHold hold(dev, producer.id());
+    {
+      StreamGuard g(producer);
+      a.fill_(3.0);
+    }
+    relay.wait(producer.record());
+    Stream(dev).wait(relay.record());
+    b = add(a, 1.0);  // on the default stream
+  }
+  synchronize(dev);
+  EXPECT_TRUE(all_equal(b.to_vector<float>(), 4.0f));
+}
+
 TEST(EmuSemantics, ABlockingStreamWaitsForTheLegacyDefaultStreamAndANonBlockingOneDoesNot) {
   const Device dev = test::emu_device();
   Stream blocking = Stream::create(dev, StreamFlags::blocking);
@@ -291,6 +313,61 @@ TEST(EmuSemantics, CheckedModeReportsWorkThatRunsAfterItsMemoryWasFreed) {
     EXPECT_NE(std::string(e.what()).find("GD004"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("freed after the kernel was queued"), std::string::npos) << e.what();
   }
+}
+
+// Frees that CUDA orders after the work still reading the block are no use
+// after free, however late that work runs: a free on the legacy default
+// stream waits for a blocking stream's earlier work, and a free on a stream
+// that waited for an event waits for the work before the event.
+Tensor read_then_free_in_checked_mode(const Device& dev, Stream reader, bool event) {
+  Tensor x = full({1024}, 1.0, TensorOptions{}.with_device(dev));
+  synchronize(dev);
+  Tensor result;
+  StreamHold hold(dev, reader.id());
+  {
+    StreamGuard g(reader);
+    result = mul(x, 2.0);
+  }
+  if (event) Stream(dev).wait(reader.record());
+  x = Tensor();  // freed on the default stream
+  hold.release();
+  synchronize(dev);
+  return result;
+}
+
+TEST(EmuSemantics, CheckedModeAcceptsAFreeTheLegacyStreamOrdersAfterABlockingStream) {
+  const Device dev = fresh_emu(5, "256M", "1");
+  const Tensor r = read_then_free_in_checked_mode(dev, Stream::create(dev, StreamFlags::blocking), false);
+  EXPECT_TRUE(all_equal(r.to_vector<float>(), 2.0f));
+}
+
+TEST(EmuSemantics, CheckedModeAcceptsAFreeAnEventOrdersAfterTheRead) {
+  const Device dev = fresh_emu(6, "256M", "1");
+  const Tensor r = read_then_free_in_checked_mode(dev, Stream::create(dev, StreamFlags::non_blocking), true);
+  EXPECT_TRUE(all_equal(r.to_vector<float>(), 2.0f));
+}
+
+// Ordering passes through a third stream: the default stream waits for a
+// relay, which waited for the reader.
+TEST(EmuSemantics, CheckedModeAcceptsAFreeOrderedThroughAnotherStream) {
+  const Device dev = fresh_emu(7, "256M", "1");
+  Stream reader = Stream::create(dev, StreamFlags::non_blocking);
+  Stream relay = Stream::create(dev, StreamFlags::non_blocking);
+  Tensor x = full({1024}, 1.0, TensorOptions{}.with_device(dev));
+  synchronize(dev);
+  Tensor result;
+  {
+    StreamHold hold(dev, reader.id());
+    {
+      StreamGuard g(reader);
+      result = mul(x, 2.0);
+    }
+    relay.wait(reader.record());
+    Stream(dev).wait(relay.record());
+    x = Tensor();
+  }
+  synchronize(dev);
+  EXPECT_TRUE(all_equal(result.to_vector<float>(), 2.0f));
 }
 
 TEST(EmuSemantics, AKernelGivenHostMemoryFailsAtTheNextSynchronisation) {

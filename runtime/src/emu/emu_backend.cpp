@@ -171,7 +171,7 @@ class EmuBackend final : public Backend {
         throw Error(std::string("an illegal memory access was encountered (CUDA error 700) in ") + name + ": " +
                     illegal);
       for (const BlockTag& t : tags)
-        if (!memory_.usable_by(t, stream)) {
+        if (!memory_.usable_by(t, Streams::running())) {
           const std::string message = std::string("kernel ") + name + " on " + name_ + " stream " +
                                       std::to_string(stream) +
                                       " used memory that was freed after the kernel was queued and before it ran: "

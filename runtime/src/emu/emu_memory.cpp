@@ -211,29 +211,24 @@ void* DeviceMemory::allocate(std::size_t requested, StreamId stream) {
 
 void DeviceMemory::free(void* ptr, StreamId stream, const std::vector<StreamId>& used_on) {
   const std::size_t offset = reinterpret_cast<std::uintptr_t>(ptr) - user_;
+  const auto live = [&]() -> std::map<std::size_t, Live>::iterator {  // mutex_ held
+    auto it = live_.find(offset);
+    if (it == live_.end()) throw Error("emu: free of " + std::to_string(reinterpret_cast<std::uintptr_t>(ptr)) +
+                                       ", which is not a live allocation of " + name_);
+    return it;
+  };
   std::size_t bytes = 0;
   std::uint64_t generation = 0;
   {
     std::lock_guard lock(mutex_);
-    auto it = live_.find(offset);
-    if (it == live_.end()) throw Error("emu: free of " + std::to_string(reinterpret_cast<std::uintptr_t>(ptr)) +
-                                       ", which is not a live allocation of " + name_);
+    const auto it = live();
     bytes = it->second.bytes;
     generation = it->second.generation;
-    if (checked_) {
-      std::vector<StreamId>& ordered = retired_[generation];
-      ordered = used_on;
-      ordered.push_back(stream);
-    }
-    if (it->second.record < record_slots_) {
-      __atomic_store_n(&records_[it->second.record].start, 0, __ATOMIC_RELEASE);
-      free_records_.push_back(it->second.record);
-    }
-    live_bytes_ -= bytes;
-    live_.erase(it);
   }
   // Poisoned in stream order, so work queued before the free still sees the
   // data; a block other streams use is poisoned once they are done with it.
+  // The free takes its place in stream order before the block stops being
+  // live, so that checked mode never sees it neither live nor retired.
   Pending p{offset, bytes, stream, !used_on.empty(), {}, generation};
   if (p.shared) {
     p.after.push_back(streams_.now(stream));
@@ -250,6 +245,14 @@ void DeviceMemory::free(void* ptr, StreamId stream, const std::vector<StreamId>&
     }
   }
   std::lock_guard lock(mutex_);
+  const auto it = live();
+  if (checked_) retired_[generation] = p.after;
+  if (it->second.record < record_slots_) {
+    __atomic_store_n(&records_[it->second.record].start, 0, __ATOMIC_RELEASE);
+    free_records_.push_back(it->second.record);
+  }
+  live_bytes_ -= bytes;
+  live_.erase(it);
   pending_.push_back(std::move(p));
 }
 
@@ -272,12 +275,18 @@ BlockTag DeviceMemory::tag(const void* ptr, std::size_t bytes) const {
   return {it->first, it->second.generation};
 }
 
-bool DeviceMemory::usable_by(const BlockTag& t, StreamId stream) const {
-  std::lock_guard lock(mutex_);
-  auto it = live_.find(t.offset);
-  if (it != live_.end() && it->second.generation == t.generation) return true;
-  auto r = retired_.find(t.generation);
-  return r != retired_.end() && std::find(r->second.begin(), r->second.end(), stream) != r->second.end();
+bool DeviceMemory::usable_by(const BlockTag& t, StreamPoint work) const {
+  std::vector<StreamPoint> free_after;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = live_.find(t.offset);
+    if (it != live_.end() && it->second.generation == t.generation) return true;
+    auto r = retired_.find(t.generation);
+    if (r == retired_.end()) return false;
+    free_after = r->second;
+  }
+  return std::any_of(free_after.begin(), free_after.end(),
+                     [&](const StreamPoint& p) { return streams_.ordered_before(work, p); });
 }
 
 std::string DeviceMemory::out_of_memory_message(std::size_t requested) const {

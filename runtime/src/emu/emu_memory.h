@@ -55,10 +55,11 @@ class DeviceMemory {
   // The live block holding [ptr, ptr + bytes); throws gdrt::Error naming
   // what is wrong (freed, out of bounds) as an illegal address would.
   BlockTag tag(const void* ptr, std::size_t bytes) const;
-  // Whether work queued on `stream` may still use the allocation `tag`
-  // names: it is live, or (checked mode) it was freed in that stream's order
-  // (freed on it, or recorded on it), so the free waits for the work.
-  bool usable_by(const BlockTag& tag, StreamId stream) const;
+  // Whether the work at `work` may still use the allocation `tag` names: it
+  // is live, or (checked mode) its free is ordered after that work (freed on
+  // its stream, recorded on it, or after it by events or the legacy default
+  // stream's rules), so the free waits for it.
+  bool usable_by(const BlockTag& tag, StreamPoint work) const;
   bool checked() const { return checked_; }
   std::size_t capacity() const { return capacity_; }
 
@@ -111,9 +112,9 @@ class DeviceMemory {
   std::deque<Pending> quarantine_;
   std::size_t quarantined_ = 0;
   std::map<std::size_t, Live> live_;  // offset -> block
-  // Checked mode: generation of a freed block not yet reusable -> the
-  // streams whose earlier work the free is ordered after.
-  std::map<std::uint64_t, std::vector<StreamId>> retired_;
+  // Checked mode: generation of a freed block not yet reusable -> the stream
+  // points the free is ordered after.
+  std::map<std::uint64_t, std::vector<StreamPoint>> retired_;
   std::size_t live_bytes_ = 0;
   std::uint64_t generation_ = 0;
 

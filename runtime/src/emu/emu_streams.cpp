@@ -42,6 +42,33 @@ bool Streams::satisfied(const std::vector<StreamPoint>& after) const {
   return true;
 }
 
+Streams::Clock Streams::clock_at(StreamPoint point) const {
+  Clock c;
+  if (auto s = streams_.find(point.stream); s != streams_.end()) {
+    const auto& clocks = s->second->clocks;
+    if (auto it = clocks.upper_bound(point.seq); it != clocks.begin()) c = std::prev(it)->second;
+  }
+  c[point.stream] = point.seq;
+  return c;
+}
+
+bool Streams::ordered_before(StreamPoint earlier, StreamPoint later) const {
+  if (earlier.stream == later.stream) return earlier.seq <= later.seq;
+  std::lock_guard lock(mutex_);
+  const Clock c = clock_at(later);
+  const auto it = c.find(earlier.stream);
+  return it != c.end() && it->second >= earlier.seq;
+}
+
+namespace {
+thread_local StreamPoint t_running;
+// Clocks kept per stream. Past that the oldest go, and a point older than
+// all that are kept is taken to wait for nothing it did not wait for itself.
+constexpr std::size_t kKeptClocks = 4096;
+}  // namespace
+
+StreamPoint Streams::running() { return t_running; }
+
 StreamId Streams::create(StreamFlags flags) {
   std::lock_guard lock(mutex_);
   const StreamId id = next_++;
@@ -84,6 +111,16 @@ StreamPoint Streams::enqueue(StreamId stream, std::function<void()> work) {
       const State& legacy = *streams_.at(0);
       if (legacy.queued > 0) t.after.push_back({0, legacy.queued});
     }
+    if (!t.after.empty()) {
+      Clock c = s.clocks.empty() ? Clock{} : s.clocks.rbegin()->second;
+      for (const StreamPoint& p : t.after)
+        for (const auto& [other, seq] : clock_at(p))
+          if (other != stream) c[other] = std::max(c[other], seq);
+      if (s.clocks.empty() || c != s.clocks.rbegin()->second) {
+        s.clocks.emplace(t.seq, std::move(c));
+        if (s.clocks.size() > kKeptClocks) s.clocks.erase(s.clocks.begin());
+      }
+    }
     s.queue.push_back(std::move(t));
   }
   changed_.notify_all();
@@ -97,8 +134,14 @@ void Streams::wait(StreamId stream, StreamPoint point) {
 }
 
 StreamPoint Streams::now(StreamId stream) {
-  std::lock_guard lock(mutex_);
-  return {stream, state(stream).queued};
+  {
+    std::lock_guard lock(mutex_);
+    State& s = state(stream);
+    if (s.pending_waits.empty()) return {stream, s.queued};
+  }
+  // Waits with no work after them yet are still part of the stream's order
+  // (cudaStreamWaitEvent, then cudaEventRecord): an empty task holds them.
+  return enqueue(stream, [] {});
 }
 
 std::vector<StreamPoint> Streams::now_all() {
@@ -169,6 +212,7 @@ void Streams::run(StreamId id, State* s) {
     lock.unlock();
     if (run_it) {
       try {
+        t_running = {id, task.seq};
         task.work();
       } catch (const std::exception& e) {
         fail(std::string("emu: stream ") + std::to_string(id) + ": " + e.what());

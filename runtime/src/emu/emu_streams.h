@@ -48,6 +48,12 @@ class Streams {
   StreamPoint now(StreamId stream);
   // Where every stream's queue stands now.
   std::vector<StreamPoint> now_all();
+  // Whether the work at `earlier` runs before the work at `later` in every
+  // run: on one stream, or because `later`'s stream waited for it, directly
+  // or through others (events, the legacy default stream's rules).
+  bool ordered_before(StreamPoint earlier, StreamPoint later) const;
+  // The point of the work this thread is running, if it is a stream's worker.
+  static StreamPoint running();
   bool done(StreamPoint point);
   // The host blocks until the point (or the stream, or all streams) is done.
   void synchronize(StreamPoint point);
@@ -69,6 +75,10 @@ class Streams {
     std::vector<StreamPoint> after;
     std::uint64_t seq;
   };
+  // For each other stream, the last of its work that a point comes after: a
+  // vector clock. A stream's clock changes only when its work waits for
+  // another stream's, so each keeps the clocks it had from those points on.
+  using Clock = std::map<StreamId, std::uint64_t>;
   struct State {
     bool blocking = true;
     bool stopping = false;
@@ -76,10 +86,12 @@ class Streams {
     std::vector<Task> queue;  // FIFO: front at `head`
     std::size_t head = 0;
     std::vector<StreamPoint> pending_waits;
+    std::map<std::uint64_t, Clock> clocks;  // seq -> the clock from there on
     std::thread worker;
   };
   State& state(StreamId stream);  // mutex held
   bool satisfied(const std::vector<StreamPoint>& after) const;  // mutex held
+  Clock clock_at(StreamPoint point) const;                       // mutex held
   void run(StreamId id, State* s);
 
   std::function<void()> on_worker_start_;
