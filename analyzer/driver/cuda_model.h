@@ -1,5 +1,6 @@
-// What the checks know about CUDA host code: which call is which API, where
-// a pointer's memory came from, which stream a call uses.
+// What the checks know about CUDA host code: which call is which API, what
+// kinds of memory there are, which stream a call uses. Where a pointer's
+// memory came from is driver/pointer_origins.h.
 #pragma once
 
 #include <functional>
@@ -80,20 +81,6 @@ class OriginHints {
   virtual std::optional<Origin> field(const clang::FieldDecl& field) const = 0;
 };
 
-// What a value assigned to a pointer makes of it: an origin, `unknown` (it
-// poisons the pointer), or neither (null: no information).
-struct ValueSource {
-  bool unknown = false;
-  std::optional<Origin> origin;
-};
-// malloc/new, and with hints calls of the TU's functions and struct fields;
-// variables are the caller's to look up.
-ValueSource classify_pointer_value(const clang::Expr* value, const OriginHints* hints = nullptr);
-
-// Origins of the pointers a function body allocates or declares; a pointer
-// with two different origins, or assigned from anything else, is left out.
-std::map<const clang::ValueDecl*, Origin> pointer_origins(const clang::FunctionDecl& function,
-                                                          const OriginHints* hints = nullptr);
 // The memory kind an allocation call gives to its first argument (cudaMalloc -> Device), if any.
 std::optional<MemKind> allocation_kind(std::string_view callee);
 

@@ -1,6 +1,7 @@
 #include "function_facts.h"
 
 #include "flow.h"
+#include "pointer_origins.h"
 
 namespace gpudiag::lint {
 

@@ -1,6 +1,7 @@
 #include "provenance.h"
 
 #include "host_uses.h"
+#include "pointer_origins.h"
 #include "provenance_facts.h"
 
 #include <clang/AST/Attr.h>
