@@ -71,7 +71,6 @@ std::string test_name(const ::testing::TestParamInfo<Sample>& info) {
   return name;
 }
 
-
 // (rule, file name, line) of each finding at warning or error.
 using Located = std::tuple<std::string, std::string, int>;
 
