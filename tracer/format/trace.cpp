@@ -103,13 +103,17 @@ void Trace::sort_by_time() {
 }
 
 void Trace::attribute_syncs_to_calling_threads() {
-  std::unordered_map<std::uint64_t, std::uint32_t> caller;
-  for (const ApiCall& a : api_calls)
-    if (a.correlation != 0 && a.tid != 0) caller.emplace(a.correlation, a.tid);
+  // Keyed by the syncs' correlation ids only: a trace has far fewer syncs
+  // than calls, and this runs on every load.
+  std::unordered_map<std::uint64_t, std::uint32_t> caller;  // correlation -> thread, 0 until its call is seen
+  for (const Sync& s : syncs)
+    if (s.correlation != 0) caller.emplace(s.correlation, 0);
   if (caller.empty()) return;
+  for (const ApiCall& a : api_calls)
+    if (a.tid != 0)
+      if (auto it = caller.find(a.correlation); it != caller.end() && it->second == 0) it->second = a.tid;
   for (Sync& s : syncs)
-    if (s.correlation != 0)
-      if (auto it = caller.find(s.correlation); it != caller.end()) s.tid = it->second;
+    if (auto it = caller.find(s.correlation); it != caller.end() && it->second != 0) s.tid = it->second;
 }
 
 bool Trace::is_launch(const ApiCall& call) const {
