@@ -1,8 +1,11 @@
 // GD006 unchecked-cuda-error: the status of a CUDA/cuDNN/cuBLAS call is
 // discarded (and no later statement of its block reads the last error), or
-// a kernel launch is never followed by an error check
-// (cudaGetLastError / cudaPeekAtLastError, a checked synchronisation, a
-// function that does either, or a configured ErrorCheckFunctions entry).
+// a kernel launch is never followed by a read of the last error
+// (cudaGetLastError / cudaPeekAtLastError, a function that calls one, or a
+// configured ErrorCheckFunctions entry). A checked synchronisation is not
+// one: it reports faults during execution, but a launch that never started
+// (bad configuration, no kernel image for the GPU) leaves its error only in
+// the last error (CUDA programming guide, "Error Checking").
 #include <algorithm>
 #include <map>
 #include <set>
@@ -91,6 +94,7 @@ class UncheckedCudaError : public Check {
     if (callee == nullptr) return;
     const std::string name = callee_name(call);
     if (is_check_point(call, name)) check_points_.push_back(call);
+    if (is_checked_synchronisation(call, name)) synchronisations_.push_back(call);
     if (callee->getDeclName().isIdentifier()) callers_[callee->getCanonicalDecl()].push_back(call);
     if (!is_status_type(call->getType()) || name == "cudaGetLastError" || name == "cudaPeekAtLastError") return;
     if (!discarded(call, *context_)) return;
@@ -117,43 +121,64 @@ class UncheckedCudaError : public Check {
     std::set<const FunctionDecl*> address_taken;
     for (const auto& [ref, function] : function_refs_)
       if (!callee_refs_.count(ref)) address_taken.insert(function);
+    std::vector<const CallExpr*> checks_or_synchronisations = check_points_;
+    checks_or_synchronisations.insert(checks_or_synchronisations.end(), synchronisations_.begin(),
+                                      synchronisations_.end());
     for (const auto* launch : launches_) {
       const FunctionDecl* lambda_or_function = enclosing_function(launch);
-      if (lambda_or_function == nullptr || checked_after(launch, lambda_or_function)) continue;
-      // A launch in a lambda runs when the function around the lambda runs
-      // it: that function is the launch helper its callers see.
-      const FunctionDecl* function = outside_lambdas(lambda_or_function);
-      if ((function != lambda_or_function && checked_after(launch, function)) ||
-          address_taken.count(function->getCanonicalDecl()))
-        continue;
-      // Checked by every caller in this file (a launch helper): fine.
-      auto callers = callers_.find(function->getCanonicalDecl());
-      if (callers != callers_.end() && !callers->second.empty() &&
-          std::all_of(callers->second.begin(), callers->second.end(), [&](const CallExpr* site) {
-            const FunctionDecl* outer = enclosing_function(site);
-            return outer != nullptr && checked_after(site, outer);
-          }))
-        continue;
+      if (lambda_or_function == nullptr) continue;
+      if (followed_by(launch, lambda_or_function, check_points_, address_taken)) continue;
+      const std::string kernel = kernel_name(launch);
       report(make(sm, launch->getBeginLoc(),
-                  "the launch of kernel '" + kernel_name(launch) + "' is never checked; a bad launch "
-                  "configuration or a fault inside it goes unnoticed. Call cudaGetLastError() after the launch "
-                  "(and check the next synchronisation)"),
+                  followed_by(launch, lambda_or_function, checks_or_synchronisations, address_taken)
+                      ? "the launch of kernel '" + kernel + "' is checked only by a later synchronisation: that "
+                        "reports a fault inside the kernel, but a launch that never started (a bad configuration, "
+                        "no kernel image for this GPU) sets only the last error, which nothing reads. Call "
+                        "cudaGetLastError() after the launch"
+                      : "the launch of kernel '" + kernel + "' is never checked; a bad launch configuration or a "
+                        "fault inside it goes unnoticed. Call cudaGetLastError() after the launch (and check the "
+                        "next synchronisation)"),
              launch->getBeginLoc(), sm);
     }
   }
 
  private:
+  // One of `checks` follows the launch where it runs: in its function, in
+  // the function around its lambda, or after every call of its launch
+  // helper in this file. A helper passed around as a function pointer has
+  // callers out of sight, so it counts as followed.
+  bool followed_by(const CUDAKernelCallExpr* launch, const FunctionDecl* lambda_or_function,
+                   const std::vector<const CallExpr*>& checks, const std::set<const FunctionDecl*>& address_taken) const {
+    if (checked_after(launch, lambda_or_function, checks)) return true;
+    // A launch in a lambda runs when the function around the lambda runs
+    // it: that function is the launch helper its callers see.
+    const FunctionDecl* function = outside_lambdas(lambda_or_function);
+    if ((function != lambda_or_function && checked_after(launch, function, checks)) ||
+        address_taken.count(function->getCanonicalDecl()))
+      return true;
+    auto callers = callers_.find(function->getCanonicalDecl());
+    return callers != callers_.end() && !callers->second.empty() &&
+           std::all_of(callers->second.begin(), callers->second.end(), [&](const CallExpr* site) {
+             const FunctionDecl* outer = enclosing_function(site);
+             return outer != nullptr && checked_after(site, outer, checks);
+           });
+  }
+
   bool is_check_point(const CallExpr* call, const std::string& name) const {
     const auto& extra = config().error_check_functions;
     if (std::find(extra.begin(), extra.end(), name) != extra.end()) return true;
-    if (name == "cudaGetLastError" || name == "cudaPeekAtLastError") return true;
-    // A blocking call whose status is used reports the kernel's failures too.
-    if ((name == "cudaDeviceSynchronize" || name == "cudaStreamSynchronize" || name == "cudaEventSynchronize" ||
-         name == "cudaMemcpy" || name == "cudaMemcpy2D") &&
-        !discarded(call, *context_))
-      return true;
+    // `cudaGetLastError();` on its own clears the error unread.
+    if (name == "cudaGetLastError" || name == "cudaPeekAtLastError") return !discarded(call, *context_);
     const FunctionDecl* callee = call->getDirectCallee();
     return callee && callee->hasBody() && !is_cuda_runtime_api(name) && checks_last_error(callee->getBody(), 1);
+  }
+
+  // A blocking call whose status is used: it reports the faults of the
+  // kernels before it, though not their launch errors.
+  bool is_checked_synchronisation(const CallExpr* call, const std::string& name) const {
+    return (name == "cudaDeviceSynchronize" || name == "cudaStreamSynchronize" || name == "cudaEventSynchronize" ||
+            name == "cudaMemcpy" || name == "cudaMemcpy2D") &&
+           !discarded(call, *context_);
   }
 
   // The statement right after reads the thread's last error
@@ -245,15 +270,17 @@ class UncheckedCudaError : public Check {
     return function;
   }
 
-  bool checked_after(const Stmt* site, const FunctionDecl* function) const {
+  // One of `checks` follows `site` in `function`, or is in the same macro
+  // expansion as it.
+  bool checked_after(const Stmt* site, const FunctionDecl* function, const std::vector<const CallExpr*>& checks) const {
     const SourceManager& sm = context_->getSourceManager();
     const SourceRange body = function->getBody()->getSourceRange();
     const clang::SourceLocation end = sm.getExpansionLoc(site->getEndLoc());
-    return std::any_of(check_points_.begin(), check_points_.end(), [&](const CallExpr* check) {
+    return std::any_of(checks.begin(), checks.end(), [&](const CallExpr* check) {
       const clang::SourceLocation at = sm.getExpansionLoc(check->getBeginLoc());
       return !sm.isBeforeInTranslationUnit(at, end) && at != end &&
              sm.isBeforeInTranslationUnit(at, sm.getExpansionLoc(body.getEnd()));
-    }) || std::any_of(check_points_.begin(), check_points_.end(), [&](const CallExpr* check) {
+    }) || std::any_of(checks.begin(), checks.end(), [&](const CallExpr* check) {
       // A check in the same macro expansion as the launch (LAUNCH_AND_CHECK(...)).
       return sm.getExpansionLoc(check->getBeginLoc()) == sm.getExpansionLoc(site->getBeginLoc()) &&
              site->getBeginLoc().isMacroID();
@@ -263,6 +290,7 @@ class UncheckedCudaError : public Check {
   ASTContext* context_ = nullptr;
   std::vector<const CUDAKernelCallExpr*> launches_;
   std::vector<const CallExpr*> check_points_;
+  std::vector<const CallExpr*> synchronisations_;
   std::map<const FunctionDecl*, std::vector<const CallExpr*>> callers_;
   std::vector<std::pair<const DeclRefExpr*, const FunctionDecl*>> function_refs_;
   std::set<const DeclRefExpr*> callee_refs_;

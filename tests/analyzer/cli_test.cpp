@@ -51,6 +51,31 @@ TEST(Cli, ExitCodes) {
   EXPECT_EQ(run_gpulint({}).exit_code, 2);
 }
 
+// GD006's message says why a checked synchronisation does not check a
+// launch, and tells the launch that nothing checks apart.
+TEST(Cli, LaunchCheckedOnlyBySynchronisationIsToldApart) {
+  const std::string dir = temp_dir("launch-sync");
+  write_file(dir + "/launch.cu", R"(#include <cuda_runtime.h>
+#include <cstdlib>
+__global__ void fill(float* x) { x[threadIdx.x] = 1.0f; }
+void synchronised(float* d) {
+  fill<<<1, 4096>>>(d);
+  if (cudaDeviceSynchronize() != cudaSuccess) std::abort();
+}
+void unchecked(float* d) {
+  fill<<<1, 256>>>(d);
+}
+)");
+  const LintRun run = run_gpulint({dir + "/launch.cu"});
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_NE(run.out.find("launch.cu:5:3: warning: the launch of kernel 'fill' is checked only by a later "
+                         "synchronisation"),
+            std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out.find("launch.cu:9:3: warning: the launch of kernel 'fill' is never checked"), std::string::npos)
+      << run.out;
+}
+
 TEST(Cli, TextJsonSarif) {
   const std::string dir = temp_dir("formats");
   write_file(dir + "/bug.cu", kBug);

@@ -189,6 +189,19 @@ TEST(GpuPrograms, PageableAsyncCopiesWaitForQueuedWorkAndAreGD009) {
   expect_rules(run.trace, {"GD009"}, {"GD007"});
 }
 
+// What gpulint's GD006 launch check rests on: a launch that never started is
+// reported by cudaGetLastError, not by the checked calls after it.
+TEST(GpuPrograms, ABadLaunchIsSeenOnlyByTheLastErrorNotByTheNextSync) {
+  if (const std::string why = cuda_skip_reason(); !why.empty()) GTEST_SKIP() << why;
+  const TracedRun run = trace_program("bad_launch");
+  ASSERT_TRUE(exited_with(run.status, 0)) << run.out;
+  EXPECT_TRUE(contains(run.out, "bad_launch: sync 0 ")) << run.out;
+  EXPECT_TRUE(contains(run.out, ", copy 0 ")) << run.out;
+  EXPECT_GT(number_after(run.out, "last error "), 0) << run.out;
+  EXPECT_TRUE(contains(run.out, "buffer unchanged 4096/4096")) << "the kernel never ran: " << run.out;
+  expect_rules(run.trace, {}, {"GD006"});
+}
+
 TEST(GpuPrograms, PyTorchReadingANonBlockingCopyBeforeTheSyncIsGD003) {
   if (const std::string why = torch_skip_reason(); !why.empty()) GTEST_SKIP() << why;
   const TracedRun run = trace_script("torch_nonblocking_early_read");

@@ -36,6 +36,7 @@ void train(float* w, float* loss, int n, int steps) {
 void train_checked_inline(float* w, float* loss, int n, int steps) {
   for (int s = 0; s < steps; ++s) {
     step<<<(n + 255) / 256, 256>>>(w, loss, n);
+    if (cudaGetLastError() != cudaSuccess) std::exit(1);
     if (cudaError_t e = cudaDeviceSynchronize(); e != cudaSuccess) std::exit(1);  // CHECK: GD010
   }
 }
