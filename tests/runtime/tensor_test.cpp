@@ -145,7 +145,6 @@ TEST(Device, ParseAndPreference) {
   ::setenv("GDRT_DEVICE", "tpu", 1);
   EXPECT_THROW(preferred_device(), Error);
   ::unsetenv("GDRT_DEVICE");
-  EXPECT_EQ(preferred_device(), cpu_device());  // no GPU backend in this build
 }
 
 }  // namespace
