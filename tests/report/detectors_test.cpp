@@ -326,6 +326,23 @@ TEST(UncheckedCudaError, FailedCallsAreGroupedByNameAndStatus) {
       << f[0].message;
 }
 
+TEST(UncheckedCudaError, AFailedLaunchIsNamedByItsKernelAndSaysItNeverRan) {
+  Trace t;
+  for (int i = 0; i < 2; ++i)
+    t.api_calls.push_back({.start_ns = 10u * i, .end_ns = 10u * i + 1, .name = t.intern("cudaLaunchKernel"),
+                           .status = 1, .stack = stack_named(t, "train_step"), .symbol = t.intern("_Z4fillPfif")});
+  t.api_calls.push_back({.start_ns = 50, .end_ns = 51, .name = t.intern("cudaDeviceSynchronize"), .status = 0});
+  const auto f = only(detect(t), "GD006");
+  ASSERT_EQ(f.size(), 1u) << "one finding for the kernel's failed launches";
+  EXPECT_NE(f[0].message.find("the launch of fill(float*, int, float) returned error 1 \"invalid argument\" "
+                              "(2 launches): the kernel never ran"),
+            std::string::npos)
+      << f[0].message;
+  EXPECT_NE(f[0].message.find("Only cudaGetLastError reports"), std::string::npos) << f[0].message;
+  ASSERT_FALSE(f[0].stack.empty());
+  EXPECT_EQ(f[0].stack[0].function, "train_step");
+}
+
 TEST(UncheckedCudaError, OutOfMemoryIsGD008AndNotReadyOrGetLastErrorAreNoErrors) {
   Trace t;
   t.api_calls.push_back({.start_ns = 10, .end_ns = 20, .name = t.intern("cudaMalloc"), .status = 2});

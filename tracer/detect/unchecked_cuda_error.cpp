@@ -1,5 +1,7 @@
 // GD006 unchecked-cuda-error at run time: API calls that returned an error.
 // The program went on, so whatever it did next worked on a failed call.
+// A launch that failed is named by its kernel: it never ran, and only
+// cudaGetLastError tells, not the synchronisation after it.
 // An allocation that ran out of memory is GD008's. An error a kernel raised
 // (700 illegal address, 719 launch failure and their kind) surfaces in a
 // later call and in every call after it: it is reported once, at the first
@@ -80,6 +82,7 @@ void detect_unchecked_cuda_error(const DetectContext& ctx, std::vector<Finding>&
     std::size_t first = 0;
   };
   std::map<std::pair<StringId, std::int32_t>, Group> groups;
+  std::map<std::pair<StringId, std::int32_t>, Group> failed_launches;  // by kernel symbol and status
   std::map<std::int32_t, std::size_t> kernel_errors;  // status -> first call that returned it
   for (std::size_t i = 0; i < t.api_calls.size(); ++i) {
     const ApiCall& a = t.api_calls[i];
@@ -89,11 +92,25 @@ void detect_unchecked_cuda_error(const DetectContext& ctx, std::vector<Finding>&
       kernel_errors.try_emplace(a.status, i);
       continue;
     }
-    auto [it, fresh] = groups.try_emplace({a.name, a.status});
+    const bool launch = t.is_launch(a) && a.symbol != 0;
+    auto [it, fresh] = (launch ? failed_launches : groups).try_emplace({launch ? a.symbol : a.name, a.status});
     if (fresh) it->second.first = i;
     ++it->second.count;
   }
   for (const auto& [status, first] : kernel_errors) report_kernel_error(ctx, first, out);
+  const Launches launches(t);
+  for (const auto& [key, g] : failed_launches) {
+    const ApiCall& a = t.api_calls[g.first];
+    Finding f = make_finding(
+        "GD006", fmt::format("the launch of {} returned error {} ({} launch{}): the kernel never ran, so what it was "
+                             "to write keeps its old contents. Only cudaGetLastError reports a launch that did not "
+                             "start; the synchronisation after it returns success. Check cudaGetLastError after "
+                             "every launch. `gpudiag explain {}` tells what it means",
+                             launches.kernel_name(a), cuda_error_text(a.status), g.count, g.count == 1 ? "" : "es",
+                             a.status));
+    f.stack = frames_of(t, a.stack);
+    out.push_back(std::move(f));
+  }
   for (const auto& [key, g] : groups) {
     const ApiCall& a = t.api_calls[g.first];
     Finding f = make_finding(
