@@ -9,6 +9,7 @@
 // the Perfetto export.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <limits>
 #include <random>
@@ -161,7 +162,10 @@ TEST_P(GarbledTraces, AreReportedWithoutCrashing) {
   const Trace seed = load_trace(path);
   report_everything(seed);
   std::mt19937_64 rng(std::hash<std::string>{}(GetParam()));
-  for (int i = 0; i < 150; ++i) {
+  // GPUDIAG_GARBLE_ROUNDS sets more for a long run (under the sanitizers).
+  const char* rounds_env = std::getenv("GPUDIAG_GARBLE_ROUNDS");
+  const long rounds = rounds_env ? std::strtol(rounds_env, nullptr, 10) : 150;
+  for (long i = 0; i < rounds; ++i) {
     const std::uint64_t state = rng();
     std::mt19937_64 one(state);
     const Trace t = garbled(seed, one);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -67,6 +68,35 @@ TEST(ChromeExport, LiveMemoryCounterFollowsAllocationsAndFrees) {
   for (const auto& e : doc["traceEvents"])
     if (e["ph"] == "C" && e["name"] == "live memory") live.push_back(e["args"]["bytes"].get<std::int64_t>());
   EXPECT_EQ(live, (std::vector<std::int64_t>{1000, 1500, 500}));
+}
+
+// A trace's ids and sizes are whatever it says: the largest device id gets
+// its own process, and live memory past 2^64 bytes stays at the top instead
+// of wrapping (or going negative and being shown as none).
+TEST(ChromeExport, ExtremeDevicesAndSizesKeepTheirMeaning) {
+  Trace t;
+  const std::int32_t last = std::numeric_limits<std::int32_t>::max();
+  t.devices.push_back({-3, t.intern("not a GPU"), 0});
+  t.kernels.push_back({.start_ns = 10, .end_ns = 20, .name = t.intern("k"), .device = last, .stream = 1});
+  t.allocs.push_back({.time_ns = 10, .addr = 0x10, .bytes = 1ull << 63, .device = 0});
+  t.allocs.push_back({.time_ns = 20, .addr = 0x20, .bytes = 1ull << 63, .device = 0});
+  t.frees.push_back({.time_ns = 30, .addr = 0x30, .bytes = 7, .device = 1});  // more than device 1 ever had
+  std::set<std::string> processes;
+  std::vector<std::uint64_t> live0, live1;
+  std::int64_t kernel_pid = 0;
+  const json doc = export_json(t);
+  for (const auto& e : doc["traceEvents"]) {
+    if (e["ph"] == "M" && e["name"] == "process_name") processes.insert(e["args"]["name"].get<std::string>());
+    if (e["ph"] == "X" && e["name"] == "k") kernel_pid = e["pid"].get<std::int64_t>();
+    if (e["ph"] == "C" && e["name"] == "live memory")
+      (e["pid"] == 100 ? live0 : live1).push_back(e["args"]["bytes"].get<std::uint64_t>());
+  }
+  EXPECT_EQ(kernel_pid, 100 + std::int64_t{last});
+  EXPECT_TRUE(processes.count("GPU " + std::to_string(last)));
+  EXPECT_TRUE(processes.count("host"));
+  EXPECT_FALSE(processes.count("GPU -3 not a GPU")) << "a device with a negative id would rename the host";
+  EXPECT_EQ(live0, (std::vector<std::uint64_t>{1ull << 63, std::numeric_limits<std::uint64_t>::max()}));
+  EXPECT_EQ(live1, (std::vector<std::uint64_t>{0}));
 }
 
 TEST(ChromeExport, HostileNamesStayInsideJsonStrings) {

@@ -5,6 +5,7 @@
 // per device (from allocations and frees) and of the allocator's own totals
 // when the source has them. Events are streamed, one JSON object per line.
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <ostream>
@@ -18,7 +19,8 @@ namespace {
 using nlohmann::json;
 
 constexpr int kHostPid = 1;
-int device_pid(std::int32_t device) { return device < 0 ? kHostPid : 100 + device; }
+// 64-bit: a device id is whatever the trace says, up to INT32_MAX.
+std::int64_t device_pid(std::int32_t device) { return device < 0 ? kHostPid : 100 + std::int64_t{device}; }
 
 class ChromeWriter {
  public:
@@ -47,14 +49,15 @@ class ChromeWriter {
     out_ << e.dump(-1, ' ', false, json::error_handler_t::replace);
   }
 
-  void name_process(int pid, const std::string& name, int sort) {
+  void name_process(std::int64_t pid, const std::string& name, std::int64_t sort) {
     emit({{"ph", "M"}, {"name", "process_name"}, {"pid", pid}, {"tid", 0}, {"args", {{"name", name}}}});
     emit({{"ph", "M"}, {"name", "process_sort_index"}, {"pid", pid}, {"tid", 0}, {"args", {{"sort_index", sort}}}});
   }
 
   void metadata() {
     std::map<std::int32_t, std::string> devices;
-    for (const auto& d : t_.devices) devices[d.id] = s(d.name);
+    for (const auto& d : t_.devices)
+      if (d.id >= 0) devices[d.id] = s(d.name);  // a negative id is the host's
     auto note = [&](std::int32_t d) {
       if (d >= 0 && !devices.count(d)) devices[d] = "";
     };
@@ -64,7 +67,7 @@ class ChromeWriter {
     for (const auto& a : t_.allocs) note(a.device);
     name_process(kHostPid, t_.pid ? "host (pid " + std::to_string(t_.pid) + ")" : "host", 0);
     for (const auto& [id, name] : devices)
-      name_process(device_pid(id), "GPU " + std::to_string(id) + (name.empty() ? "" : " " + name), 1 + id);
+      name_process(device_pid(id), "GPU " + std::to_string(id) + (name.empty() ? "" : " " + name), 1 + std::int64_t{id});
     std::map<std::pair<std::int32_t, std::uint64_t>, std::string> streams;
     for (const auto& st : t_.streams) streams[{st.device, st.id}] = s(st.name);
     auto stream = [&](std::int32_t d, std::uint64_t id) {
@@ -126,7 +129,8 @@ class ChromeWriter {
     struct Change {
       std::uint64_t t;
       std::int32_t device;
-      std::int64_t delta;
+      std::uint64_t bytes;
+      bool freed;
     };
     std::vector<Change> changes;
     std::vector<std::pair<std::uint64_t, const Free*>> frees;
@@ -143,18 +147,24 @@ class ChromeWriter {
         if (bytes == 0) bytes = it->second;
         live_size.erase(it);
       }
-      if (bytes) changes.push_back({f.time_ns, f.device, -static_cast<std::int64_t>(bytes)});
+      if (bytes) changes.push_back({f.time_ns, f.device, bytes, true});
     };
     for (const Alloc* a : allocs) {
       while (fi < frees.size() && frees[fi].first <= a->time_ns) apply_free(*frees[fi++].second);
       if (a->addr != 0) live_size[a->addr] = a->bytes;
-      changes.push_back({a->time_ns, a->device, static_cast<std::int64_t>(a->bytes)});
+      changes.push_back({a->time_ns, a->device, a->bytes, false});
     }
     while (fi < frees.size()) apply_free(*frees[fi++].second);
-    std::map<std::int32_t, std::int64_t> live;
+    // Sizes are the trace's: a sum past 2^64 stays at the top, a free of more
+    // than is live leaves none.
+    std::map<std::int32_t, std::uint64_t> live;
     for (const auto& c : changes) {
-      std::int64_t& v = live[c.device];
-      v = std::max<std::int64_t>(0, v + c.delta);
+      std::uint64_t& v = live[c.device];
+      if (c.freed)
+        v = c.bytes >= v ? 0 : v - c.bytes;
+      else
+        v = c.bytes > std::numeric_limits<std::uint64_t>::max() - v ? std::numeric_limits<std::uint64_t>::max()
+                                                                     : v + c.bytes;
       emit({{"ph", "C"}, {"name", "live memory"}, {"pid", device_pid(c.device)}, {"ts", us(c.t)}, {"args", {{"bytes", v}}}});
     }
     for (const auto& c : t_.memory_counters)
