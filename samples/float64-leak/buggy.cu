@@ -91,7 +91,7 @@ int main() {
       forward_backward<<<(pixels + 255) / 256, 256>>>(d_images + step * 3 * pixels, d_masks + step * pixels, d_w,
                                                       d_grad, d_loss + epoch * kSteps + step, pixels);
       sgd<<<1, 32>>>(d_w, d_grad, 1.0f);
-      CUDA_CHECK(cudaGetLastError());  // a launch that never started reports here only
+      CUDA_CHECK(cudaGetLastError());  // a launch that never started is seen only here
     }
   CUDA_CHECK(cudaEventRecord(stop));
   CUDA_CHECK(cudaEventSynchronize(stop));  // a kernel's fault surfaces here
