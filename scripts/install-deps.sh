@@ -7,7 +7,7 @@ SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
 packages=(
-  build-essential cmake ninja-build pkg-config git ccache
+  build-essential cmake ninja-build pkg-config git ccache xz-utils
   clang-19 libclang-19-dev llvm-19-dev clang-tidy-19 libclang-rt-19-dev libomp-19-dev
   libfmt-dev libcli11-dev libsimdjson-dev nlohmann-json3-dev
   libsqlite3-dev zlib1g-dev libunwind-dev libdw-dev libdeflate-dev
