@@ -162,9 +162,10 @@ run() {
   fi
   # Bundled libraries the machine lacks; its own are newer.
   mkdir -p "$dir/lib-used"
-  local lib
+  local lib known
+  known=$({ command -v ldconfig >/dev/null && ldconfig -p; } || /sbin/ldconfig -p 2>/dev/null)
   for lib in "$dir"/lib/*; do
-    ldconfig -p | grep -q "^[[:space:]]*${lib##*/} " || ln -sfn "$(realpath "$lib")" "$dir/lib-used/${lib##*/}"
+    grep -q "^[[:space:]]*${lib##*/} " <<< "$known" || ln -sfn "$(realpath "$lib")" "$dir/lib-used/${lib##*/}"
   done
   # PyTorch's wheels bring CUDA's libraries under site-packages/nvidia.
   local cuda=${CUDA_HOME:-/usr/local/cuda} wheels cupti cudnn
