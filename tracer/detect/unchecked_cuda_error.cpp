@@ -98,29 +98,30 @@ void detect_unchecked_cuda_error(const DetectContext& ctx, std::vector<Finding>&
     ++it->second.count;
   }
   for (const auto& [status, first] : kernel_errors) report_kernel_error(ctx, first, out);
-  const Launches launches(t);
-  for (const auto& [key, g] : failed_launches) {
-    const ApiCall& a = t.api_calls[g.first];
-    Finding f = make_finding(
-        "GD006", fmt::format("the launch of {} returned error {} ({} launch{}): the kernel never ran, so what it was "
-                             "to write keeps its old contents. Only cudaGetLastError reports a launch that did not "
-                             "start; the synchronisation after it returns success. Check cudaGetLastError after "
-                             "every launch. `gpudiag explain {}` tells what it means",
-                             launches.kernel_name(a), cuda_error_text(a.status), g.count, g.count == 1 ? "" : "es",
-                             a.status));
+  auto add = [&](const ApiCall& a, std::string message) {
+    Finding f = make_finding("GD006", std::move(message));
     f.stack = frames_of(t, a.stack);
     out.push_back(std::move(f));
+  };
+  if (!failed_launches.empty()) {
+    const Launches launches(t);  // indexes every launch: only when one failed
+    for (const auto& [key, g] : failed_launches) {
+      const ApiCall& a = t.api_calls[g.first];
+      add(a, fmt::format("the launch of {} returned error {} ({} launch{}): the kernel never ran, so what it was to "
+                         "write keeps its old contents. Only cudaGetLastError reports a launch that did not start; "
+                         "the synchronisation after it returns success. Check cudaGetLastError after every launch. "
+                         "`gpudiag explain {}` tells what it means",
+                         launches.kernel_name(a), cuda_error_text(a.status), g.count, g.count == 1 ? "" : "es",
+                         a.status));
+    }
   }
   for (const auto& [key, g] : groups) {
     const ApiCall& a = t.api_calls[g.first];
-    Finding f = make_finding(
-        "GD006", fmt::format("{} returned error {} ({} call{}, {}); check the status of every CUDA call (and "
-                             "cudaGetLastError after launches): later calls may fail with a stale error or work on "
-                             "garbage. `gpudiag explain {}` tells what it means",
-                             t.str(a.name), cuda_error_text(a.status), g.count, g.count == 1 ? "" : "s",
-                             to_string(a.domain), a.status));
-    f.stack = frames_of(t, a.stack);
-    out.push_back(std::move(f));
+    add(a, fmt::format("{} returned error {} ({} call{}, {}); check the status of every CUDA call (and "
+                       "cudaGetLastError after launches): later calls may fail with a stale error or work on "
+                       "garbage. `gpudiag explain {}` tells what it means",
+                       t.str(a.name), cuda_error_text(a.status), g.count, g.count == 1 ? "" : "s",
+                       to_string(a.domain), a.status));
   }
 }
 
