@@ -17,6 +17,7 @@
 #include "check.h"
 #include "config.h"
 #include "cuda_model.h"
+#include "sync_model.h"
 
 namespace gpudiag::lint {
 namespace {
@@ -173,12 +174,11 @@ class UncheckedCudaError : public Check {
     return callee && callee->hasBody() && !is_cuda_runtime_api(name) && checks_last_error(callee->getBody(), 1);
   }
 
-  // A blocking call whose status is used: it reports the faults of the
-  // kernels before it, though not their launch errors.
+  // A CUDA call that makes the host wait (sync_model.h) and whose status is
+  // used: it reports the faults of the kernels before it, though not their
+  // launch errors.
   bool is_checked_synchronisation(const CallExpr* call, const std::string& name) const {
-    return (name == "cudaDeviceSynchronize" || name == "cudaStreamSynchronize" || name == "cudaEventSynchronize" ||
-            name == "cudaMemcpy" || name == "cudaMemcpy2D") &&
-           !discarded(call, *context_);
+    return is_cuda_runtime_api(name) && as_sync(call, *context_).kind != SyncKind::None && !discarded(call, *context_);
   }
 
   // The statement right after reads the thread's last error
