@@ -118,19 +118,7 @@ void garble_all(std::vector<Event>& events, Garble& io, std::mt19937_64& rng) {
 Trace garbled(const Trace& seed, std::mt19937_64& rng) {
   Trace t = seed;
   Garble io(rng, t, 0.02 + 0.2 * std::uniform_real_distribution<double>(0, 1)(rng));
-  garble_all(t.allocs, io, rng);
-  garble_all(t.frees, io, rng);
-  garble_all(t.memcpys, io, rng);
-  garble_all(t.memsets, io, rng);
-  garble_all(t.kernels, io, rng);
-  garble_all(t.kernel_args, io, rng);
-  garble_all(t.syncs, io, rng);
-  garble_all(t.api_calls, io, rng);
-  garble_all(t.host_accesses, io, rng);
-  garble_all(t.ooms, io, rng);
-  garble_all(t.findings, io, rng);
-  garble_all(t.memory_counters, io, rng);
-  garble_all(t.ranges, io, rng);
+  t.for_each_event_column([&](auto& column) { garble_all(column, io, rng); });
   garble_all(t.devices, io, rng);
   garble_all(t.streams, io, rng);
   if (rng() % 4 == 0) t.truncated = !t.truncated;
