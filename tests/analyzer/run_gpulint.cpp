@@ -9,6 +9,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "scratch_dir.h"
+
 namespace gpudiag::lint::test {
 
 namespace {
@@ -51,11 +53,7 @@ LintRun run_gpulint(const std::vector<std::string>& args, const std::string& cwd
 
 std::string temp_dir(const std::string& name) {
   static int counter = 0;
-  auto dir = std::filesystem::temp_directory_path() /
-             ("gpulint_test_" + std::to_string(getpid()) + "_" + name + "_" + std::to_string(counter++));
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir.string();
+  return gpudiag::test::scratch_dir("gpulint_" + name + "_" + std::to_string(counter++));
 }
 
 void write_file(const std::string& path, const std::string& text) {

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "scratch_dir.h"
+
 namespace gpudiag::test {
 
 // Why CUDA cannot run here, or "" when it can.
@@ -45,9 +47,8 @@ inline bool host_readable(const void* p) {
 
 inline std::string temp_path(const std::string& name) {
   static std::atomic<int> counter{0};
-  auto dir = std::filesystem::temp_directory_path() / ("gpudiag-tracer-" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
-  return (dir / (std::to_string(counter++) + "-" + name)).string();
+  static const std::string dir = gpudiag::test::scratch_dir("tracer");
+  return (std::filesystem::path(dir) / (std::to_string(counter++) + "-" + name)).string();
 }
 
 inline std::string read_file(const std::string& path) {
