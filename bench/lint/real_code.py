@@ -5,8 +5,12 @@
   thousands of lines read, findings per rule and per thousand lines,
   and every finding as JSON (--json-out) for reading by hand.
 
-Each file is analysed by its own gpulint process (-j at a time), so a crash is
-pinned to the file that caused it and does not hide the others. The compile
+Each program is analysed by one gpulint process (-j at a time), as its own
+build would run gpulint: a unit folder (--unit-marker) is a program, and
+without a marker the whole tree is one, so a launch helper called from
+another file of the program is judged by those calls. A crash is pinned to
+its program and does not hide the others; --per-file runs one process per
+file instead, to pin it to a file. The compile
 commands are written to a generated compile_commands.json in the form the code
 base's own build uses (nvcc for .cu, c++ for host sources), so gpulint's flag
 translation is exercised too. The include paths a file needs come from options:
@@ -141,9 +145,23 @@ def compile_command(path, tree, args):
     return {"directory": os.path.dirname(path), "file": path, "arguments": command}
 
 
-def run_one(gpulint, work, config, index, path, timeout):
+def programs(sources, tree, marker, per_file):
+    """The files gpulint analyses together: one list per program."""
+    if per_file:
+        return [[path] for path in sources]
+    groups = {}
+    for path in sources:
+        groups.setdefault(unit_folder(path, tree, marker) or tree, []).append(path)
+    return list(groups.values())
+
+
+PARSE_FAILURE_FILE = re.compile(r"^'(.*?)' did not parse cleanly")
+
+
+def run_one(gpulint, work, config, index, paths, timeout, jobs):
     report = os.path.join(work, f"report-{index}.json")
-    command = [gpulint, "-p", work, "--config", config, "--format=json", "-o", report, path]
+    command = [gpulint, "-p", work, "--config", config, "--format=json", "-o", report, "-j", str(jobs)] + paths
+    timeout *= len(paths)
     start = time.perf_counter()
     try:
         result = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
@@ -155,7 +173,8 @@ def run_one(gpulint, work, config, index, path, timeout):
     if returncode in (0, 1) and os.path.isfile(report):
         with open(report) as f:
             findings = json.load(f)["findings"]
-    return {"file": path, "returncode": returncode, "stderr": stderr, "findings": findings, "seconds": elapsed}
+    label = paths[0] if len(paths) == 1 else os.path.commonpath(paths) + f" ({len(paths)} files)"
+    return {"file": label, "files": len(paths), "returncode": returncode, "stderr": stderr, "findings": findings, "seconds": elapsed}
 
 
 def describe_exit(code):
@@ -184,6 +203,7 @@ def main():
     parser.add_argument("--json-out", help="write every finding, parse failure and crash here")
     parser.add_argument("-j", "--jobs", type=int, default=1, help="gpulint processes at a time (default 1)")
     parser.add_argument("--timeout", type=int, default=600, help="seconds one file may take")
+    parser.add_argument("--per-file", action="store_true", help="one gpulint process per file, not per program")
     args = parser.parse_args()
 
     tree = os.path.realpath(args.tree)
@@ -225,8 +245,9 @@ def main():
             out.write("HeaderFilterRegex: '^" + re.escape(tree + "/").replace("'", "''") + "'\n")
         started = time.perf_counter()
         with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-            results = list(pool.map(lambda item: run_one(args.gpulint, work, config, item[0], item[1], args.timeout),
-                                    enumerate(sources)))
+            results = list(pool.map(lambda item: run_one(args.gpulint, work, config, item[0], item[1], args.timeout,
+                                                         args.jobs),
+                                    enumerate(programs(sources, tree, args.unit_marker, args.per_file))))
         wall = time.perf_counter() - started
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -240,7 +261,9 @@ def main():
             if location.get("file"):
                 location["file"] = os.path.normpath(location["file"])
             if finding["rule"] == PARSE_ERROR_RULE:
-                parse_failures.append({"file": result["file"], "line": location.get("line", 0),
+                failed = PARSE_FAILURE_FILE.search(finding["message"])
+                parse_failures.append({"file": failed.group(1) if failed else result["file"],
+                                       "line": location.get("line", 0),
                                        "error_file": location.get("file", ""), "message": finding["message"]})
                 continue
             key = (finding["rule"], location.get("file"), location.get("line"), location.get("column"),
@@ -262,7 +285,7 @@ def main():
     print(f"tree: {tree}")
     print(f"gpulint: {args.gpulint}")
     print(f"files found:     {len(sources)}")
-    print(f"files parsed:    {len(sources) - len(parse_failures) - len(crashes)}")
+    print(f"files parsed:    {len(sources) - len(parse_failures) - sum(c['files'] for c in crashes)}")
     print(f"parse failures:  {len(parse_failures)}")
     for failure in parse_failures:
         first = re.search(r"first: (.*)\); the checks ran", failure["message"])
@@ -279,7 +302,7 @@ def main():
     for rule in sorted(per_rule):
         print(f"  {rule}: {per_rule[rule]}  ({per_rule[rule] / kloc:.3f} per thousand lines)")
     slowest = max(results, key=lambda r: r["seconds"])
-    print(f"time:            {wall:.1f} s wall with -j {args.jobs}; slowest file {slowest['seconds']:.1f} s "
+    print(f"time:            {wall:.1f} s wall with -j {args.jobs}; slowest process {slowest['seconds']:.1f} s "
           f"({rel(slowest['file'])})")
 
     if args.json_out:
