@@ -8,7 +8,9 @@
 // the last error (CUDA programming guide, "Error Checking").
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
+#include <tuple>
 #include <vector>
 
 #include <clang/AST/ExprCXX.h>
@@ -119,50 +121,103 @@ class UncheckedCudaError : public Check {
     const SourceManager& sm = context_->getSourceManager();
     // Launch helpers passed around as function pointers (benchmark harnesses,
     // dispatch tables): their callers cannot be seen, so they are not judged.
-    std::set<const FunctionDecl*> address_taken;
     for (const auto& [ref, function] : function_refs_)
-      if (!callee_refs_.count(ref)) address_taken.insert(function);
-    std::vector<const CallExpr*> checks_or_synchronisations = check_points_;
-    checks_or_synchronisations.insert(checks_or_synchronisations.end(), synchronisations_.begin(),
-                                      synchronisations_.end());
+      if (!callee_refs_.count(ref)) address_taken_.insert(function);
+    checks_or_synchronisations_ = check_points_;
+    checks_or_synchronisations_.insert(checks_or_synchronisations_.end(), synchronisations_.begin(),
+                                       synchronisations_.end());
+    tell_other_units();
     for (const auto* launch : launches_) {
       const FunctionDecl* lambda_or_function = enclosing_function(launch);
       if (lambda_or_function == nullptr) continue;
-      if (followed_by(launch, lambda_or_function, check_points_, address_taken)) continue;
+      CrossUnitCondition checked = followed_by(launch, lambda_or_function, check_points_);
+      if (checked.holds_outright()) continue;
       const std::string kernel = kernel_name(launch);
-      report(make(sm, launch->getBeginLoc(),
-                  followed_by(launch, lambda_or_function, checks_or_synchronisations, address_taken)
-                      ? "the launch of kernel '" + kernel + "' is checked only by a later synchronisation: that "
-                        "reports a fault inside the kernel, but a launch that never started (a bad configuration, "
-                        "no kernel image for this GPU) sets only the last error, which nothing reads. Call "
-                        "cudaGetLastError() after the launch"
-                      : "the launch of kernel '" + kernel + "' is never checked; a bad launch configuration or a "
-                        "fault inside it goes unnoticed. Call cudaGetLastError() after the launch (and check the "
-                        "next synchronisation)"),
-             launch->getBeginLoc(), sm);
+      DeferredFinding finding;
+      finding.finding = make(sm, launch->getBeginLoc(),
+                             "the launch of kernel '" + kernel + "' is never checked; a bad launch configuration or a "
+                             "fault inside it goes unnoticed. Call cudaGetLastError() after the launch (and check "
+                             "the next synchronisation)");
+      finding.alternatives.push_back({kLastErrorRead, std::move(checked), std::nullopt});
+      finding.alternatives.push_back(
+          {kSynchronised, followed_by(launch, lambda_or_function, checks_or_synchronisations_),
+           "the launch of kernel '" + kernel + "' is checked only by a later synchronisation: that reports a fault "
+           "inside the kernel, but a launch that never started (a bad configuration, no kernel image for this GPU) "
+           "sets only the last error, which nothing reads. Call cudaGetLastError() after the launch"});
+      report(std::move(finding), launch->getBeginLoc(), sm);
     }
   }
 
  private:
-  // One of `checks` follows the launch where it runs: in its function, in
-  // the function around its lambda, or after every call of its launch
-  // helper in this file. A helper passed around as a function pointer has
-  // callers out of sight, so it counts as followed.
-  bool followed_by(const CUDAKernelCallExpr* launch, const FunctionDecl* lambda_or_function,
-                   const std::vector<const CallExpr*>& checks, const std::set<const FunctionDecl*>& address_taken) const {
-    if (checked_after(launch, lambda_or_function, checks)) return true;
+  // The facts other units ask of calls in this one.
+  static constexpr const char* kLastErrorRead = "the last error is read";
+  static constexpr const char* kSynchronised = "the last error is read or a checked synchronisation waits";
+
+  // What follows each call here of a function other units can see: a
+  // launch helper defined there, or in a header they include, is checked
+  // when every call of it is.
+  void tell_other_units() {
+    for (const auto& [callee, sites] : callers_) {
+      if (!callee->isExternallyVisible() ||
+          context_->getSourceManager().isInSystemHeader(callee->getLocation()))
+        continue;
+      const std::string name = unit_independent_name(*callee);
+      if (name.empty()) continue;
+      for (const CallExpr* site : sites) {
+        const FunctionDecl* outer = enclosing_function(site);
+        // The caller is one call above the launch helper: depth 1.
+        for (const auto& [fact, checks] : {std::pair{kLastErrorRead, &check_points_},
+                                           std::pair{kSynchronised, &checks_or_synchronisations_}})
+          cross_unit_facts().add_call(fact, name,
+                                      outer ? followed_by(site, outer, *checks, 1) : CrossUnitCondition::none());
+      }
+    }
+  }
+
+  // When one of `checks` follows `site` where it runs: in its function, in
+  // the function around its lambda, or after every call of the function it
+  // is in, up the callers in this file, and in other files for a function
+  // called from none here. A launch helper only passed around as a function
+  // pointer (to a benchmark harness, into a dispatch table) has its callers
+  // out of sight, so it counts as followed; one also called directly is
+  // judged by those calls. Further up, a function only passed as a pointer
+  // is where the calls begin, as main is: a GUI or thread callback, whose
+  // caller reads no CUDA error.
+  CrossUnitCondition followed_by(const Stmt* site, const FunctionDecl* lambda_or_function,
+                                 const std::vector<const CallExpr*>& checks, int depth = 0) {
+    if (checked_after(site, lambda_or_function, checks)) return CrossUnitCondition::always();
     // A launch in a lambda runs when the function around the lambda runs
     // it: that function is the launch helper its callers see.
     const FunctionDecl* function = outside_lambdas(lambda_or_function);
-    if ((function != lambda_or_function && checked_after(launch, function, checks)) ||
-        address_taken.count(function->getCanonicalDecl()))
-      return true;
-    auto callers = callers_.find(function->getCanonicalDecl());
-    return callers != callers_.end() && !callers->second.empty() &&
-           std::all_of(callers->second.begin(), callers->second.end(), [&](const CallExpr* site) {
-             const FunctionDecl* outer = enclosing_function(site);
-             return outer != nullptr && checked_after(site, outer, checks);
-           });
+    if (function != lambda_or_function && checked_after(site, function, checks)) return CrossUnitCondition::always();
+    return followed_by_callers(function->getCanonicalDecl(), checks, depth);
+  }
+
+  CrossUnitCondition followed_by_callers(const FunctionDecl* function, const std::vector<const CallExpr*>& checks,
+                                         int depth) {
+    constexpr int kMaxCallerDepth = 8;
+    if (depth >= kMaxCallerDepth) return CrossUnitCondition::none();
+    const auto key = std::tuple{function, &checks, depth == 0};
+    if (auto known = by_callers_.find(key); known != by_callers_.end())
+      return known->second.value_or(CrossUnitCondition::none());  // none: a recursion
+    by_callers_[key] = std::nullopt;
+    CrossUnitCondition condition = CrossUnitCondition::none();
+    auto callers = callers_.find(function);
+    if (callers != callers_.end() && !callers->second.empty()) {
+      condition = CrossUnitCondition::always();
+      for (const CallExpr* site : callers->second) {
+        const FunctionDecl* outer = enclosing_function(site);
+        condition &= outer ? followed_by(site, outer, checks, depth + 1) : CrossUnitCondition::none();
+        if (condition.never) break;
+      }
+    } else if (depth == 0 && address_taken_.count(function)) {
+      condition = CrossUnitCondition::always();
+    } else if (function->isExternallyVisible() && !function->isMain()) {
+      if (std::string name = unit_independent_name(*function); !name.empty())
+        condition = CrossUnitCondition::after_every_call_of(std::move(name));
+    }
+    by_callers_[key] = condition;
+    return condition;
   }
 
   bool is_check_point(const CallExpr* call, const std::string& name) const {
@@ -274,6 +329,8 @@ class UncheckedCudaError : public Check {
   // expansion as it.
   bool checked_after(const Stmt* site, const FunctionDecl* function, const std::vector<const CallExpr*>& checks) const {
     const SourceManager& sm = context_->getSourceManager();
+    // A call in a default argument has a function around it with no body.
+    if (function->getBody() == nullptr) return false;
     const SourceRange body = function->getBody()->getSourceRange();
     const clang::SourceLocation end = sm.getExpansionLoc(site->getEndLoc());
     return std::any_of(checks.begin(), checks.end(), [&](const CallExpr* check) {
@@ -294,6 +351,12 @@ class UncheckedCudaError : public Check {
   std::map<const FunctionDecl*, std::vector<const CallExpr*>> callers_;
   std::vector<std::pair<const DeclRefExpr*, const FunctionDecl*>> function_refs_;
   std::set<const DeclRefExpr*> callee_refs_;
+  std::set<const FunctionDecl*> address_taken_;
+  std::vector<const CallExpr*> checks_or_synchronisations_;
+  // followed_by_callers' answers; none while one is being worked out.
+  std::map<std::tuple<const FunctionDecl*, const std::vector<const CallExpr*>*, bool>,
+           std::optional<CrossUnitCondition>>
+      by_callers_;
 };
 
 GPUDIAG_REGISTER_CHECK(UncheckedCudaError, "GD006", "unchecked-cuda-error");

@@ -61,4 +61,15 @@ void Check::report(Finding finding, clang::SourceLocation where, const clang::So
   if (sink_ != nullptr) sink_->add(std::move(finding), where, sm);
 }
 
+void Check::report(DeferredFinding finding, clang::SourceLocation where, const clang::SourceManager& sm) {
+  const bool settled = std::all_of(finding.alternatives.begin(), finding.alternatives.end(),
+                                   [](const auto& alternative) { return alternative.condition.settled(); });
+  if (!settled) {
+    if (sink_ != nullptr) sink_->add_deferred(std::move(finding), where, sm);
+    return;
+  }
+  // Settled conditions ask nothing of other units: no facts are needed.
+  if (auto settled_finding = CrossUnitFacts().settle(finding)) report(std::move(*settled_finding), where, sm);
+}
+
 }  // namespace gpudiag::lint

@@ -9,6 +9,7 @@
 
 #include <clang/ASTMatchers/ASTMatchFinder.h>
 
+#include "cross_unit.h"
 #include "gpudiag/finding.h"
 
 namespace gpudiag::lint {
@@ -22,6 +23,8 @@ class FindingSink {
  public:
   virtual ~FindingSink() = default;
   virtual void add(Finding finding, clang::SourceLocation where, const clang::SourceManager& sm) = 0;
+  // A finding that other translation units settle (cross_unit.h).
+  virtual void add_deferred(DeferredFinding finding, clang::SourceLocation where, const clang::SourceManager& sm) = 0;
 };
 
 class Check : public clang::ast_matchers::MatchFinder::MatchCallback {
@@ -30,11 +33,13 @@ class Check : public clang::ast_matchers::MatchFinder::MatchCallback {
   std::string_view id() const { return id_; }
   std::string_view name() const { return name_; }
 
-  // `functions` is shared by every check of a translation unit (see function_facts.h).
-  void attach(FindingSink* sink, const LintConfig* config, FunctionFactsCache* functions) {
+  // `functions` is shared by every check of a translation unit (see
+  // function_facts.h), `cross_unit` by every unit of a run.
+  void attach(FindingSink* sink, const LintConfig* config, FunctionFactsCache* functions, CrossUnitFacts* cross_unit) {
     sink_ = sink;
     config_ = config;
     functions_ = functions;
+    cross_unit_ = cross_unit;
   }
   virtual void register_matchers(clang::ast_matchers::MatchFinder& finder) = 0;
 
@@ -44,8 +49,11 @@ class Check : public clang::ast_matchers::MatchFinder::MatchCallback {
   static void note(Finding& finding, const clang::SourceManager& sm, clang::SourceLocation where,
                    std::string message);
   void report(Finding finding, clang::SourceLocation where, const clang::SourceManager& sm);
+  // Reported at once when this unit alone settles it.
+  void report(DeferredFinding finding, clang::SourceLocation where, const clang::SourceManager& sm);
   const LintConfig& config() const { return *config_; }
   FunctionFactsCache& function_facts() const { return *functions_; }
+  CrossUnitFacts& cross_unit_facts() const { return *cross_unit_; }
 
  private:
   std::string id_;
@@ -53,6 +61,7 @@ class Check : public clang::ast_matchers::MatchFinder::MatchCallback {
   FindingSink* sink_ = nullptr;
   const LintConfig* config_ = nullptr;
   FunctionFactsCache* functions_ = nullptr;
+  CrossUnitFacts* cross_unit_ = nullptr;
 };
 
 // Function definitions outside system headers, bound to "function"; device-only

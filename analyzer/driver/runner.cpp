@@ -41,48 +41,77 @@ class ParseHealth : public clang::DiagnosticConsumer {
   Note first_error;
 };
 
+// What one translation unit found: its findings in report order, and those
+// the other units settle, each with the number of findings before it.
+struct UnitFindings {
+  std::vector<Finding> findings;
+  std::vector<std::pair<size_t, DeferredFinding>> deferred;
+
+  // Every finding in report order, the deferred ones as `facts` settle them.
+  std::vector<Finding> settled(const CrossUnitFacts& facts) && {
+    std::vector<Finding> out;
+    out.reserve(findings.size() + deferred.size());
+    size_t next = 0;
+    for (auto& [position, finding] : deferred) {
+      for (; next < position; ++next) out.push_back(std::move(findings[next]));
+      if (auto settled_finding = facts.settle(finding)) out.push_back(std::move(*settled_finding));
+    }
+    for (; next < findings.size(); ++next) out.push_back(std::move(findings[next]));
+    return out;
+  }
+};
+
 class Sink : public FindingSink {
  public:
-  Sink(const LintConfig& config, std::vector<Finding>& out) : config_(config), out_(out) {
+  Sink(const LintConfig& config, UnitFindings& out) : config_(config), out_(out) {
     if (config.header_filter && !config.header_filter->empty()) header_filter_.emplace(*config.header_filter);
   }
   void add(Finding finding, clang::SourceLocation where, const clang::SourceManager& sm) override {
+    if (admit(finding, where, sm)) out_.findings.push_back(std::move(finding));
+  }
+  void add_deferred(DeferredFinding deferred, clang::SourceLocation where, const clang::SourceManager& sm) override {
+    if (admit(deferred.finding, where, sm)) out_.deferred.emplace_back(out_.findings.size(), std::move(deferred));
+  }
+
+ private:
+  // Applies header filtering, suppressions and the configured severity;
+  // false when the finding is not reported.
+  bool admit(Finding& finding, clang::SourceLocation where, const clang::SourceManager& sm) const {
     const clang::SourceLocation file_loc = sm.getFileLoc(where);
-    if (file_loc.isInvalid() || sm.isInSystemHeader(file_loc)) return;
+    if (file_loc.isInvalid() || sm.isInSystemHeader(file_loc)) return false;
     if (!sm.isInMainFile(file_loc) &&
         (!header_filter_ || !std::regex_search(finding.location.file, *header_filter_)))
-      return;
+      return false;
     const Rule* rule = find_rule(finding.rule_id);
     const std::string name = rule ? std::string(rule->name) : finding.rule_id;
     bool invalid = false;
     llvm::StringRef buffer = sm.getBufferData(sm.getFileID(file_loc), &invalid);
     if (!invalid && is_suppressed(std::string_view(buffer.data(), buffer.size()), finding.location.line,
                                   finding.rule_id, name))
-      return;
+      return false;
     finding.severity = rule ? rule->severity : Severity::Warning;
     for (const auto& key : {finding.rule_id, name}) {
       auto it = config_.severity.find(key);
       if (it != config_.severity.end()) finding.severity = it->second;
     }
-    out_.push_back(std::move(finding));
+    return true;
   }
 
- private:
   const LintConfig& config_;
-  std::vector<Finding>& out_;
+  UnitFindings& out_;
   std::optional<std::regex> header_filter_;
 };
 
 class LintConsumer : public clang::ASTConsumer {
  public:
-  LintConsumer(const LintConfig& config, const std::string& cli_checks, std::vector<Finding>& out)
+  LintConsumer(const LintConfig& config, const std::string& cli_checks, UnitFindings& out, CrossUnitFacts& cross_unit)
       : sink_(config, out) {
     for (const auto& info : registered_checks()) {
       const Rule* rule = find_rule(info.id);
       const std::string name = rule ? std::string(rule->name) : info.name;
       if (!check_enabled(config.checks, info.id, name) || !check_enabled(cli_checks, info.id, name)) continue;
       checks_.push_back(info.make());
-      checks_.back()->attach(&sink_, &config, &functions_);
+      checks_.back()->attach(&sink_, &config, &functions_, &cross_unit);
       checks_.back()->register_matchers(finder_);
     }
   }
@@ -109,16 +138,17 @@ class LintConsumer : public clang::ASTConsumer {
 
 class LintAction : public clang::ASTFrontendAction {
  public:
-  LintAction(const LintConfig& config, const std::string& cli_checks, std::vector<Finding>& out)
-      : config_(config), cli_checks_(cli_checks), out_(out) {}
+  LintAction(const LintConfig& config, const std::string& cli_checks, UnitFindings& out, CrossUnitFacts& cross_unit)
+      : config_(config), cli_checks_(cli_checks), out_(out), cross_unit_(cross_unit) {}
   std::unique_ptr<clang::ASTConsumer> CreateASTConsumer(clang::CompilerInstance&, llvm::StringRef) override {
-    return std::make_unique<LintConsumer>(config_, cli_checks_, out_);
+    return std::make_unique<LintConsumer>(config_, cli_checks_, out_, cross_unit_);
   }
 
  private:
   const LintConfig& config_;
   const std::string& cli_checks_;
-  std::vector<Finding>& out_;
+  UnitFindings& out_;
+  CrossUnitFacts& cross_unit_;
 };
 
 Finding parse_failure(const std::string& file, const Note& first_error, unsigned errors) {
@@ -146,10 +176,10 @@ void add_nvcc_host_view(std::vector<std::string>& argv, const ToolPaths& paths) 
   argv.insert(argv.end() - 1, {"-include", header});  // the source stays last
 }
 
-}  // namespace
-
-std::vector<Finding> lint_one(const WorkItem& item, const LintConfig& config, const RunOptions& options) {
-  std::vector<Finding> findings;
+// Analyses one item; what it knows of calls into other units goes to `cross_unit`.
+UnitFindings lint_one(const WorkItem& item, const LintConfig& config, const RunOptions& options,
+                      CrossUnitFacts& cross_unit) {
+  UnitFindings unit;
   std::vector<std::string> argv = item.command.empty()
                                       ? default_command(item.file, options.paths, config.extra_args)
                                       : translate_command(item.command, item.file, options.paths, config.extra_args);
@@ -160,7 +190,7 @@ std::vector<Finding> lint_one(const WorkItem& item, const LintConfig& config, co
       new clang::FileManager(clang::FileSystemOptions(), llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem>(
                                                              filesystem.release())));
   ParseHealth health;
-  auto action = std::make_unique<LintAction>(config, options.cli_checks, findings);
+  auto action = std::make_unique<LintAction>(config, options.cli_checks, unit, cross_unit);
   clang::tooling::ToolInvocation invocation(argv, std::move(action), files.get(),
                                             std::make_shared<clang::PCHContainerOperations>());
   invocation.setDiagnosticConsumer(&health);
@@ -168,14 +198,18 @@ std::vector<Finding> lint_one(const WorkItem& item, const LintConfig& config, co
   if (health.getNumErrors() > 0 || !ok) {
     Note first = health.first_error;
     if (first.message.empty()) first.message = "clang could not run the compile command";
-    findings.insert(findings.begin(), parse_failure(item.file, first, std::max(1u, health.getNumErrors())));
+    unit.findings.insert(unit.findings.begin(), parse_failure(item.file, first, std::max(1u, health.getNumErrors())));
+    for (auto& deferred : unit.deferred) ++deferred.first;
   }
-  return findings;
+  return unit;
 }
+
+}  // namespace
 
 RunResult run_checks(const std::vector<WorkItem>& items, const RunOptions& options) {
   RunResult result;
-  std::vector<std::vector<Finding>> per_item(items.size());
+  std::vector<UnitFindings> per_item(items.size());
+  CrossUnitFacts cross_unit;
   std::mutex mutex;  // guards the config cache, errors and progress
   std::map<std::string, std::optional<LintConfig>> config_cache;
   std::atomic<size_t> next{0};
@@ -197,7 +231,7 @@ RunResult run_checks(const std::vector<WorkItem>& items, const RunOptions& optio
         }
         if (it->second) config = *it->second;
       }
-      per_item[index] = lint_one(item, config, options);
+      per_item[index] = lint_one(item, config, options, cross_unit);
       const size_t finished = ++done;
       if (options.progress) {
         std::lock_guard lock(mutex);
@@ -214,8 +248,8 @@ RunResult run_checks(const std::vector<WorkItem>& items, const RunOptions& optio
 
   // A header included by several files reports once.
   std::set<std::tuple<std::string, std::string, unsigned, unsigned, std::string>> seen;
-  for (auto& findings : per_item)
-    for (auto& finding : findings)
+  for (auto& unit : per_item)
+    for (auto& finding : std::move(unit).settled(cross_unit))
       if (seen.emplace(finding.rule_id, finding.location.file, finding.location.line, finding.location.column,
                        finding.message).second)
         result.findings.push_back(std::move(finding));

@@ -25,9 +25,8 @@ struct RunResult {
   std::vector<std::string> errors;  // tool errors (unreadable config, ...): exit code 2
 };
 
+// Findings that depend on calls in other items (a launch helper checked by
+// its callers in another file) are settled once every item is analysed.
 RunResult run_checks(const std::vector<WorkItem>& items, const RunOptions& options);
-
-// The findings for one item (the unit the harness and -j use).
-std::vector<Finding> lint_one(const WorkItem& item, const LintConfig& config, const RunOptions& options);
 
 }  // namespace gpudiag::lint

@@ -35,3 +35,48 @@ void clears_unread(float* d, int n) {
   fill<<<1, 256>>>(d, n);  // CHECK: GD006
   cudaGetLastError();
 }
+
+// Two calls below the step, and the step checks nothing either.
+static void launch_fill_deep(float* d, int n) {
+  fill<<<1, 256>>>(d, n);  // CHECK: GD006
+}
+static void forward_layer(float* d, int n) { launch_fill_deep(d, n); }
+static void step_checks_nothing(float* d, int n) { forward_layer(d, n); }
+void train(float* d, int n) {
+  step_checks_nothing(d, n);
+  if (cudaGetLastError() != cudaSuccess) std::abort();
+  step_checks_nothing(d, n);
+}
+
+// Handed to a benchmark harness, and also called directly with nothing
+// after it: the direct call is in sight, and unchecked.
+static void launch_fill_benchmarked(float* d, int n) {
+  fill<<<1, 256>>>(d, n);  // CHECK: GD006
+}
+template <typename Launch>
+static void repeat(Launch launch, float* d, int n) { launch(d, n); }
+void validate_then_benchmark(float* d, int n) {
+  launch_fill_benchmarked(d, n);
+  repeat(launch_fill_benchmarked, d, n);
+}
+
+// A frame callback handed to a GUI library, whose loop calls it and reads no
+// CUDA error: the launch helper under it is unchecked.
+void register_display_callback(void (*callback)());
+static float* g_frame = nullptr;
+static void launch_fill_frame() {
+  fill<<<1, 256>>>(g_frame, 256);  // CHECK: GD006
+}
+static void display() { launch_fill_frame(); }
+void start_gui() { register_display_callback(display); }
+
+// Handed to a harness, which calls it out of sight: its own launch is the
+// harness's to check, but a helper it calls starts no harness of its own.
+static void launch_fill_inner(float* d, int n) {
+  fill<<<1, 256>>>(d, n);  // CHECK: GD006
+}
+static void launch_fill_outer(float* d, int n) {
+  launch_fill_inner(d, n);
+  fill<<<1, 256>>>(d, n);
+}
+void harness(float* d, int n) { repeat(launch_fill_outer, d, n); }

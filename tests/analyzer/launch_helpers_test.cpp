@@ -1,0 +1,119 @@
+// GD006 for launch helpers whose callers are in other files: a run over
+// several files settles them once every file is analysed.
+#include <regex>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "run_gpulint.h"
+
+namespace gpudiag::lint::test {
+namespace {
+
+// Launch helpers, each called from main.cu in its own way.
+constexpr const char* kKernels = R"(#include "helpers.cuh"
+__global__ void fill(float* x) { x[threadIdx.x] = 1.0f; }
+template <class T> __global__ void scale(T* x) { x[threadIdx.x] *= 2; }
+void launch_checked(float* d) { fill<<<1, 256>>>(d); }
+static void launch_layer(float* d) { fill<<<1, 256>>>(d); }
+void run_step(float* d) { launch_layer(d); }
+template <class T> void launch_scale(T* d) { scale<<<1, 256>>>(d); }
+template void launch_scale<float>(float*);
+void launch_unchecked(float* d) { fill<<<1, 256>>>(d); }
+void launch_synchronised(float* d) { fill<<<1, 256>>>(d); }
+void launch_uncalled(float* d) { fill<<<1, 256>>>(d); }
+void launch_uncalled_quiet(float* d) { fill<<<1, 256>>>(d); }  // NOLINT(GD006)
+void launch_passed(float* d) { fill<<<1, 256>>>(d); }
+void launch_frame(float* d) { fill<<<1, 256>>>(d); }
+)";
+
+// A launch helper in a header: kernels.cu includes it and calls nothing,
+// main.cu calls it and checks.
+constexpr const char* kHeader = R"(#include <cuda_runtime.h>
+__global__ void zero(float* x) { x[threadIdx.x] = 0.0f; }
+inline void launch_zero(float* d) { zero<<<1, 256>>>(d); }
+)";
+
+constexpr const char* kMain = R"(#include "helpers.cuh"
+#include <cstdlib>
+void launch_checked(float* d);
+void run_step(float* d);
+template <class T> void launch_scale(T* d);
+void launch_unchecked(float* d);
+void launch_synchronised(float* d);
+void launch_passed(float* d);
+void launch_frame(float* d);
+void register_frame_callback(void (*callback)());
+static void on_frame() { launch_frame(nullptr); }
+static void check() { if (cudaGetLastError() != cudaSuccess) std::abort(); }
+static void bench(void (*launch)(float*), float* d) { launch(d); }
+int main() {
+  float* d = nullptr;
+  if (cudaMalloc(&d, 1024) != cudaSuccess) return 1;
+  launch_checked(d);
+  check();
+  launch_zero(d);
+  check();
+  run_step(d);
+  check();
+  launch_scale(d);
+  check();
+  bench(launch_passed, d);
+  register_frame_callback(on_frame);
+  launch_synchronised(d);
+  if (cudaDeviceSynchronize() != cudaSuccess) return 1;
+  launch_unchecked(d);
+  return 0;
+}
+)";
+
+// A GD006 launch finding on `line` of kernels.cu whose message goes on with `what`.
+bool reports(const LintRun& run, int line, const std::string& what) {
+  const std::regex finding("kernels\\.cu:" + std::to_string(line) + ":[0-9]+: warning: the launch of kernel '[a-z]+' is " +
+                           what);
+  return std::regex_search(run.out, finding);
+}
+
+size_t count(const std::string& text, const std::string& what) {
+  size_t found = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++found;
+  return found;
+}
+
+TEST(LaunchHelpers, CallersInAnotherFileSettleTheirLaunches) {
+  const std::string dir = temp_dir("launch-helpers");
+  write_file(dir + "/kernels.cu", kKernels);
+  write_file(dir + "/helpers.cuh", kHeader);
+  write_file(dir + "/main.cu", kMain);
+  write_file(dir + "/.gpulint.yaml", "HeaderFilterRegex: '.*'\n");
+  for (const std::string jobs : {"1", "2"}) {
+    const LintRun run = run_gpulint({"-j", jobs, dir});
+    EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
+    EXPECT_TRUE(reports(run, 9, "never checked")) << run.out;
+    EXPECT_TRUE(reports(run, 10, "checked only by a later synchronisation")) << run.out;
+    EXPECT_TRUE(reports(run, 11, "never checked")) << run.out;
+    // Its address is taken in another file, not its own: no call of it is
+    // in sight, and no harness of its file excuses it.
+    EXPECT_TRUE(reports(run, 13, "never checked")) << run.out;
+    // Called only from a callback handed to a library, which reads no CUDA
+    // error.
+    EXPECT_TRUE(reports(run, 14, "never checked")) << run.out;
+    // Checked after the call (4), two calls up (5, through run_step), in
+    // another unit's template instantiation (7), suppressed (12), in a
+    // header (launch_zero): nothing else.
+    EXPECT_EQ(count(run.out, "GD006"), 5u) << run.out;
+  }
+}
+
+TEST(LaunchHelpers, AloneAHelperFileHasItsLaunchesUnchecked) {
+  const std::string dir = temp_dir("launch-helpers-alone");
+  write_file(dir + "/kernels.cu", kKernels);
+  write_file(dir + "/helpers.cuh", kHeader);
+  const LintRun run = run_gpulint({dir + "/kernels.cu"});
+  EXPECT_EQ(run.exit_code, 1);
+  for (int line : {4, 5, 9, 10, 11, 13, 14}) EXPECT_TRUE(reports(run, line, "never checked")) << line << run.out;
+  EXPECT_EQ(count(run.out, "GD006"), 7u + 1u) << run.out;  // + the template's launch
+}
+
+}  // namespace
+}  // namespace gpudiag::lint::test
