@@ -11,5 +11,8 @@ function(gpudiag_test)
     GPUDIAG_SHARED_DATA_DIR="${GPUDIAG_SHARED_DATA_DIR}")
   target_include_directories(${T_NAME} PRIVATE ${PROJECT_SOURCE_DIR}/tests/support)
   gpudiag_warnings(${T_NAME})
-  gtest_discover_tests(${T_NAME} DISCOVERY_MODE PRE_TEST PROPERTIES LABELS "${T_LABELS}")
+  # Listing a test loads its libraries first: cuDNN and cuBLAS are hundreds
+  # of MB, which a machine with a cold page cache and busy cores reads in
+  # more than the default 5 s, and a timed-out listing fails the whole run.
+  gtest_discover_tests(${T_NAME} DISCOVERY_MODE PRE_TEST DISCOVERY_TIMEOUT 120 PROPERTIES LABELS "${T_LABELS}")
 endfunction()
