@@ -8,6 +8,7 @@
 // the last error (CUDA programming guide, "Error Checking").
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <tuple>
@@ -98,7 +99,10 @@ class UncheckedCudaError : public Check {
     const std::string name = callee_name(call);
     if (is_check_point(call, name)) check_points_.push_back(call);
     if (is_checked_synchronisation(call, name)) synchronisations_.push_back(call);
-    if (callee->getDeclName().isIdentifier()) callers_[callee->getCanonicalDecl()].push_back(call);
+    // A call in a template pattern is made by its instantiations, which are
+    // matched too: the pattern's own call has no callers to be judged by.
+    if (callee->getDeclName().isIdentifier() && !in_dependent_context(call))
+      callers_[callee->getCanonicalDecl()].push_back(call);
     if (!is_status_type(call->getType()) || name == "cudaGetLastError" || name == "cudaPeekAtLastError") return;
     if (!discarded(call, *context_)) return;
     // Only the runtime API keeps a last error; cuBLAS, cuDNN and the driver do not.
@@ -123,6 +127,7 @@ class UncheckedCudaError : public Check {
     // dispatch tables): their callers cannot be seen, so they are not judged.
     for (const auto& [ref, function] : function_refs_)
       if (!callee_refs_.count(ref)) address_taken_.insert(function);
+    mangler_.reset(context_->createMangleContext());
     checks_or_synchronisations_ = check_points_;
     checks_or_synchronisations_.insert(checks_or_synchronisations_.end(), synchronisations_.begin(),
                                        synchronisations_.end());
@@ -161,8 +166,8 @@ class UncheckedCudaError : public Check {
       if (!callee->isExternallyVisible() ||
           context_->getSourceManager().isInSystemHeader(callee->getLocation()))
         continue;
-      const std::string name = unit_independent_name(*callee);
-      if (name.empty()) continue;
+      if (isa<CXXConstructorDecl, CXXDestructorDecl>(callee)) continue;
+      const std::string name = linkage_name(*callee, *mangler_);
       for (const CallExpr* site : sites) {
         const FunctionDecl* outer = enclosing_function(site);
         // The caller is one call above the launch helper: depth 1.
@@ -197,27 +202,61 @@ class UncheckedCudaError : public Check {
                                          int depth) {
     constexpr int kMaxCallerDepth = 8;
     if (depth >= kMaxCallerDepth) return CrossUnitCondition::none();
-    const auto key = std::tuple{function, &checks, depth == 0};
+    const auto key = std::tuple{function, &checks, depth};
     if (auto known = by_callers_.find(key); known != by_callers_.end())
       return known->second.value_or(CrossUnitCondition::none());  // none: a recursion
     by_callers_[key] = std::nullopt;
-    CrossUnitCondition condition = CrossUnitCondition::none();
-    auto callers = callers_.find(function);
-    if (callers != callers_.end() && !callers->second.empty()) {
-      condition = CrossUnitCondition::always();
+    CrossUnitCondition condition = CrossUnitCondition::always();
+    bool called = false;
+    const std::vector<const FunctionDecl*> names = called_as(function);
+    for (const FunctionDecl* name : names) {
+      auto callers = callers_.find(name);
+      if (callers == callers_.end()) continue;
       for (const CallExpr* site : callers->second) {
         const FunctionDecl* outer = enclosing_function(site);
+        // A function calling itself is followed by what follows its other calls.
+        if (outer != nullptr && outer->getCanonicalDecl() == function) continue;
+        called = true;
         condition &= outer ? followed_by(site, outer, checks, depth + 1) : CrossUnitCondition::none();
         if (condition.never) break;
       }
-    } else if (depth == 0 && address_taken_.count(function)) {
-      condition = CrossUnitCondition::always();
-    } else if (function->isExternallyVisible() && !function->isMain()) {
-      if (std::string name = unit_independent_name(*function); !name.empty())
-        condition = CrossUnitCondition::after_every_call_of(std::move(name));
+      if (condition.never) break;
+    }
+    if (!called) {
+      if (depth == 0 && address_taken_.count(function)) {
+        condition = CrossUnitCondition::always();
+      } else if (function->isExternallyVisible() && !function->isMain() &&
+                 !isa<CXXConstructorDecl, CXXDestructorDecl>(function)) {
+        // An override is called through the methods it overrides; their
+        // first declarations name those calls in other files.
+        condition = CrossUnitCondition::always();
+        for (const FunctionDecl* name : names)
+          if (names.size() == 1 || !overrides_something(name))
+            condition &= CrossUnitCondition::after_every_call_of(linkage_name(*name, *mangler_));
+      } else {
+        condition = CrossUnitCondition::none();
+      }
     }
     by_callers_[key] = condition;
     return condition;
+  }
+
+  // The functions a call of which may run `function`: itself and, for a
+  // virtual method, every method it overrides, which calls through a base
+  // class name. Canonical declarations.
+  static std::vector<const FunctionDecl*> called_as(const FunctionDecl* function) {
+    std::vector<const FunctionDecl*> names{function};
+    for (size_t i = 0; i < names.size() && names.size() < 64; ++i)
+      if (const auto* method = dyn_cast<CXXMethodDecl>(names[i]))
+        for (const CXXMethodDecl* overridden : method->overridden_methods())
+          if (std::find(names.begin(), names.end(), overridden->getCanonicalDecl()) == names.end())
+            names.push_back(overridden->getCanonicalDecl());
+    return names;
+  }
+
+  static bool overrides_something(const FunctionDecl* function) {
+    const auto* method = dyn_cast<CXXMethodDecl>(function);
+    return method != nullptr && method->size_overridden_methods() > 0;
   }
 
   bool is_check_point(const CallExpr* call, const std::string& name) const {
@@ -354,9 +393,10 @@ class UncheckedCudaError : public Check {
   std::set<const FunctionDecl*> address_taken_;
   std::vector<const CallExpr*> checks_or_synchronisations_;
   // followed_by_callers' answers; none while one is being worked out.
-  std::map<std::tuple<const FunctionDecl*, const std::vector<const CallExpr*>*, bool>,
+  std::map<std::tuple<const FunctionDecl*, const std::vector<const CallExpr*>*, int>,
            std::optional<CrossUnitCondition>>
       by_callers_;
+  std::unique_ptr<MangleContext> mangler_;
 };
 
 GPUDIAG_REGISTER_CHECK(UncheckedCudaError, "GD006", "unchecked-cuda-error");

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include <clang/Index/USRGeneration.h>
-#include <llvm/ADT/SmallString.h>
+#include <clang/AST/GlobalDecl.h>
+#include <llvm/Support/raw_ostream.h>
 
 namespace gpudiag::lint {
 
@@ -22,7 +22,8 @@ CrossUnitCondition& CrossUnitCondition::operator&=(const CrossUnitCondition& oth
 
 void CrossUnitFacts::add_call(const std::string& fact, const std::string& callee, CrossUnitCondition condition) {
   std::lock_guard lock(mutex_);
-  calls_[fact][callee].push_back(std::move(condition));
+  auto [after_all, first] = calls_[fact].try_emplace(callee, std::move(condition));
+  if (!first) after_all->second &= condition;
 }
 
 bool CrossUnitFacts::holds(const std::string& fact, const CrossUnitCondition& condition) const {
@@ -41,13 +42,10 @@ bool CrossUnitFacts::holds_after_calls(const std::string& fact, const std::strin
   if (!inserted) return entry->second.value_or(false);
   bool result = false;
   if (auto by_fact = calls_.find(fact); by_fact != calls_.end())
-    if (auto calls = by_fact->second.find(function); calls != by_fact->second.end())
-      result = std::all_of(calls->second.begin(), calls->second.end(), [&](const CrossUnitCondition& after) {
-        return !after.never && std::all_of(after.after_calls_of.begin(), after.after_calls_of.end(),
-                                           [&](const std::string& callee) {
-                                             return holds_after_calls(fact, callee, known);
-                                           });
-      });
+    if (auto after = by_fact->second.find(function); after != by_fact->second.end())
+      result = !after->second.never &&
+               std::all_of(after->second.after_calls_of.begin(), after->second.after_calls_of.end(),
+                           [&](const std::string& callee) { return holds_after_calls(fact, callee, known); });
   known[function] = result;
   return result;
 }
@@ -63,10 +61,12 @@ std::optional<Finding> CrossUnitFacts::settle(const DeferredFinding& deferred) c
   return deferred.finding;
 }
 
-std::string unit_independent_name(const clang::FunctionDecl& function) {
-  llvm::SmallString<128> usr;
-  if (clang::index::generateUSRForDecl(&function, usr)) return {};  // true means it failed
-  return usr.str().str();
+std::string linkage_name(const clang::FunctionDecl& function, clang::MangleContext& mangler) {
+  std::string name;
+  llvm::raw_string_ostream out(name);
+  if (mangler.shouldMangleDeclName(&function)) mangler.mangleName(clang::GlobalDecl(&function), out);
+  else out << function.getName();
+  return name;
 }
 
 }  // namespace gpudiag::lint

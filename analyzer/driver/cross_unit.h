@@ -3,7 +3,7 @@
 // there. Each unit states what it knows of its calls of functions defined
 // elsewhere, and reports findings that depend on the other units' calls as
 // deferred; the runner settles them once every unit has been analysed.
-// Functions are named by their USR, which is the same in every unit.
+// Functions are named by their linkage name, the same in every unit.
 #pragma once
 
 #include <map>
@@ -14,6 +14,7 @@
 #include <vector>
 
 #include <clang/AST/Decl.h>
+#include <clang/AST/Mangle.h>
 
 #include "gpudiag/finding.h"
 
@@ -23,7 +24,7 @@ namespace gpudiag::lint {
 // after every call, in any unit, of each function named.
 struct CrossUnitCondition {
   bool never = false;
-  std::set<std::string> after_calls_of;  // USRs; all must hold
+  std::set<std::string> after_calls_of;  // linkage names; all must hold
 
   static CrossUnitCondition always() { return {}; }
   static CrossUnitCondition none() { return {true, {}}; }
@@ -63,11 +64,15 @@ class CrossUnitFacts {
                          std::map<std::string, std::optional<bool>>& known) const;
 
   mutable std::mutex mutex_;
-  std::map<std::string, std::map<std::string, std::vector<CrossUnitCondition>>> calls_;  // fact → callee → calls
+  // fact → callee → what holds after all its calls: one condition per
+  // callee, however many calls, so a large code base costs one entry per
+  // function called across files.
+  std::map<std::string, std::map<std::string, CrossUnitCondition>> calls_;
 };
 
-// The USR of `function`, the same in every unit that declares it; empty
-// when clang cannot give one.
-std::string unit_independent_name(const clang::FunctionDecl& function);
+// The name the linker matches `function` by, the same in every unit that
+// declares it, whatever the const or __restrict__ on its parameters there:
+// its mangled name, or its plain name under extern "C".
+std::string linkage_name(const clang::FunctionDecl& function, clang::MangleContext& mangler);
 
 }  // namespace gpudiag::lint

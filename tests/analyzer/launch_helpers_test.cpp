@@ -4,6 +4,7 @@
 #include <string>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "run_gpulint.h"
 
@@ -25,6 +26,11 @@ void launch_uncalled(float* d) { fill<<<1, 256>>>(d); }
 void launch_uncalled_quiet(float* d) { fill<<<1, 256>>>(d); }  // NOLINT(GD006)
 void launch_passed(float* d) { fill<<<1, 256>>>(d); }
 void launch_frame(float* d) { fill<<<1, 256>>>(d); }
+void launch_restricted(float* __restrict__ d, const int n) { fill<<<1, 256>>>(d); }
+struct FillLayer : Layer {
+  void forward(float* d) override;
+};
+void FillLayer::forward(float* d) { fill<<<1, 256>>>(d); }
 )";
 
 // A launch helper in a header: kernels.cu includes it and calls nothing,
@@ -32,6 +38,9 @@ void launch_frame(float* d) { fill<<<1, 256>>>(d); }
 constexpr const char* kHeader = R"(#include <cuda_runtime.h>
 __global__ void zero(float* x) { x[threadIdx.x] = 0.0f; }
 inline void launch_zero(float* d) { zero<<<1, 256>>>(d); }
+struct Layer {
+  virtual void forward(float* d) = 0;
+};
 )";
 
 constexpr const char* kMain = R"(#include "helpers.cuh"
@@ -43,9 +52,14 @@ void launch_unchecked(float* d);
 void launch_synchronised(float* d);
 void launch_passed(float* d);
 void launch_frame(float* d);
+void launch_restricted(float* d, int n);
 void register_frame_callback(void (*callback)());
 static void on_frame() { launch_frame(nullptr); }
 static void check() { if (cudaGetLastError() != cudaSuccess) std::abort(); }
+void run_layer(Layer& layer, float* d) {
+  layer.forward(d);
+  check();
+}
 static void bench(void (*launch)(float*), float* d) { launch(d); }
 int main() {
   float* d = nullptr;
@@ -57,6 +71,8 @@ int main() {
   run_step(d);
   check();
   launch_scale(d);
+  check();
+  launch_restricted(d, 256);
   check();
   bench(launch_passed, d);
   register_frame_callback(on_frame);
@@ -99,8 +115,10 @@ TEST(LaunchHelpers, CallersInAnotherFileSettleTheirLaunches) {
     // error.
     EXPECT_TRUE(reports(run, 14, "never checked")) << run.out;
     // Checked after the call (4), two calls up (5, through run_step), in
-    // another unit's template instantiation (7), suppressed (12), in a
-    // header (launch_zero): nothing else.
+    // another unit's template instantiation (7), suppressed (12), declared
+    // there without the definition's const and __restrict__ (15), an
+    // override called through its base class there (19), in a header
+    // (launch_zero): nothing else.
     EXPECT_EQ(count(run.out, "GD006"), 5u) << run.out;
   }
 }
@@ -111,8 +129,23 @@ TEST(LaunchHelpers, AloneAHelperFileHasItsLaunchesUnchecked) {
   write_file(dir + "/helpers.cuh", kHeader);
   const LintRun run = run_gpulint({dir + "/kernels.cu"});
   EXPECT_EQ(run.exit_code, 1);
-  for (int line : {4, 5, 9, 10, 11, 13, 14}) EXPECT_TRUE(reports(run, line, "never checked")) << line << run.out;
-  EXPECT_EQ(count(run.out, "GD006"), 7u + 1u) << run.out;  // + the template's launch
+  for (int line : {4, 5, 9, 10, 11, 13, 14, 15, 19})
+    EXPECT_TRUE(reports(run, line, "never checked")) << line << run.out;
+  EXPECT_EQ(count(run.out, "GD006"), 9u + 1u) << run.out;  // + the template's launch
+}
+
+// Settled findings keep their place after the note that the file did not
+// parse cleanly, which comes first.
+TEST(LaunchHelpers, SettledFindingsComeAfterTheParseNote) {
+  const std::string dir = temp_dir("launch-helpers-broken");
+  write_file(dir + "/kernels.cu", std::string(kKernels) + "int broken = not_declared;\n");
+  write_file(dir + "/helpers.cuh", kHeader);
+  const LintRun run = run_gpulint({"--format=json", dir + "/kernels.cu"});
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  const auto findings = nlohmann::json::parse(run.out).at("findings");
+  ASSERT_EQ(findings.size(), 1u + 9u + 1u) << run.out;
+  EXPECT_EQ(findings[0].at("rule"), "clang-diagnostic-error") << run.out;
+  for (size_t i = 1; i < findings.size(); ++i) EXPECT_EQ(findings[i].at("rule"), "GD006") << run.out;
 }
 
 }  // namespace

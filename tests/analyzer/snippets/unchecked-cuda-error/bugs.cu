@@ -80,3 +80,25 @@ static void launch_fill_outer(float* d, int n) {
   fill<<<1, 256>>>(d, n);
 }
 void harness(float* d, int n) { repeat(launch_fill_outer, d, n); }
+
+// Nine calls below the check, past the eight followed; a launch three calls
+// below the same check, through one of those functions, is checked.
+static void launch_deep(float* d) {
+  fill<<<1, 256>>>(d, 1);  // CHECK: GD006
+}
+static void deep1(float* d) { launch_deep(d); }
+static void deep2(float* d) { deep1(d); }
+static void deep3(float* d) { deep2(d); }
+static void deep4(float* d) { deep3(d); }
+static void deep5(float* d) { deep4(d); }
+static void deep6(float* d) { deep5(d); }
+static void launch_shallow(float* d) { fill<<<1, 256>>>(d, 1); }
+static void deep7(float* d) {
+  deep6(d);
+  launch_shallow(d);
+}
+static void deep_top(float* d) { deep7(d); }
+void deep_main(float* d) {
+  deep_top(d);
+  if (cudaGetLastError() != cudaSuccess) std::abort();
+}

@@ -68,3 +68,37 @@ void step_checks(float* d, int n) {
   forward_layer(d, n);
   CUDA_CHECK(cudaGetLastError());
 }
+
+// Called from a template: the instantiation's call is the one that runs.
+static void launch_fill_templated(float* d, int n) { fill<<<1, 256>>>(d, n); }
+template <int N>
+void steps(float* d, int n) {
+  for (int i = 0; i < N; ++i) launch_fill_templated(d, n);
+}
+void run_steps(float* d, int n) {
+  steps<4>(d, n);
+  CUDA_CHECK(cudaGetLastError());
+}
+
+// A recursive launch helper, judged by its one call from outside.
+static void fill_levels(float* d, int n, int levels) {
+  fill<<<1, 256>>>(d, n);
+  if (levels > 0) fill_levels(d, n, levels - 1);
+}
+void run_levels(float* d, int n) {
+  fill_levels(d, n, 4);
+  CUDA_CHECK(cudaGetLastError());
+}
+
+// A layer's launches, run through its base class and checked there.
+struct Layer {
+  virtual ~Layer() = default;
+  virtual void forward(float* d, int n) = 0;
+};
+struct FillLayer : Layer {
+  void forward(float* d, int n) override { fill<<<1, 256>>>(d, n); }
+};
+void run_layer(Layer& layer, float* d, int n) {
+  layer.forward(d, n);
+  CUDA_CHECK(cudaGetLastError());
+}
