@@ -76,10 +76,23 @@ class UncheckedCudaError : public Check {
   void register_matchers(MatchFinder& finder) override {
     finder.addMatcher(callExpr(unless(isExpansionInSystemHeader())).bind("call"), this);
     finder.addMatcher(declRefExpr(unless(isExpansionInSystemHeader()), to(functionDecl())).bind("ref"), this);
+    // Work handed to another thread, whose last error is its own.
+    finder.addMatcher(
+        cxxConstructExpr(unless(isExpansionInSystemHeader()),
+                         hasDeclaration(cxxConstructorDecl(ofClass(hasAnyName("::std::thread", "::std::jthread")))))
+            .bind("thread"),
+        this);
+    finder.addMatcher(
+        callExpr(unless(isExpansionInSystemHeader()), callee(functionDecl(hasName("::std::async")))).bind("thread"),
+        this);
   }
 
   void run(const MatchFinder::MatchResult& result) override {
     context_ = result.Context;
+    if (const auto* spawn = result.Nodes.getNodeAs<Expr>("thread")) {
+      note_thread_entries(spawn);
+      return;
+    }
     if (const auto* ref = result.Nodes.getNodeAs<DeclRefExpr>("ref")) {
       function_refs_.emplace_back(ref, ref->getDecl()->getAsFunction()->getCanonicalDecl());
       return;
@@ -191,6 +204,10 @@ class UncheckedCudaError : public Check {
   CrossUnitCondition followed_by(const Stmt* site, const FunctionDecl* lambda_or_function,
                                  const std::vector<const CallExpr*>& checks, int depth = 0) {
     if (checked_after(site, lambda_or_function, checks)) return CrossUnitCondition::always();
+    // A lambda run on another thread reads its last error there or nowhere.
+    if (const auto* method = dyn_cast<CXXMethodDecl>(lambda_or_function);
+        method != nullptr && thread_lambdas_.count(method->getParent()))
+      return CrossUnitCondition::none();
     // A launch in a lambda runs when the function around the lambda runs
     // it: that function is the launch helper its callers see.
     const FunctionDecl* function = outside_lambdas(lambda_or_function);
@@ -223,7 +240,7 @@ class UncheckedCudaError : public Check {
       if (condition.never) break;
     }
     if (!called) {
-      if (depth == 0 && address_taken_.count(function)) {
+      if (depth == 0 && address_taken_.count(function) && !thread_entries_.count(function)) {
         condition = CrossUnitCondition::always();
       } else if (function->isExternallyVisible() && !function->isMain() &&
                  !isa<CXXConstructorDecl, CXXDestructorDecl>(function)) {
@@ -239,6 +256,25 @@ class UncheckedCudaError : public Check {
     }
     by_callers_[key] = condition;
     return condition;
+  }
+
+  // The lambdas and functions `spawn` (a std::thread, std::jthread or
+  // std::async) runs on another thread.
+  void note_thread_entries(const Expr* spawn) {
+    std::vector<const Expr*> arguments;
+    if (const auto* construct = dyn_cast<CXXConstructExpr>(spawn))
+      arguments.assign(construct->arg_begin(), construct->arg_end());
+    else if (const auto* call = dyn_cast<CallExpr>(spawn))
+      arguments.assign(call->arg_begin(), call->arg_end());
+    for (const Expr* argument : arguments) {
+      const Expr* entry = argument->IgnoreUnlessSpelledInSource();
+      if (const auto* address = dyn_cast<UnaryOperator>(entry); address && address->getOpcode() == UO_AddrOf)
+        entry = address->getSubExpr()->IgnoreUnlessSpelledInSource();
+      if (const auto* lambda = dyn_cast<LambdaExpr>(entry)) thread_lambdas_.insert(lambda->getLambdaClass());
+      if (const auto* ref = dyn_cast<DeclRefExpr>(entry))
+        if (const auto* function = dyn_cast<FunctionDecl>(ref->getDecl()))
+          thread_entries_.insert(function->getCanonicalDecl());
+    }
   }
 
   // The functions a call of which may run `function`: itself and, for a
@@ -391,6 +427,8 @@ class UncheckedCudaError : public Check {
   std::vector<std::pair<const DeclRefExpr*, const FunctionDecl*>> function_refs_;
   std::set<const DeclRefExpr*> callee_refs_;
   std::set<const FunctionDecl*> address_taken_;
+  std::set<const CXXRecordDecl*> thread_lambdas_;     // closure classes
+  std::set<const FunctionDecl*> thread_entries_;      // functions started as threads
   std::vector<const CallExpr*> checks_or_synchronisations_;
   // followed_by_callers' answers; none while one is being worked out.
   std::map<std::tuple<const FunctionDecl*, const std::vector<const CallExpr*>*, int>,

@@ -1,5 +1,6 @@
 #include <cuda_runtime.h>
 #include <cstdlib>
+#include <thread>
 
 __global__ void fill(float* x, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -100,5 +101,23 @@ static void deep7(float* d) {
 static void deep_top(float* d) { deep7(d); }
 void deep_main(float* d) {
   deep_top(d);
+  if (cudaGetLastError() != cudaSuccess) std::abort();
+}
+
+// Launches on a worker thread: the last error is per host thread, so the
+// check after join() reads this thread's, not the worker's.
+void launch_on_a_worker(float* d, int n) {
+  std::thread worker([=] {
+    fill<<<1, 256>>>(d, n);  // CHECK: GD006
+  });
+  worker.join();
+  if (cudaGetLastError() != cudaSuccess) std::abort();
+}
+static void launch_fill_worker(float* d, int n) {
+  fill<<<1, 256>>>(d, n);  // CHECK: GD006
+}
+void start_worker(float* d, int n) {
+  std::thread worker(launch_fill_worker, d, n);
+  worker.join();
   if (cudaGetLastError() != cudaSuccess) std::abort();
 }

@@ -1,6 +1,7 @@
 #include <cuda_runtime.h>
 #include <cstdio>
 #include <cstdlib>
+#include <thread>
 
 #define CUDA_CHECK(call)                                                       \
   do {                                                                         \
@@ -101,4 +102,13 @@ struct FillLayer : Layer {
 void run_layer(Layer& layer, float* d, int n) {
   layer.forward(d, n);
   CUDA_CHECK(cudaGetLastError());
+}
+
+// A worker thread that reads its own last error.
+void launch_on_a_checking_worker(float* d, int n) {
+  std::thread worker([=] {
+    fill<<<1, 256>>>(d, n);
+    CUDA_CHECK(cudaGetLastError());
+  });
+  worker.join();
 }
