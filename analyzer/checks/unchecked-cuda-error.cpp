@@ -198,9 +198,10 @@ class UncheckedCudaError : public Check {
   // called from none here. A launch helper only passed around as a function
   // pointer (to a benchmark harness, into a dispatch table) has its callers
   // out of sight, so it counts as followed; one also called directly is
-  // judged by those calls. Further up, a function only passed as a pointer
-  // is where the calls begin, as main is: a GUI or thread callback, whose
-  // caller reads no CUDA error.
+  // judged by those calls, and one started as a thread is not excused (its
+  // last error is the thread's own). Further up, a function only passed as a
+  // pointer is where the calls begin, as main is: a GUI or thread callback,
+  // whose caller reads no CUDA error.
   CrossUnitCondition followed_by(const Stmt* site, const FunctionDecl* lambda_or_function,
                                  const std::vector<const CallExpr*>& checks, int depth = 0) {
     if (checked_after(site, lambda_or_function, checks)) return CrossUnitCondition::always();
@@ -427,8 +428,8 @@ class UncheckedCudaError : public Check {
   std::vector<std::pair<const DeclRefExpr*, const FunctionDecl*>> function_refs_;
   std::set<const DeclRefExpr*> callee_refs_;
   std::set<const FunctionDecl*> address_taken_;
-  std::set<const CXXRecordDecl*> thread_lambdas_;     // closure classes
-  std::set<const FunctionDecl*> thread_entries_;      // functions started as threads
+  std::set<const CXXRecordDecl*> thread_lambdas_;  // closure classes
+  std::set<const FunctionDecl*> thread_entries_;   // functions started as threads
   std::vector<const CallExpr*> checks_or_synchronisations_;
   // followed_by_callers' answers; none while one is being worked out.
   std::map<std::tuple<const FunctionDecl*, const std::vector<const CallExpr*>*, int>,
