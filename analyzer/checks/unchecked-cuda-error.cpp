@@ -114,8 +114,11 @@ class UncheckedCudaError : public Check {
     if (is_checked_synchronisation(call, name)) synchronisations_.push_back(call);
     // A call in a template pattern is made by its instantiations, which are
     // matched too: the pattern's own call has no callers to be judged by.
-    if (callee->getDeclName().isIdentifier() && !in_dependent_context(call))
-      callers_[callee->getCanonicalDecl()].push_back(call);
+    if (callee->getDeclName().isIdentifier()) {
+      const FunctionDecl* outer = enclosing_function(call);
+      if (outer == nullptr || !outer->isDependentContext())
+        callers_[callee->getCanonicalDecl()].push_back({call, outer});
+    }
     if (!is_status_type(call->getType()) || name == "cudaGetLastError" || name == "cudaPeekAtLastError") return;
     if (!discarded(call, *context_)) return;
     // Only the runtime API keeps a last error; cuBLAS, cuDNN and the driver do not.
@@ -136,8 +139,8 @@ class UncheckedCudaError : public Check {
   void onEndOfTranslationUnit() override {
     if (context_ == nullptr) return;
     const SourceManager& sm = context_->getSourceManager();
-    // Launch helpers passed around as function pointers (benchmark harnesses,
-    // dispatch tables): their callers cannot be seen, so they are not judged.
+    // Functions passed around as pointers (benchmark harnesses, dispatch
+    // tables, callbacks): some of their calls are out of sight.
     for (const auto& [ref, function] : function_refs_)
       if (!callee_refs_.count(ref)) address_taken_.insert(function);
     mangler_.reset(context_->createMangleContext());
@@ -179,15 +182,13 @@ class UncheckedCudaError : public Check {
       if (!callee->isExternallyVisible() ||
           context_->getSourceManager().isInSystemHeader(callee->getLocation()))
         continue;
-      if (isa<CXXConstructorDecl, CXXDestructorDecl>(callee)) continue;
       const std::string name = linkage_name(*callee, *mangler_);
-      for (const CallExpr* site : sites) {
-        const FunctionDecl* outer = enclosing_function(site);
+      for (const auto& [call, outer] : sites) {
         // The caller is one call above the launch helper: depth 1.
         for (const auto& [fact, checks] : {std::pair{kLastErrorRead, &check_points_},
                                            std::pair{kSynchronised, &checks_or_synchronisations_}})
           cross_unit_facts().add_call(fact, name,
-                                      outer ? followed_by(site, outer, *checks, 1) : CrossUnitCondition::none());
+                                      outer ? followed_by(call, outer, *checks, 1) : CrossUnitCondition::none());
       }
     }
   }
@@ -230,12 +231,11 @@ class UncheckedCudaError : public Check {
     for (const FunctionDecl* name : names) {
       auto callers = callers_.find(name);
       if (callers == callers_.end()) continue;
-      for (const CallExpr* site : callers->second) {
-        const FunctionDecl* outer = enclosing_function(site);
+      for (const auto& [call, outer] : callers->second) {
         // A function calling itself is followed by what follows its other calls.
         if (outer != nullptr && outer->getCanonicalDecl() == function) continue;
         called = true;
-        condition &= outer ? followed_by(site, outer, checks, depth + 1) : CrossUnitCondition::none();
+        condition &= outer ? followed_by(call, outer, checks, depth + 1) : CrossUnitCondition::none();
         if (condition.never) break;
       }
       if (condition.never) break;
@@ -245,11 +245,11 @@ class UncheckedCudaError : public Check {
         condition = CrossUnitCondition::always();
       } else if (function->isExternallyVisible() && !function->isMain() &&
                  !isa<CXXConstructorDecl, CXXDestructorDecl>(function)) {
-        // An override is called through the methods it overrides; their
-        // first declarations name those calls in other files.
+        // An override is called through the methods it overrides: the
+        // methods that override nothing name those calls in other files.
         condition = CrossUnitCondition::always();
         for (const FunctionDecl* name : names)
-          if (names.size() == 1 || !overrides_something(name))
+          if (!overrides_something(name))
             condition &= CrossUnitCondition::after_every_call_of(linkage_name(*name, *mangler_));
       } else {
         condition = CrossUnitCondition::none();
@@ -424,7 +424,12 @@ class UncheckedCudaError : public Check {
   std::vector<const CUDAKernelCallExpr*> launches_;
   std::vector<const CallExpr*> check_points_;
   std::vector<const CallExpr*> synchronisations_;
-  std::map<const FunctionDecl*, std::vector<const CallExpr*>> callers_;
+  // Each call of a function, with the function (or lambda) it is in.
+  struct CallSite {
+    const CallExpr* call;
+    const FunctionDecl* in;
+  };
+  std::map<const FunctionDecl*, std::vector<CallSite>> callers_;
   std::vector<std::pair<const DeclRefExpr*, const FunctionDecl*>> function_refs_;
   std::set<const DeclRefExpr*> callee_refs_;
   std::set<const FunctionDecl*> address_taken_;
