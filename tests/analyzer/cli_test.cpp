@@ -26,14 +26,6 @@ void fine(float* d) {
 }
 )";
 
-size_t count_rule(const std::string& json_text, const std::string& rule) {
-  size_t count = 0;
-  const auto report = nlohmann::json::parse(json_text);  // kept alive: the loop reads into it
-  for (const auto& finding : report.at("findings"))
-    if (finding.at("rule").get<std::string>() == rule) ++count;
-  return count;
-}
-
 TEST(Cli, ExitCodes) {
   const std::string dir = temp_dir("exit");
   write_file(dir + "/bug.cu", kBug);

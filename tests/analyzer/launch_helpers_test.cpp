@@ -83,17 +83,20 @@ int main() {
 }
 )";
 
-// A GD006 launch finding on `line` of kernels.cu whose message goes on with `what`.
+// A GD006 launch warning on `line` of kernels.cu, in a --format=json report,
+// whose message goes on with `what`.
 bool reports(const LintRun& run, int line, const std::string& what) {
-  const std::regex finding("kernels\\.cu:" + std::to_string(line) + ":[0-9]+: warning: the launch of kernel '[a-z]+' is " +
-                           what);
-  return std::regex_search(run.out, finding);
-}
-
-size_t count(const std::string& text, const std::string& what) {
-  size_t found = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++found;
-  return found;
+  const std::regex message("the launch of kernel '[a-z]+' is " + what + ".*");
+  const auto report = nlohmann::json::parse(run.out);  // kept alive: the loop reads into it
+  for (const auto& finding : report.at("findings")) {
+    const std::string file = finding.at("location").at("file").get<std::string>();
+    if (finding.at("rule") == "GD006" && finding.at("severity") == "warning" &&
+        file.size() >= 11 && file.compare(file.size() - 11, 11, "/kernels.cu") == 0 &&
+        finding.at("location").at("line") == line &&
+        std::regex_match(finding.at("message").get<std::string>(), message))
+      return true;
+  }
+  return false;
 }
 
 TEST(LaunchHelpers, CallersInAnotherFileSettleTheirLaunches) {
@@ -103,7 +106,7 @@ TEST(LaunchHelpers, CallersInAnotherFileSettleTheirLaunches) {
   write_file(dir + "/main.cu", kMain);
   write_file(dir + "/.gpulint.yaml", "HeaderFilterRegex: '.*'\n");
   for (const std::string jobs : {"1", "2"}) {
-    const LintRun run = run_gpulint({"-j", jobs, dir});
+    const LintRun run = run_gpulint({"--format=json", "-j", jobs, dir});
     EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
     EXPECT_TRUE(reports(run, 9, "never checked")) << run.out;
     EXPECT_TRUE(reports(run, 10, "checked only by a later synchronisation")) << run.out;
@@ -119,7 +122,7 @@ TEST(LaunchHelpers, CallersInAnotherFileSettleTheirLaunches) {
     // there without the definition's const and __restrict__ (15), an
     // override called through its base class there (19), in a header
     // (launch_zero): nothing else.
-    EXPECT_EQ(count(run.out, "GD006"), 5u) << run.out;
+    EXPECT_EQ(count_rule(run.out, "GD006"), 5u) << run.out;
   }
 }
 
@@ -127,11 +130,11 @@ TEST(LaunchHelpers, AloneAHelperFileHasItsLaunchesUnchecked) {
   const std::string dir = temp_dir("launch-helpers-alone");
   write_file(dir + "/kernels.cu", kKernels);
   write_file(dir + "/helpers.cuh", kHeader);
-  const LintRun run = run_gpulint({dir + "/kernels.cu"});
+  const LintRun run = run_gpulint({"--format=json", dir + "/kernels.cu"});
   EXPECT_EQ(run.exit_code, 1);
   for (int line : {4, 5, 9, 10, 11, 13, 14, 15, 19})
     EXPECT_TRUE(reports(run, line, "never checked")) << line << run.out;
-  EXPECT_EQ(count(run.out, "GD006"), 9u + 1u) << run.out;  // + the template's launch
+  EXPECT_EQ(count_rule(run.out, "GD006"), 9u + 1u) << run.out;  // + the template's launch
 }
 
 // Settled findings keep their place after the note that the file did not

@@ -9,6 +9,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include <nlohmann/json.hpp>
+
 #include "scratch_dir.h"
 
 namespace gpudiag::lint::test {
@@ -59,6 +61,14 @@ std::string temp_dir(const std::string& name) {
 void write_file(const std::string& path, const std::string& text) {
   std::filesystem::create_directories(std::filesystem::path(path).parent_path());
   std::ofstream(path) << text;
+}
+
+size_t count_rule(const std::string& json_text, const std::string& rule) {
+  size_t count = 0;
+  const auto report = nlohmann::json::parse(json_text);  // kept alive: the loop reads into it
+  for (const auto& finding : report.at("findings"))
+    if (finding.at("rule").get<std::string>() == rule) ++count;
+  return count;
 }
 
 }  // namespace gpudiag::lint::test
