@@ -117,13 +117,21 @@ record_traces() {
     build/tracer/cli/gpudiag trace -o "$traces/cuda-$name.gdtrace" -- "$program" > "$traces/cuda-$name.txt" 2>&1
     echo "cuda-$name: exit $?"
   done
-  build/tracer/cli/gpudiag trace --stacks off -o "$traces/torch-unet-healthy.gdtrace" -- \
-    python3 bench/trace/torch_unet_step.py --warmup 0 --steps 20 --out "$traces/torch-unet-healthy.json" \
-    > "$traces/torch-unet-healthy.txt" 2>&1
-  echo "torch-unet-healthy: exit $?"
-  gzip -9 "$traces"/*.gdtrace
-  for trace in "$traces"/*.gdtrace.gz; do
-    build/tracer/cli/gpudiag report --fail-on none "$trace" > "${trace%.gdtrace.gz}.report.txt" 2>&1
+  # The PyTorch runs as shared/data/gpu/README.md describes them: the whole
+  # run under gpudiag, then five steps under torch.profiler, untraced.
+  local mistake step=bench/trace/torch_unet_step.py
+  for mistake in none sync_in_loop pageable_async; do
+    name=torch-unet-${mistake/none/healthy}
+    build/tracer/cli/gpudiag trace --stacks off -o "$traces/$name.gdtrace" -- \
+      python3 "$step" --mistake "$mistake" --warmup 0 --steps 20 --out "$traces/$name.json" > "$traces/$name.txt" 2>&1
+    echo "$name: exit $?"
+    python3 "$step" --mistake "$mistake" --warmup 0 --steps 5 --kineto "$traces/$name.kineto.json" \
+      --out "$traces/$name.kineto-steps.json" > "$traces/$name.kineto.txt" 2>&1
+    echo "$name (torch.profiler): exit $?"
+  done
+  gzip -9 "$traces"/*.gdtrace "$traces"/*.kineto.json
+  for trace in "$traces"/*.gdtrace.gz "$traces"/*.kineto.json.gz; do
+    build/tracer/cli/gpudiag report --fail-on none "$trace" > "${trace%.gz}.report.txt" 2>&1
   done
 }
 
