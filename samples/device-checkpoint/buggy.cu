@@ -10,64 +10,16 @@
 
 #include <cstddef>
 #include <cstdio>
-#include <cstdlib>
-#include <random>
 #include <vector>
 
-#define CUDA_CHECK(call)                                                                    \
-  do {                                                                                      \
-    const cudaError_t status_ = (call);                                                     \
-    if (status_ != cudaSuccess) {                                                           \
-      std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(status_)); \
-      std::exit(1);                                                                         \
-    }                                                                                       \
-  } while (0)
+#include "../common/cuda_check.h"
+#include "../common/pixel_head_fused.cuh"
 
-constexpr int kImages = 128, kSize = 32, kPixels = kSize * kSize, kBatch = 16, kSteps = kImages / kBatch, kEpochs = 2;
-
-// Images (3 channel planes each) with a disc brighter in every channel, and its mask.
-void make_discs(std::vector<float>& images, std::vector<float>& masks) {
-  std::mt19937 gen(1);
-  std::normal_distribution<float> noise(0.0f, 0.6f);
-  std::uniform_real_distribution<float> uniform(0.0f, 1.0f);
-  for (int i = 0; i < kImages; ++i) {
-    const float cx = uniform(gen) * kSize, cy = uniform(gen) * kSize, r = (0.1f + 0.15f * uniform(gen)) * kSize;
-    for (int p = 0; p < kPixels; ++p) {
-      const float dx = static_cast<float>(p % kSize) - cx, dy = static_cast<float>(p / kSize) - cy;
-      const float m = dx * dx + dy * dy <= r * r ? 1.0f : 0.0f;
-      masks[i * kPixels + p] = m;
-      for (int c = 0; c < 3; ++c) images[(i * 3 + c) * kPixels + p] = noise(gen) + m * (0.7f + 0.3f * c);
-    }
-  }
-}
-
-// One thread per pixel of the batch: logit, loss and the gradient of the
-// three weights and the bias, summed over the batch with atomics.
-__global__ void forward_backward(const float* images, const float* masks, const float* w, float* grad, float* loss,
-                                 int pixels) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= pixels) return;
-  const float* x = images + (i / kPixels) * 3 * kPixels + i % kPixels;
-  const float z = w[0] * x[0] + w[1] * x[kPixels] + w[2] * x[2 * kPixels] + w[3];
-  const float p = 1.0f / (1.0f + expf(-z)), y = masks[i], g = (p - y) / pixels;
-  atomicAdd(&grad[0], g * x[0]);
-  atomicAdd(&grad[1], g * x[kPixels]);
-  atomicAdd(&grad[2], g * x[2 * kPixels]);
-  atomicAdd(&grad[3], g);
-  atomicAdd(loss, -(y * logf(p + 1e-7f) + (1.0f - y) * logf(1.0f - p + 1e-7f)) / pixels);
-}
-
-__global__ void sgd(float* w, float* grad, float lr) {
-  const int i = threadIdx.x;
-  if (i < 4) {
-    w[i] -= lr * grad[i];
-    grad[i] = 0.0f;
-  }
-}
+constexpr int kImages = 128, kBatch = 16, kSteps = kImages / kBatch, kEpochs = 2;
 
 int main() {
-  std::vector<float> images(kImages * 3 * kPixels), masks(kImages * kPixels);
-  make_discs(images, masks);
+  std::vector<float> images, masks;
+  make_discs(images, masks, kImages);
   float *d_images = nullptr, *d_masks = nullptr, *d_w = nullptr, *d_grad = nullptr, *d_loss = nullptr;
   CUDA_CHECK(cudaMalloc(&d_images, images.size() * sizeof(float)));
   CUDA_CHECK(cudaMemcpy(d_images, images.data(), images.size() * sizeof(float), cudaMemcpyHostToDevice));

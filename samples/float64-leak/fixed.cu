@@ -6,36 +6,12 @@
 #include <cuda_runtime.h>
 
 #include <cstdio>
-#include <cstdlib>
-#include <random>
 #include <vector>
 
-#define CUDA_CHECK(call)                                                                    \
-  do {                                                                                      \
-    const cudaError_t status_ = (call);                                                     \
-    if (status_ != cudaSuccess) {                                                           \
-      std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(status_)); \
-      std::exit(1);                                                                         \
-    }                                                                                       \
-  } while (0)
+#include "../common/cuda_check.h"
+#include "../common/disc_images.h"
 
-constexpr int kImages = 128, kSize = 32, kPixels = kSize * kSize, kBatch = 16, kSteps = kImages / kBatch, kEpochs = 2;
-
-// Images (3 channel planes each) with a disc brighter in every channel, and its mask.
-void make_discs(std::vector<float>& images, std::vector<float>& masks) {
-  std::mt19937 gen(1);
-  std::normal_distribution<float> noise(0.0f, 0.6f);
-  std::uniform_real_distribution<float> uniform(0.0f, 1.0f);
-  for (int i = 0; i < kImages; ++i) {
-    const float cx = uniform(gen) * kSize, cy = uniform(gen) * kSize, r = (0.1f + 0.15f * uniform(gen)) * kSize;
-    for (int p = 0; p < kPixels; ++p) {
-      const float dx = static_cast<float>(p % kSize) - cx, dy = static_cast<float>(p / kSize) - cy;
-      const float m = dx * dx + dy * dy <= r * r ? 1.0f : 0.0f;
-      masks[i * kPixels + p] = m;
-      for (int c = 0; c < 3; ++c) images[(i * 3 + c) * kPixels + p] = noise(gen) + m * (0.7f + 0.3f * c);
-    }
-  }
-}
+constexpr int kImages = 128, kBatch = 16, kSteps = kImages / kBatch, kEpochs = 2;
 
 // One thread per pixel of the batch: logit, loss and the gradient of the
 // three weights and the bias, summed over the batch with atomics.
@@ -62,8 +38,8 @@ __global__ void sgd(float* w, float* grad, float lr) {
 }
 
 int main() {
-  std::vector<float> images(kImages * 3 * kPixels), masks(kImages * kPixels);
-  make_discs(images, masks);
+  std::vector<float> images, masks;
+  make_discs(images, masks, kImages);
   float *d_images = nullptr, *d_masks = nullptr, *d_w = nullptr, *d_grad = nullptr, *d_loss = nullptr;
   CUDA_CHECK(cudaMalloc(&d_images, images.size() * sizeof(float)));
   CUDA_CHECK(cudaMemcpy(d_images, images.data(), images.size() * sizeof(float), cudaMemcpyHostToDevice));

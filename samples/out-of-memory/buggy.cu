@@ -8,16 +8,8 @@
 #include <cuda_runtime.h>
 
 #include <cstdio>
-#include <cstdlib>
 
-#define CUDA_CHECK(call)                                                                      \
-  do {                                                                                        \
-    cudaError_t status_ = (call);                                                             \
-    if (status_ != cudaSuccess) {                                                             \
-      std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(status_));  \
-      std::exit(1);                                                                           \
-    }                                                                                         \
-  } while (0)
+#include "../common/cuda_check.h"
 
 constexpr size_t kSize = 2048, kBatch = 4096, kPixels = kBatch * kSize * kSize;
 constexpr int kWeights = 3 * 9 + 1, kSteps = 20;

@@ -5,6 +5,7 @@ step. Each .item() is a 4-byte device-to-host copy that waits for the GPU to
 finish the step: the host cannot queue the next step ahead, once per step.
 The fixed twin sums the loss on the GPU and reads it once per epoch (fixed.py).
 """
+import sys
 import time
 
 import torch
@@ -43,6 +44,9 @@ def synthetic_shapes(count, size, seed):
 
 
 def main():
+    if not torch.cuda.is_available():
+        print("no CUDA device available to PyTorch")
+        return 3
     torch.manual_seed(0)
     dev = torch.device("cuda")
     model = UNet().to(dev)
@@ -61,7 +65,8 @@ def main():
             steps += 1
         elapsed = time.perf_counter() - start
         print(f"epoch {epoch + 1}: train loss {running / steps:.4f}, {1000 * elapsed / steps:.1f} ms per step")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -5,38 +5,13 @@
 
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
-#include <random>
 #include <vector>
 
-#define CUDA_CHECK(call)                                                                      \
-  do {                                                                                        \
-    cudaError_t status_ = (call);                                                             \
-    if (status_ != cudaSuccess) {                                                             \
-      std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(status_)); \
-      std::exit(1);                                                                           \
-    }                                                                                         \
-  } while (0)
+#include "../common/cuda_check.h"
+#include "../common/disc_images.h"
 
-constexpr int kSide = 32, kPixels = kSide * kSide, kImages = 64, kBatch = 16, kVal = 16;
+constexpr int kImages = 64, kBatch = 16, kVal = 16;
 constexpr int kStepsPerEpoch = kImages / kBatch, kSteps = 2 * kStepsPerEpoch;
-
-// Images (3 planes each) with one bright disc, and its mask.
-void make_shapes(std::vector<float>& images, std::vector<float>& masks, int count, unsigned seed) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> u(0.0f, 1.0f);
-  images.assign(static_cast<size_t>(count) * 3 * kPixels, 0.0f);
-  masks.assign(static_cast<size_t>(count) * kPixels, 0.0f);
-  for (int n = 0; n < count; ++n) {
-    const float cx = u(gen) * kSide, cy = u(gen) * kSide, r = 3.0f + 6.0f * u(gen);
-    for (int p = 0; p < kPixels; ++p) {
-      const float dx = p % kSide - cx, dy = p / kSide - cy;
-      const bool in = dx * dx + dy * dy < r * r;
-      masks[static_cast<size_t>(n) * kPixels + p] = in ? 1.0f : 0.0f;
-      for (int c = 0; c < 3; ++c) images[(static_cast<size_t>(n) * 3 + c) * kPixels + p] = (in ? 0.7f : 0.2f) + 0.3f * u(gen);
-    }
-  }
-}
 
 // Forward, sigmoid-BCE and the gradient of the 3 weights and the bias.
 __global__ void forward_backward(const float* x, const float* t, const float* w, float* grad, int images) {

@@ -2,6 +2,7 @@
 """scalar-indexing (GD005), PyTorch, fixed: the running loss is summed on the
 GPU and read once per epoch (buggy.py reads it with loss.item() every step).
 """
+import sys
 import time
 
 import torch
@@ -40,6 +41,9 @@ def synthetic_shapes(count, size, seed):
 
 
 def main():
+    if not torch.cuda.is_available():
+        print("no CUDA device available to PyTorch")
+        return 3
     torch.manual_seed(0)
     dev = torch.device("cuda")
     model = UNet().to(dev)
@@ -59,7 +63,8 @@ def main():
         running = running.item()  # one read per epoch
         elapsed = time.perf_counter() - start
         print(f"epoch {epoch + 1}: train loss {running / steps:.4f}, {1000 * elapsed / steps:.1f} ms per step")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -7,66 +7,13 @@
 
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
-#include <random>
 #include <vector>
 
-#define CUDA_CHECK(call)                                                                      \
-  do {                                                                                        \
-    cudaError_t status_ = (call);                                                             \
-    if (status_ != cudaSuccess) {                                                             \
-      std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(status_)); \
-      std::exit(1);                                                                           \
-    }                                                                                         \
-  } while (0)
+#include "../common/cuda_check.h"
+#include "../common/pixel_head_kernels.cuh"
 
-constexpr int kSide = 32, kPixels = kSide * kSide, kImages = 256, kBatch = 16;
+constexpr int kImages = 256, kBatch = 16;
 constexpr int kStepsPerEpoch = kImages / kBatch, kSteps = 2 * kStepsPerEpoch;
-
-// Images (3 planes each) with one bright disc, and its mask.
-void make_shapes(std::vector<float>& images, std::vector<float>& masks, int count, unsigned seed) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> u(0.0f, 1.0f);
-  images.assign(static_cast<size_t>(count) * 3 * kPixels, 0.0f);
-  masks.assign(static_cast<size_t>(count) * kPixels, 0.0f);
-  for (int n = 0; n < count; ++n) {
-    const float cx = u(gen) * kSide, cy = u(gen) * kSide, r = 3.0f + 6.0f * u(gen);
-    for (int p = 0; p < kPixels; ++p) {
-      const float dx = p % kSide - cx, dy = p / kSide - cy;
-      const bool in = dx * dx + dy * dy < r * r;
-      masks[static_cast<size_t>(n) * kPixels + p] = in ? 1.0f : 0.0f;
-      for (int c = 0; c < 3; ++c) images[(static_cast<size_t>(n) * 3 + c) * kPixels + p] = (in ? 0.7f : 0.2f) + 0.3f * u(gen);
-    }
-  }
-}
-
-__device__ float pixel(const float* x, int i, int c) { return x[(i / kPixels) * 3 * kPixels + c * kPixels + i % kPixels]; }
-
-__global__ void forward(const float* x, const float* w, float* z, int n) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) z[i] = w[0] * pixel(x, i, 0) + w[1] * pixel(x, i, 1) + w[2] * pixel(x, i, 2) + w[3];
-}
-
-// Sigmoid-BCE: the loss, summed into *loss, and its gradient in place of z.
-__global__ void bce(float* z, const float* t, float* loss, int n) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  const float p = 1.0f / (1.0f + expf(-z[i]));
-  atomicAdd(loss, -(t[i] * logf(p + 1e-7f) + (1.0f - t[i]) * logf(1.0f - p + 1e-7f)) / static_cast<float>(n));
-  z[i] = (p - t[i]) / static_cast<float>(n);
-}
-
-__global__ void weight_grad(const float* x, const float* dz, float* grad, int n) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  for (int c = 0; c < 3; ++c) atomicAdd(&grad[c], dz[i] * pixel(x, i, c));
-  atomicAdd(&grad[3], dz[i]);
-}
-
-__global__ void sgd(float* w, float* grad, float lr) {
-  w[threadIdx.x] -= lr * grad[threadIdx.x];
-  grad[threadIdx.x] = 0.0f;
-}
 
 int main() {
   std::vector<float> images, masks;
@@ -91,7 +38,7 @@ int main() {
     const float* t = d_t + (step % kStepsPerEpoch) * kBatch * kPixels;
     forward<<<blocks, threads>>>(x, d_w, d_z, n);
     CUDA_CHECK(cudaGetLastError());
-    bce<<<blocks, threads>>>(d_z, t, d_loss, n);
+    bce<<<blocks, threads>>>(d_z, t, d_loss, n, n);
     CUDA_CHECK(cudaGetLastError());
     weight_grad<<<blocks, threads>>>(x, d_z, d_grad, n);
     CUDA_CHECK(cudaGetLastError());

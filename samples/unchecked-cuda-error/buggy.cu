@@ -13,23 +13,9 @@
 #include <cstdio>
 #include <vector>
 
-constexpr int kSize = 64, kBatch = 16, kPixels = kBatch * kSize * kSize, kWeights = 3 * 9 + 1, kSteps = 200;
+#include "../common/device_batches.cuh"
 
-__device__ float input(const float* image, int b, int c, int y, int x) {
-  return y < 0 || y >= kSize || x < 0 || x >= kSize ? 0.0f : image[((b * 3 + c) * kSize + y) * kSize + x];
-}
-
-// One disc per image, placed by (step, image); the mask is the disc.
-__global__ void make_batch(float* image, float* mask, int step) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= kPixels) return;
-  const int b = i / (kSize * kSize), y = i / kSize % kSize, x = i % kSize;
-  const unsigned h = (step * 7919u + b) * 2654435761u;
-  const int cx = 16 + h % 32, cy = 16 + (h >> 8) % 32, r = 6 + (h >> 16) % 10;
-  const float inside = (x - cx) * (x - cx) + (y - cy) * (y - cy) < r * r ? 1.0f : 0.0f;
-  mask[i] = inside;
-  for (int c = 0; c < 3; ++c) image[((b * 3 + c) * kSize + y) * kSize + x] = 0.2f + 0.6f * inside - 0.1f * c;
-}
+constexpr int kSteps = 200;
 
 __device__ float logit(const float* image, const float* w, int i) {
   const int b = i / (kSize * kSize), y = i / kSize % kSize, x = i % kSize;

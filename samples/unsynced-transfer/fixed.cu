@@ -4,63 +4,14 @@
 #include <cuda_runtime.h>
 
 #include <cstdio>
-#include <cstdlib>
 #include <vector>
 
-#define CUDA_CHECK(call)                                                                     \
-  do {                                                                                       \
-    cudaError_t status_ = (call);                                                            \
-    if (status_ != cudaSuccess) {                                                            \
-      std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(status_)); \
-      std::exit(1);                                                                          \
-    }                                                                                        \
-  } while (0)
-
-constexpr int kSize = 32, kImages = 128, kBatch = 16, kPixels = kBatch * kSize * kSize;
-
-// Noisy images with a bright disc, channel-major per batch; the mask is the disc.
-void make_shapes(std::vector<float>& x, std::vector<float>& y) {
-  unsigned s = 1;
-  auto uniform = [&s] { return ((s = s * 1664525u + 1013904223u) >> 8) * (1.0f / 16777216.0f); };
-  for (int b = 0; b < kImages / kBatch; ++b)
-    for (int k = 0; k < kBatch; ++k) {
-      const float cx = uniform() * kSize, cy = uniform() * kSize, r = (0.15f + 0.2f * uniform()) * kSize;
-      for (int p = 0; p < kSize * kSize; ++p) {
-        const float dx = p % kSize - cx, dy = p / kSize - cy;
-        const float in = dx * dx + dy * dy < r * r ? 1.0f : 0.0f;
-        const int i = k * kSize * kSize + p;
-        y[b * kPixels + i] = in;
-        for (int c = 0; c < 3; ++c)
-          x[(b * 3 + c) * kPixels + i] = 0.2f + 0.6f * in * (c + 1) / 3 + 0.3f * uniform();
-      }
-    }
-}
-
-__global__ void forward(const float* x, const float* w, float* logits, int n) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) logits[i] = w[0] * x[i] + w[1] * x[n + i] + w[2] * x[2 * n + i] + w[3];
-}
-
-// Gradient of the mean binary cross-entropy with logits, into grad[0..3].
-__global__ void backward(const float* x, const float* logits, const float* y, float* grad, int n) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  const float d = (1.0f / (1.0f + expf(-logits[i])) - y[i]) / n;
-  for (int c = 0; c < 3; ++c) atomicAdd(&grad[c], d * x[c * n + i]);
-  atomicAdd(&grad[3], d);
-}
-
-__global__ void sgd(float* w, float* grad, float lr) {
-  const int i = threadIdx.x;
-  if (i < 4) {
-    w[i] -= lr * grad[i];
-    grad[i] = 0.0f;
-  }
-}
+#include "../common/cuda_check.h"
+#include "../common/batch_head.cuh"
 
 int main() {
   std::vector<float> x(kImages / kBatch * 3 * kPixels), y(kImages / kBatch * kPixels);
-  make_shapes(x, y);
+  make_batches(x.data(), y.data());
   float *d_x = nullptr, *d_y = nullptr, *d_w = nullptr, *d_grad = nullptr, *d_logits = nullptr, *h_pred = nullptr;
   CUDA_CHECK(cudaMalloc(&d_x, x.size() * sizeof(float)));
   CUDA_CHECK(cudaMalloc(&d_y, y.size() * sizeof(float)));

@@ -183,6 +183,36 @@ TEST_P(SampleRun, TracedRunShowsTheSymptomAndTheReportNamesIt) {
 
 INSTANTIATE_TEST_SUITE_P(Samples, SampleRun, ::testing::ValuesIn(all_samples()), test_name);
 
+// The PyTorch flavours run only on a GPU, so that a typo or a broken import
+// of samples/common is not first met there: each loads (its imports, the
+// shared model) and, with no GPU visible to PyTorch, stops with exit 3 and
+// says why, as its docstring promises. Needs python3 with PyTorch (Debian's
+// python3-torch).
+class TorchSampleLoads : public ::testing::TestWithParam<Sample> {};
+
+TEST_P(TorchSampleLoads, AndStopsWithExit3WhereNoGpuIsVisible) {
+  const Sample& s = GetParam();
+  std::string python;
+  for (const std::string candidate : {"python3", "/usr/bin/python3"})
+    if (run_command(candidate + " -c 'import torch' 2>/dev/null").status == 0) {
+      python = candidate;
+      break;
+    }
+  if (python.empty()) GTEST_SKIP() << "no python3 with PyTorch (Debian's python3-torch)";
+  const CommandResult run = run_command("CUDA_VISIBLE_DEVICES= " + python + " " + shell_quote(s.source().string()));
+  EXPECT_EQ(run.status, 3) << run.out;
+  EXPECT_NE(run.out.find("no CUDA device available to PyTorch"), std::string::npos) << run.out;
+}
+
+std::vector<Sample> torch_samples() {
+  std::vector<Sample> out;
+  for (Sample& s : all_samples())
+    if (s.flavour == "torch") out.push_back(std::move(s));
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Samples, TorchSampleLoads, ::testing::ValuesIn(torch_samples()), test_name);
+
 // The healthy trainer is the example of a good memory timeline: its traced
 // run has no warning, and every output calls the host "host".
 TEST(HealthyTrainer, TracedOnEmuHasNoWarningAndNoDeviceMinusOne) {
