@@ -184,6 +184,8 @@ class UncheckedCudaError : public Check {
         continue;
       const std::string name = linkage_name(*callee, *mangler_);
       for (const auto& [call, outer] : sites) {
+        // As in followed_by_callers: a call of itself is followed by what follows its other calls.
+        if (outer != nullptr && outer->getCanonicalDecl() == callee) continue;
         // The caller is one call above the launch helper: depth 1.
         for (const auto& [fact, checks] : {std::pair{kLastErrorRead, &check_points_},
                                            std::pair{kSynchronised, &checks_or_synchronisations_}})
@@ -240,22 +242,34 @@ class UncheckedCudaError : public Check {
       }
       if (condition.never) break;
     }
+    // As tell_other_units has it: a function other units can call, and state calls of.
+    const bool seen_elsewhere = function->isExternallyVisible() && !function->isMain() &&
+                                !isa<CXXConstructorDecl, CXXDestructorDecl>(function) &&
+                                !context_->getSourceManager().isInSystemHeader(function->getLocation());
     if (!called) {
-      if (depth == 0 && address_taken_.count(function) && !thread_entries_.count(function)) {
+      if (depth == 0 && address_taken_.count(function) && !thread_entries_.count(function))
         condition = CrossUnitCondition::always();
-      } else if (function->isExternallyVisible() && !function->isMain() &&
-                 !isa<CXXConstructorDecl, CXXDestructorDecl>(function)) {
-        // An override is called through the methods it overrides: the
-        // methods that override nothing name those calls in other files.
-        condition = CrossUnitCondition::always();
-        for (const FunctionDecl* name : names)
-          if (!overrides_something(name))
-            condition &= CrossUnitCondition::after_every_call_of(linkage_name(*name, *mangler_));
-      } else {
+      else if (seen_elsewhere)
+        condition = after_calls_in_every_unit(names);
+      else
         condition = CrossUnitCondition::none();
-      }
+    } else if (seen_elsewhere && !condition.never) {
+      // Other files may call it too, unchecked; this file's calls are among
+      // those every unit states (tell_other_units), so they agree.
+      condition &= after_calls_in_every_unit(names);
     }
     by_callers_[key] = condition;
+    return condition;
+  }
+
+  // After every call, in any unit, of the function `names` run: an override
+  // is called through the methods it overrides, so the methods that override
+  // nothing name those calls.
+  CrossUnitCondition after_calls_in_every_unit(const std::vector<const FunctionDecl*>& names) {
+    CrossUnitCondition condition = CrossUnitCondition::always();
+    for (const FunctionDecl* name : names)
+      if (!overrides_something(name))
+        condition &= CrossUnitCondition::after_every_call_of(linkage_name(*name, *mangler_));
     return condition;
   }
 

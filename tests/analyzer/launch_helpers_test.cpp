@@ -31,6 +31,8 @@ struct FillLayer : Layer {
   void forward(float* d) override;
 };
 void FillLayer::forward(float* d) { fill<<<1, 256>>>(d); }
+void launch_tested(float* d) { fill<<<1, 256>>>(d); }
+void self_test(float* d) { launch_tested(d); if (cudaGetLastError() != cudaSuccess) return; }
 )";
 
 // A launch helper in a header: kernels.cu includes it and calls nothing,
@@ -53,6 +55,7 @@ void launch_synchronised(float* d);
 void launch_passed(float* d);
 void launch_frame(float* d);
 void launch_restricted(float* d, int n);
+void launch_tested(float* d);
 void register_frame_callback(void (*callback)());
 static void on_frame() { launch_frame(nullptr); }
 static void check() { if (cudaGetLastError() != cudaSuccess) std::abort(); }
@@ -79,6 +82,7 @@ int main() {
   launch_synchronised(d);
   if (cudaDeviceSynchronize() != cudaSuccess) return 1;
   launch_unchecked(d);
+  launch_tested(d);
   return 0;
 }
 )";
@@ -117,12 +121,14 @@ TEST(LaunchHelpers, CallersInAnotherFileSettleTheirLaunches) {
     // Called only from a callback handed to a library, which reads no CUDA
     // error.
     EXPECT_TRUE(reports(run, 14, "never checked")) << run.out;
+    // Checked where its own file calls it, but not where main.cu does.
+    EXPECT_TRUE(reports(run, 20, "never checked")) << run.out;
     // Checked after the call (4), two calls up (5, through run_step), in
     // another unit's template instantiation (7), suppressed (12), declared
     // there without the definition's const and __restrict__ (15), an
     // override called through its base class there (19), in a header
     // (launch_zero): nothing else.
-    EXPECT_EQ(count_rule(run.out, "GD006"), 5u) << run.out;
+    EXPECT_EQ(count_rule(run.out, "GD006"), 6u) << run.out;
   }
 }
 
@@ -134,6 +140,7 @@ TEST(LaunchHelpers, AloneAHelperFileHasItsLaunchesUnchecked) {
   EXPECT_EQ(run.exit_code, 1);
   for (int line : {4, 5, 9, 10, 11, 13, 14, 15, 19})
     EXPECT_TRUE(reports(run, line, "never checked")) << line << run.out;
+  // launch_tested (20) is checked by its one caller in sight.
   EXPECT_EQ(count_rule(run.out, "GD006"), 9u + 1u) << run.out;  // + the template's launch
 }
 

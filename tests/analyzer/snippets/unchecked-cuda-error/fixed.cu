@@ -91,6 +91,17 @@ void run_levels(float* d, int n) {
   CUDA_CHECK(cudaGetLastError());
 }
 
+// The same helper visible to other files, which are asked about it too: its
+// call of itself is not one of the calls they are told of.
+void fill_levels_shared(float* d, int n, int levels) {
+  fill<<<1, 256>>>(d, n);
+  if (levels > 0) fill_levels_shared(d, n, levels - 1);
+}
+void run_levels_shared(float* d, int n) {
+  fill_levels_shared(d, n, 4);
+  CUDA_CHECK(cudaGetLastError());
+}
+
 // A layer's launches, run through its base class and checked there.
 struct Layer {
   virtual ~Layer() = default;
