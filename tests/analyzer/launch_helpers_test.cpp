@@ -144,6 +144,28 @@ TEST(LaunchHelpers, AloneAHelperFileHasItsLaunchesUnchecked) {
   EXPECT_EQ(count_rule(run.out, "GD006"), 9u + 1u) << run.out;  // + the template's launch
 }
 
+// An inline helper in a header is judged in each file that includes it, by
+// the calls in every file: both give its launch the same message, once.
+TEST(LaunchHelpers, AHeaderHelperGetsOneMessageFromAllItsCallers) {
+  const std::string dir = temp_dir("launch-helpers-header");
+  write_file(dir + "/helper.cuh", "#include <cuda_runtime.h>\n"
+                                  "__global__ void zero(float* x) { x[threadIdx.x] = 0.0f; }\n"
+                                  "inline void launch_zero(float* d) { zero<<<1, 256>>>(d); }\n");
+  write_file(dir + "/test.cu", "#include \"helper.cuh\"\n"
+                               "int test_zero(float* d) {\n"
+                               "  launch_zero(d);\n"
+                               "  return cudaDeviceSynchronize() != cudaSuccess;\n"
+                               "}\n");
+  write_file(dir + "/train.cu", "#include \"helper.cuh\"\nvoid train(float* d) { launch_zero(d); }\n");
+  write_file(dir + "/.gpulint.yaml", "HeaderFilterRegex: '.*'\n");
+  const LintRun run = run_gpulint({"--format=json", dir + "/test.cu", dir + "/train.cu"});
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  const auto findings = nlohmann::json::parse(run.out).at("findings");
+  ASSERT_EQ(findings.size(), 1u) << run.out;
+  EXPECT_EQ(findings[0].at("location").at("line"), 3) << run.out;
+  EXPECT_NE(findings[0].at("message").get<std::string>().find("is never checked"), std::string::npos) << run.out;
+}
+
 // Settled findings keep their place after the note that the file did not
 // parse cleanly, which comes first.
 TEST(LaunchHelpers, SettledFindingsComeAfterTheParseNote) {
