@@ -83,7 +83,8 @@ class UncheckedCudaError : public Check {
             .bind("thread"),
         this);
     finder.addMatcher(
-        callExpr(unless(isExpansionInSystemHeader()), callee(functionDecl(hasName("::std::async")))).bind("thread"),
+        callExpr(unless(isExpansionInSystemHeader()), callee(functionDecl(hasAnyName("::std::async", "::pthread_create"))))
+            .bind("thread"),
         this);
   }
 
@@ -273,8 +274,8 @@ class UncheckedCudaError : public Check {
     return condition;
   }
 
-  // The lambdas and functions `spawn` (a std::thread, std::jthread or
-  // std::async) runs on another thread.
+  // The lambdas and functions `spawn` (a std::thread, std::jthread,
+  // std::async or pthread_create) runs on another thread.
   void note_thread_entries(const Expr* spawn) {
     std::vector<const Expr*> arguments;
     if (const auto* construct = dyn_cast<CXXConstructExpr>(spawn))

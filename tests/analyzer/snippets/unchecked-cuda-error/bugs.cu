@@ -1,4 +1,5 @@
 #include <cuda_runtime.h>
+#include <pthread.h>
 #include <cstdlib>
 #include <thread>
 
@@ -119,5 +120,16 @@ static void launch_fill_worker(float* d, int n) {
 void start_worker(float* d, int n) {
   std::thread worker(launch_fill_worker, d, n);
   worker.join();
+  if (cudaGetLastError() != cudaSuccess) std::abort();
+}
+// The same with POSIX threads: pthread_join leaves the worker's error there.
+static void* fill_thread(void* d) {
+  fill<<<1, 256>>>(static_cast<float*>(d), 256);  // CHECK: GD006
+  return nullptr;
+}
+void start_pthread(float* d) {
+  pthread_t worker;
+  if (pthread_create(&worker, nullptr, fill_thread, d) != 0) std::abort();
+  pthread_join(worker, nullptr);
   if (cudaGetLastError() != cudaSuccess) std::abort();
 }

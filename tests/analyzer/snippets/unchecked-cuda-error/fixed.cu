@@ -1,4 +1,5 @@
 #include <cuda_runtime.h>
+#include <pthread.h>
 #include <cstdio>
 #include <cstdlib>
 #include <thread>
@@ -122,4 +123,16 @@ void launch_on_a_checking_worker(float* d, int n) {
     CUDA_CHECK(cudaGetLastError());
   });
   worker.join();
+}
+
+// A POSIX thread that reads its own last error.
+static void* fill_checking_thread(void* d) {
+  fill<<<1, 256>>>(static_cast<float*>(d), 256);
+  CUDA_CHECK(cudaGetLastError());
+  return nullptr;
+}
+void start_checking_pthread(float* d) {
+  pthread_t worker;
+  if (pthread_create(&worker, nullptr, fill_checking_thread, d) != 0) std::abort();
+  pthread_join(worker, nullptr);
 }
