@@ -91,6 +91,9 @@ TEST_F(Browser, RealTracePageLoadsWithoutConsoleErrorsAndDrawsEverySeries) {
   EXPECT_EQ(drawn, expected);
   EXPECT_EQ(canvases, data["devices"].size());
   EXPECT_NE(page.dom.find("GD011 launch-bound"), std::string::npos);
+  // Five profiler steps: the GPU time is the loop's, start-up apart.
+  EXPECT_NE(page.dom.find("device 0: the training loop's"), std::string::npos);
+  EXPECT_NE(page.dom.find("of start-up before it"), std::string::npos);
 
   const fs::path png = out_dir() / "h100-vit.png";
   fs::remove(png);

@@ -49,6 +49,34 @@ TEST(GpuTime, OneEntryPerDeviceAndNoneWithoutGpuWork) {
   EXPECT_EQ(g[1].busy_ns, 30u);
 }
 
+// A training loop's window: intervals are cut to it, the total is the
+// window, and what the device did before and after it is told apart.
+TEST(GpuTime, AWindowCutsEachIntervalToItAndTellsWhatCameBeforeAndAfter) {
+  Trace t;
+  kernel(t, 0, 50, "autotune", 0);          // start-up, outside
+  kernel(t, 90, 130, "conv", 0);            // straddles the window's start
+  kernel(t, 150, 170, "relu", 0);           // inside
+  t.memcpys.push_back(copy(190, 230, CopyKind::DtoH, 64, true));  // straddles its end
+  kernel(t, 400, 420, "shutdown", 0);       // after
+  kernel(t, 10, 20, "other device", 1);     // a device idle in the window: no entry
+  const auto g = gpu_time_breakdown(t, Interval{100, 200});
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_TRUE(g[0].windowed);
+  EXPECT_EQ(g[0].device, 0);
+  EXPECT_EQ(g[0].total_ns, 100u);
+  EXPECT_EQ(g[0].busy_ns, 30u + 20u + 10u);
+  EXPECT_EQ(g[0].idle_ns, 40u);
+  EXPECT_EQ(g[0].kernels, 2u);
+  EXPECT_EQ(g[0].memcpys, 1u);
+  EXPECT_EQ(g[0].memcpy_ns, 10u);
+  EXPECT_EQ(g[0].before_window_ns, 100u);
+  EXPECT_EQ(g[0].after_window_ns, 220u);
+  const auto whole = gpu_time_breakdown(t);
+  ASSERT_EQ(whole.size(), 2u);
+  EXPECT_FALSE(whole[0].windowed);
+  EXPECT_EQ(whole[0].total_ns, 420u);
+}
+
 TEST(Intervals, SubtractLeavesTheUncoveredParts) {
   const auto from = merge_intervals({{0, 10}, {20, 30}});
   const auto rem = merge_intervals({{5, 22}, {25, 26}});

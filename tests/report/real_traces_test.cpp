@@ -159,9 +159,20 @@ TEST(RealGpuTraces, StartUpIsReportedAsStartUpNotIdleness) {
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].message.find("idle gap"), std::string::npos) << "start-up counted as idleness: " << f[0].message;
   EXPECT_NE(f[0].message.find("before the first iteration are not counted"), std::string::npos);
+  // The GPU time breakdown is the loop's: the GPU was busy a third of it,
+  // not 0.8% of 21.7 s from its first work in start-up to its last.
+  ASSERT_EQ(r.gpu_time.size(), 1u);
+  const GpuTime& g = r.gpu_time[0];
+  EXPECT_TRUE(g.windowed);
+  EXPECT_EQ(g.total_ns, r.phases.steady().length());
+  EXPECT_GT(g.busy_ns, g.total_ns / 5) << g.busy_ns << " of " << g.total_ns;
+  EXPECT_GT(g.before_window_ns, 10'000'000'000u);
   std::ostringstream summary;
   print_summary(summary, t, r, {});
   EXPECT_NE(summary.str().find("training loop: "), std::string::npos) << summary.str();
+  EXPECT_NE(summary.str().find("of start-up before it"), std::string::npos) << summary.str();
+  const nlohmann::json j = report_json(t, r);
+  EXPECT_EQ(j["gpu_time"][0]["window"], "training loop");
 }
 
 // The recorder wrote CUPTI's synchronisation records from its own thread;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 namespace gpudiag {
 
@@ -48,13 +49,34 @@ struct DeviceIntervals {
 
 Interval span(std::uint64_t b, std::uint64_t e) { return {b, std::max(b, e)}; }
 
-}  // namespace
+// Each device's first and last GPU activity.
+std::map<std::int32_t, Interval> activity_spans(const Trace& trace) {
+  std::map<std::int32_t, Interval> spans;
+  auto add = [&](std::int32_t device, std::uint64_t b, std::uint64_t e) {
+    auto [it, fresh] = spans.try_emplace(device, span(b, e));
+    if (!fresh) it->second = {std::min(it->second.begin, b), std::max(it->second.end, std::max(b, e))};
+  };
+  for (const Kernel& k : trace.kernels) add(k.device, k.start_ns, k.end_ns);
+  for (const Memset& m : trace.memsets) add(m.device, m.start_ns, m.end_ns);
+  for (const Memcpy& c : trace.memcpys) add(c.device, c.start_ns, c.end_ns);
+  return spans;
+}
 
-std::vector<GpuTime> gpu_time_breakdown(const Trace& trace) {
+std::vector<GpuTime> breakdown(const Trace& trace, const std::optional<Interval>& window) {
+  // Cut to the window; nothing of an interval outside it.
+  auto clip = [&](std::uint64_t b, std::uint64_t e) -> std::optional<Interval> {
+    const Interval i = span(b, e);
+    if (!window) return i;
+    if (i.end < window->begin || i.begin >= window->end || (i.end == window->begin && i.length() > 0))
+      return std::nullopt;
+    return Interval{std::max(i.begin, window->begin), std::min(i.end, window->end)};
+  };
   std::map<std::int32_t, DeviceIntervals> by_device;
   for (const Kernel& k : trace.kernels) {
+    const auto clipped = clip(k.start_ns, k.end_ns);
+    if (!clipped) continue;
     DeviceIntervals& d = by_device[k.device];
-    const Interval i = span(k.start_ns, k.end_ns);
+    const Interval i = *clipped;
     d.all.push_back(i);
     d.kernels.push_back(i);
     ++d.kernels_n;
@@ -65,20 +87,25 @@ std::vector<GpuTime> gpu_time_breakdown(const Trace& trace) {
       d.computation.push_back(i);
   }
   for (const Memset& m : trace.memsets) {
+    const auto clipped = clip(m.start_ns, m.end_ns);
+    if (!clipped) continue;
     DeviceIntervals& d = by_device[m.device];
-    const Interval i = span(m.start_ns, m.end_ns);
+    const Interval i = *clipped;
     d.all.push_back(i);
     d.memsets.push_back(i);
     d.computation.push_back(i);
     ++d.memsets_n;
   }
   for (const Memcpy& c : trace.memcpys) {
+    const auto clipped = clip(c.start_ns, c.end_ns);
+    if (!clipped) continue;
     DeviceIntervals& d = by_device[c.device];
-    const Interval i = span(c.start_ns, c.end_ns);
+    const Interval i = *clipped;
     d.all.push_back(i);
     d.memcpy.push_back(i);
     ++d.memcpys_n;
   }
+  const auto spans = window ? activity_spans(trace) : std::map<std::int32_t, Interval>{};
   std::vector<GpuTime> out;
   for (auto& [device, d] : by_device) {
     GpuTime g;
@@ -87,8 +114,8 @@ std::vector<GpuTime> gpu_time_breakdown(const Trace& trace) {
     const auto comp = merge_intervals(std::move(d.computation));
     const auto comm = merge_intervals(std::move(d.communication));
     const auto copy = merge_intervals(std::move(d.memcpy));
-    g.begin_ns = g.busy.front().begin;
-    g.end_ns = g.busy.back().end;
+    g.begin_ns = window ? window->begin : g.busy.front().begin;
+    g.end_ns = window ? window->end : g.busy.back().end;
     g.total_ns = g.end_ns - g.begin_ns;
     g.busy_ns = total_length(g.busy);
     g.idle_ns = g.total_ns - g.busy_ns;
@@ -102,9 +129,21 @@ std::vector<GpuTime> gpu_time_breakdown(const Trace& trace) {
     g.kernels = d.kernels_n;
     g.memcpys = d.memcpys_n;
     g.memsets = d.memsets_n;
+    if (window) {
+      const Interval active = spans.at(device);
+      g.windowed = true;
+      g.before_window_ns = active.begin < window->begin ? window->begin - active.begin : 0;
+      g.after_window_ns = active.end > window->end ? active.end - window->end : 0;
+    }
     out.push_back(std::move(g));
   }
   return out;
 }
+
+}  // namespace
+
+std::vector<GpuTime> gpu_time_breakdown(const Trace& trace) { return breakdown(trace, std::nullopt); }
+
+std::vector<GpuTime> gpu_time_breakdown(const Trace& trace, const Interval& window) { return breakdown(trace, window); }
 
 }  // namespace gpudiag

@@ -11,8 +11,10 @@ namespace gpudiag {
 Report analyze(const Trace& trace, const DetectOptions& options) {
   Report r;
   r.memory = build_memory_timeline(trace);
-  r.gpu_time = gpu_time_breakdown(trace);
   r.phases = find_phases(trace);
+  // Start-up (module loading, autotuning) is not idleness: a run with a
+  // training loop is broken down over the loop.
+  r.gpu_time = r.phases.has_loop() ? gpu_time_breakdown(trace, r.phases.steady()) : gpu_time_breakdown(trace);
   const DetectContext ctx{trace, r.memory, r.gpu_time, options, r.phases};
   r.findings = run_detectors(ctx);
   return r;
@@ -26,7 +28,9 @@ nlohmann::json gpu_time_json(const GpuTime& g) {
           {"memcpy_ns", g.memcpy_ns},     {"memset_ns", g.memset_ns},
           {"communication_ns", g.communication_ns}, {"exposed_comm_ns", g.exposed_comm_ns},
           {"exposed_memcpy_ns", g.exposed_memcpy_ns}, {"kernels", g.kernels},
-          {"memcpys", g.memcpys},         {"memsets", g.memsets}};
+          {"memcpys", g.memcpys},         {"memsets", g.memsets},
+          {"window", g.windowed ? "training loop" : "whole run"},
+          {"before_window_ns", g.before_window_ns}, {"after_window_ns", g.after_window_ns}};
 }
 
 nlohmann::json warnings_json(const Trace& trace) {

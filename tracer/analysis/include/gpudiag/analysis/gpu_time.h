@@ -44,9 +44,18 @@ struct GpuTime {
   std::uint64_t exposed_memcpy_ns = 0;
   std::uint64_t kernels = 0, memcpys = 0, memsets = 0;
   std::vector<Interval> busy;  // merged busy intervals (gaps between them are idle)
+  // With a window: how long the device's GPU activity went on before it
+  // (start-up) and after it (shutdown), which the breakdown leaves out.
+  bool windowed = false;
+  std::uint64_t before_window_ns = 0, after_window_ns = 0;
 };
 
 // One entry per device that ran GPU work, ordered by device id.
 std::vector<GpuTime> gpu_time_breakdown(const Trace& trace);
+// The same within `window` (a training loop's steady state): every interval
+// is cut to it, and the total is the window itself, so that time before the
+// loop (module loading, autotuning) is not counted as idle. One entry per
+// device that ran GPU work within the window.
+std::vector<GpuTime> gpu_time_breakdown(const Trace& trace, const Interval& window);
 
 }  // namespace gpudiag
