@@ -113,6 +113,36 @@ TEST(DeviceSelection, ACheckpointSavedOnOneDeviceLoadsOnAnother) {
   EXPECT_EQ(opt_cpu.state_dict().at("outc.conv.bias.exp_avg").device(), cpu_device());
 }
 
+// Two accelerators do not share pointers: a copy between them is staged
+// through the host, and its gradient goes back the same way.
+TEST(DeviceSelection, ACopyBetweenTwoDevicesKeepsItsValuesAndGradient) {
+  const Device emu0("emu:0"), emu1("emu:1");
+  Tensor a = arange(0, 6, 1, TensorOptions{}.with_device(emu0));
+  a.requires_grad_();
+  Tensor b = a.to(emu1);
+  EXPECT_EQ(b.device(), emu1);
+  EXPECT_TRUE(test::all_close(b.to(cpu_device()), arange(0, 6), 0));
+  sum(b * b).backward();
+  ASSERT_TRUE(a.grad().defined());
+  EXPECT_EQ(a.grad().device(), emu0);
+  EXPECT_TRUE(test::all_close(a.grad().to(cpu_device()), arange(0, 12, 2), 0));
+}
+
+// The other way round: saved on the CPU, loaded into a model on emu.
+TEST(DeviceSelection, ACheckpointSavedOnTheCpuLoadsOntoADevice) {
+  const auto path = (std::filesystem::temp_directory_path() /
+                     ("gdrt_devices_cpu_" + std::to_string(::getpid()) + ".safetensors")).string();
+  nn::UNet on_cpu({3, 1, 4, 2, true, 1}), on_emu({3, 1, 4, 2, true, 2});
+  on_emu.to(test::emu_device());
+  save_checkpoint(path, on_cpu);
+  load_checkpoint(path, on_emu);
+  std::filesystem::remove(path);
+  for (const auto& [k, t] : on_cpu.state_dict()) {
+    EXPECT_EQ(on_emu.state_dict().at(k).device(), test::emu_device()) << k;
+    EXPECT_TRUE(test::all_close(on_emu.state_dict().at(k).to(cpu_device()), t, 0)) << k;
+  }
+}
+
 TEST(DeviceSelection, MixingDevicesInOneOpNamesTheOpAndBothDevices) {
   try {
     (void)matmul(ones({2, 2}), ones({2, 2}).to(test::emu_device()));
