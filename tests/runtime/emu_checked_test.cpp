@@ -2,11 +2,15 @@
 // freed before it ran without waiting for its stream (GD004), and only that:
 // a free on the work's own stream is ordered after it, as cudaFreeAsync is.
 // Each test has its own emu index, read with the mode on, since errors stick.
+// Whether work has run yet is decided by holding its stream (StreamHold),
+// never by timing; the races are deliberate, so these run with the emu_races
+// label, apart from a ThreadSanitizer run.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <string>
 
+#include "emu/emu_control.h"
 #include "gdrt/gdrt.h"
 
 namespace gdrt {
@@ -20,23 +24,18 @@ Device checked_emu(int index) {
   return device;
 }
 
-// A matmul long enough that the work queued after it has not run when the
-// host drops its temporaries.
-Tensor keep_busy(const Device& device) {
-  Generator g(1);
-  const Tensor big = randn({384, 384}, g).to(device);
-  return matmul(matmul(big, big), big);
-}
-
 TEST(EmuChecked, SameStreamFreeAfterQueuedWorkIsNotReported) {
   const Device device = checked_emu(7);
   Generator g(2);
   const Tensor x = randn({64, 64}, g).to(device);
-  Tensor busy = keep_busy(device), out;
+  Tensor out;
   {
-    Tensor tmp = mul(x, 2.0);
-    out = exp(tmp);
-  }  // tmp freed on stream 0 while exp, queued there, waits behind the matmul
+    emu::StreamHold hold(device, 0);
+    {
+      Tensor tmp = mul(x, 2.0);
+      out = exp(tmp);
+    }  // tmp freed on stream 0 while exp, queued there, has not run
+  }
   EXPECT_NO_THROW(synchronize(device));
   EXPECT_EQ(out.to(cpu_device()).numel(), 64 * 64);
 }
@@ -48,13 +47,15 @@ TEST(EmuChecked, FreeThatDoesNotWaitForTheReadingStreamIsReported) {
   // Non-blocking, as PyTorch makes its streams: a free on the legacy default
   // stream would otherwise wait for a blocking stream's earlier work.
   const Stream side = Stream::create(device, StreamFlags::non_blocking);
-  Tensor busy, out;
+  Tensor out;
   {
-    StreamGuard guard(side);
-    busy = keep_busy(device);
-    out = exp(tmp);  // reads tmp on the side stream
+    emu::StreamHold hold(device, side.id());
+    {
+      StreamGuard guard(side);
+      out = exp(tmp);  // reads tmp on the side stream, once the hold is released
+    }
+    tmp = Tensor();  // freed on stream 0 without record_stream(side)
   }
-  tmp = Tensor();  // freed on stream 0 without record_stream(side)
   try {
     synchronize(device);
     ADD_FAILURE() << "the free did not wait for the side stream, yet nothing was reported";
