@@ -3,6 +3,7 @@
 //  - emu against cpu, steps alternating so both see the same machine load:
 //    the cost of emulating a GPU (streams as threads, device memory behind
 //    its own mapping), printed as the ratio emu/cpu (goal <= 1.3);
+//  - one scalar read on emu against the 9 us it took on an H100;
 //  - on a GPU, gdrt's cuda step against PyTorch eager on the same GPU
 //    (unet_step.py with device cuda), printed as gdrt/pytorch (goal <= 1.0).
 //    Without a cuda device it prints why that part was skipped.
@@ -77,6 +78,29 @@ void print_times(const char* name, const std::vector<double>& wall, const std::v
   std::printf("%-8s %8.1f ms/step  cpu %8.1f ms/step\n", name, median(wall) * 1e3, median(cpu) * 1e3);
 }
 
+// A metric read from the device one value at a time (item() under
+// AllowScalar): what each read costs on emu, against the 9 us a 4-byte
+// device-to-host cudaMemcpy took on an H100, which emu copies (GD005's
+// symptom). The median of rounds of 1000 reads.
+void scalar_reads_against_h100() {
+  const gdrt::Device emu{gdrt::DeviceKind::emu, 0};
+  if (unavailable(emu)) return;  // emu_against_cpu said why
+  constexpr double kH100Us = 9.0;
+  constexpr int kReads = 1000;
+  const gdrt::Tensor value = gdrt::full({1}, 1.0, gdrt::TensorOptions{}.with_device(emu));
+  gdrt::AllowScalar allow;
+  std::vector<double> per_read_us;
+  double sum = 0;
+  for (int round = 0; round < 5; ++round) {
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < kReads; ++i) sum += value.item();
+    per_read_us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count() /
+                          kReads);
+  }
+  std::printf("emu:0 scalar read %.1f us (sum %.0f); ratio emu/H100 = %.2f (H100: %.1f us per 4-byte read)\n",
+              median(per_read_us), sum, median(per_read_us) / kH100Us, kH100Us);
+}
+
 // emu against cpu: two warm-up steps each, then they alternate.
 void emu_against_cpu(const Config& c) {
   const gdrt::Device emu{gdrt::DeviceKind::emu, 0};
@@ -144,6 +168,7 @@ int main(int argc, char** argv) {
     bench::print_step_config(c);
     gdrt::set_num_threads(c.threads);
     emu_against_cpu(c);
+    scalar_reads_against_h100();
     cuda_against_pytorch(c);
   } catch (const gdrt::Error& e) {
     std::fprintf(stderr, "device_step: %s\n", e.what());

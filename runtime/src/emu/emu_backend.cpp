@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -30,6 +31,18 @@ namespace gdrt::emu {
 namespace {
 
 std::atomic<bool> g_in_forked_child{false};
+
+// A copy that returns only when done (one with pageable memory) returns no
+// sooner than a 4-byte device-to-host cudaMemcpy did on an H100 (CUDA 13.0):
+// the round trip that makes reading device values one at a time slow
+// (GD005). emu's own cost of the round trip counts towards it.
+constexpr std::chrono::nanoseconds kCopyLatency{9000};
+
+// Spins: a sleep would oversleep a few microseconds many times over.
+void wait_until(std::chrono::steady_clock::time_point deadline) {
+  while (std::chrono::steady_clock::now() < deadline) {
+  }
+}
 
 // Every emu backend, for abandoning their queues at process exit.
 std::mutex g_live_mutex;
@@ -135,6 +148,7 @@ class EmuBackend final : public Backend {
     void* d = to == Side::device ? memory_.device_view(dst) : dst;
     const void* s = from == Side::device ? memory_.device_view(src) : src;
     // Recorded when it runs, with the kinds of memory it really touched.
+    const auto called = std::chrono::steady_clock::now();
     auto run = [this, d, s, dst, src, bytes, stream, trace_id, dk = memory_kind(to), sk = memory_kind(from)] {
       const auto start = trace_id ? hooks::now_ns() : 0;
       std::memcpy(d, s, bytes);
@@ -147,6 +161,7 @@ class EmuBackend final : public Backend {
     if (to == Side::pageable || from == Side::pageable) {
       streams_.synchronize(point);
       streams_.check();
+      wait_until(called + kCopyLatency);
     }
   }
 
