@@ -290,6 +290,26 @@ TEST(ScalarIndexing, SmallWritesNobodyWaitsForAreNoScalarAccess) {
   EXPECT_TRUE(only(detect(t), "GD005").empty()) << "writes, blocking or not, are not reads of device values";
 }
 
+// An asynchronous copy into pinned memory returns at once: it holds the host
+// only when the host waits for it (PyTorch's item() synchronises after its
+// copy). Into pageable memory it returns only when done.
+TEST(ScalarIndexing, OnlyReadsThatHoldTheHostCount) {
+  Trace t;
+  for (int i = 0; i < 50; ++i) {
+    Memcpy c = copy(100 * i, 100 * i + 5, CopyKind::DtoH, 4, true);
+    c.dst_kind = MemKind::Pinned;
+    t.memcpys.push_back(c);
+  }
+  EXPECT_TRUE(only(detect(t), "GD005").empty()) << "asynchronous copies into pinned memory nobody waits for";
+  for (int i = 0; i < 50; ++i)
+    t.syncs.push_back({.start_ns = 100ull * i + 1, .end_ns = 100ull * i + 6, .kind = SyncKind::Stream, .device = 0});
+  t.sort_by_time();
+  EXPECT_EQ(only(detect(t), "GD005").size(), 1u) << "each waited for by a stream sync, as item() does";
+  t.syncs.clear();
+  for (Memcpy& c : t.memcpys) c.dst_kind = MemKind::Pageable;
+  EXPECT_EQ(only(detect(t), "GD005").size(), 1u) << "cudaMemcpyAsync into pageable memory blocks";
+}
+
 TEST(ScalarIndexing, InATrainingLoopOnlyTheReadsInTheLoopCount) {
   Trace t = training_loop(10, 0, 5'000'000);
   for (int i = 0; i < 30; ++i) t.memcpys.push_back(copy(1000 + 100 * i, 1000 + 100 * i + 5, CopyKind::DtoH, 4, false));

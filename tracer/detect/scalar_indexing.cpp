@@ -3,12 +3,16 @@
 // device vector, item() per element or per step); in the training loop when
 // the trace shows one. A read blocks the host until the GPU has caught up; a
 // small write nobody waits for (PyTorch's per-step scalar upload) is no such
-// access.
+// access. A copy into pageable memory returns only when done, whatever its
+// API says; an asynchronous one into pinned memory returns at once, and holds
+// the host only when it waits for it: PyTorch's item() copies into pinned
+// memory and synchronises, so the copy lands while the host is in that sync.
 #include <algorithm>
 #include <map>
 
 #include <fmt/format.h>
 
+#include "gpudiag/analysis/gpu_time.h"
 #include "gpudiag/detect/detect.h"
 
 namespace gpudiag {
@@ -20,9 +24,18 @@ void detect_scalar_indexing(const DetectContext& ctx, std::vector<Finding>& out)
   };
   std::map<StackId, Group> by_stack;
   std::uint64_t count = 0, ns = 0;
+  std::vector<Interval> waits;
+  for (const Sync& s : t.syncs) waits.push_back({s.start_ns, std::max(s.start_ns, s.end_ns)});
+  waits = merge_intervals(std::move(waits));
+  auto waited_for = [&](std::uint64_t landed) {
+    auto after = std::upper_bound(waits.begin(), waits.end(), landed,
+                                  [](std::uint64_t at, const Interval& w) { return at < w.begin; });
+    return after != waits.begin() && std::prev(after)->end >= landed;
+  };
   for (const Memcpy& c : t.memcpys) {
     if (c.bytes > ctx.options.tiny_transfer_bytes || c.copy != CopyKind::DtoH || !ctx.phases.in_steady_state(c.start_ns))
       continue;
+    if (c.async && c.dst_kind == MemKind::Pinned && !waited_for(c.end_ns)) continue;
     ++count;
     ns += c.end_ns - c.start_ns;
     Group& g = by_stack[ctx.memory.canonical_stack(c.stack)];
