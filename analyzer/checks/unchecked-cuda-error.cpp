@@ -198,8 +198,9 @@ class UncheckedCudaError : public Check {
 
   // When one of `checks` follows `site` where it runs: in its function, in
   // the function around its lambda, or after every call of the function it
-  // is in, up the callers in this file, and in other files for a function
-  // called from none here. A launch helper only passed around as a function
+  // is in, up the callers in this file, and in every file of the run for a
+  // function other files can call (a virtual method one called here aside:
+  // followed_by_callers says why). A launch helper only passed around as a function
   // pointer (to a benchmark harness, into a dispatch table) has its callers
   // out of sight, so it counts as followed; one also called directly is
   // judged by those calls, and one started as a thread is not excused (its
@@ -254,9 +255,12 @@ class UncheckedCudaError : public Check {
         condition = after_calls_in_every_unit(names);
       else
         condition = CrossUnitCondition::none();
-    } else if (seen_elsewhere && !condition.never) {
+    } else if (seen_elsewhere && !condition.never && !is_virtual(function)) {
       // Other files may call it too, unchecked; this file's calls are among
-      // those every unit states (tell_other_units), so they agree.
+      // those every unit states (tell_other_units), so they agree. Not a
+      // virtual method: it is called through the methods it overrides, which
+      // its overrides call too (a container layer runs its children's
+      // forward), so across files it would wait on itself; its calls here judge it.
       condition &= after_calls_in_every_unit(names);
     }
     by_callers_[key] = condition;
@@ -304,6 +308,11 @@ class UncheckedCudaError : public Check {
           if (std::find(names.begin(), names.end(), overridden->getCanonicalDecl()) == names.end())
             names.push_back(overridden->getCanonicalDecl());
     return names;
+  }
+
+  static bool is_virtual(const FunctionDecl* function) {
+    const auto* method = dyn_cast<CXXMethodDecl>(function);
+    return method != nullptr && method->isVirtual();
   }
 
   static bool overrides_something(const FunctionDecl* function) {
