@@ -109,13 +109,20 @@ pack() {
 }
 
 # The shared/data/gpu traces again, from this machine's GPU, into $out/traces.
+# Each is compressed and reported as soon as it is written, so a step cut
+# short by its time cap leaves what it had done.
 record_traces() {
   local traces=$out/traces name
   mkdir -p "$traces"
+  finish() {  # a run that wrote no trace said why in its .txt
+    [ -f "$1" ] || return 0
+    gzip -9 "$1" && build/tracer/cli/gpudiag report --fail-on none "$1.gz" > "$1.report.txt" 2>&1
+  }
   for program in build/tests/gpu_programs/gpu_program_*; do
     name=${program##*/gpu_program_}
     build/tracer/cli/gpudiag trace -o "$traces/cuda-$name.gdtrace" -- "$program" > "$traces/cuda-$name.txt" 2>&1
     echo "cuda-$name: exit $?"
+    finish "$traces/cuda-$name.gdtrace"
   done
   # The PyTorch runs as shared/data/gpu/README.md describes them: the whole
   # run under gpudiag, then five steps under torch.profiler, untraced.
@@ -125,13 +132,11 @@ record_traces() {
     build/tracer/cli/gpudiag trace --stacks off -o "$traces/$name.gdtrace" -- \
       python3 "$step" --mistake "$mistake" --warmup 0 --steps 20 --out "$traces/$name.json" > "$traces/$name.txt" 2>&1
     echo "$name: exit $?"
+    finish "$traces/$name.gdtrace"
     python3 "$step" --mistake "$mistake" --warmup 0 --steps 5 --kineto "$traces/$name.kineto.json" \
       --out "$traces/$name.kineto-steps.json" > "$traces/$name.kineto.txt" 2>&1
     echo "$name (torch.profiler): exit $?"
-  done
-  gzip -9 "$traces"/*.gdtrace "$traces"/*.kineto.json
-  for trace in "$traces"/*.gdtrace.gz "$traces"/*.kineto.json.gz; do
-    build/tracer/cli/gpudiag report --fail-on none "$trace" > "${trace%.gz}.report.txt" 2>&1
+    finish "$traces/$name.kineto.json"
   done
 }
 

@@ -6,6 +6,8 @@ HTA (PyPI HolisticTraceAnalysis) is installed into a venv under the build
 directory the first time; when that fails (no network, no wheel) the
 comparison is skipped with the reason. Both tools parse the trace from disk
 and compute idle/compute/non-compute time, so the ratio compares like with like.
+The shares printed beside HTA's are over the window gpudiag's report names:
+the training loop where the trace shows profiler steps, HTA's whole trace.
 """
 import argparse
 import json
@@ -93,7 +95,8 @@ def main():
     print(f"trace: {name}")
     pct = lambda v: 100.0 * v / g["total_ns"] if g["total_ns"] else 0.0
     print(f"gpudiag: idle {pct(g['idle_ns']):.2f}%, computation {pct(g['computation_ns']):.2f}%, "
-          f"memcpy/memset (non-compute) {pct(g['exposed_memcpy_ns']):.2f}% of {g['total_ns'] / 1e3:.0f} us")
+          f"memcpy/memset (non-compute) {pct(g['exposed_memcpy_ns']):.2f}% of {g['total_ns'] / 1e3:.0f} us "
+          f"({g.get('window', 'whole run')})")
     print("HTA temporal breakdown:")
     print("\n".join(l for l in hta.stdout.splitlines() if not l.startswith("HTA_SECONDS")))
     print(f"gpudiag report --json: {ours_s:.3f} s wall, {ours_cpu:.3f} s CPU "
