@@ -180,9 +180,7 @@ class UncheckedCudaError : public Check {
   // when every call of it is.
   void tell_other_units() {
     for (const auto& [callee, sites] : callers_) {
-      if (!callee->isExternallyVisible() ||
-          context_->getSourceManager().isInSystemHeader(callee->getLocation()))
-        continue;
+      if (!other_units_call(callee)) continue;
       const std::string name = linkage_name(*callee, *mangler_);
       for (const auto& [call, outer] : sites) {
         // As in followed_by_callers: a call of itself is followed by what follows its other calls.
@@ -244,10 +242,7 @@ class UncheckedCudaError : public Check {
       }
       if (condition.never) break;
     }
-    // As tell_other_units has it: a function other units can call, and state calls of.
-    const bool seen_elsewhere = function->isExternallyVisible() && !function->isMain() &&
-                                !isa<CXXConstructorDecl, CXXDestructorDecl>(function) &&
-                                !context_->getSourceManager().isInSystemHeader(function->getLocation());
+    const bool seen_elsewhere = other_units_call(function);
     if (!called) {
       if (depth == 0 && address_taken_.count(function) && !thread_entries_.count(function))
         condition = CrossUnitCondition::always();
@@ -265,6 +260,15 @@ class UncheckedCudaError : public Check {
     }
     by_callers_[key] = condition;
     return condition;
+  }
+
+  // Whether other units can call `function` and state what follows their
+  // calls (tell_other_units): one with external linkage (or inline in a
+  // header) that is neither main, a constructor or destructor, nor the system's.
+  bool other_units_call(const FunctionDecl* function) const {
+    return function->isExternallyVisible() && !function->isMain() &&
+           !isa<CXXConstructorDecl, CXXDestructorDecl>(function) &&
+           !context_->getSourceManager().isInSystemHeader(function->getLocation());
   }
 
   // After every call, in any unit, of the function `names` run: an override

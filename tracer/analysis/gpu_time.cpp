@@ -49,63 +49,50 @@ struct DeviceIntervals {
 
 Interval span(std::uint64_t b, std::uint64_t e) { return {b, std::max(b, e)}; }
 
-// Each device's first and last GPU activity.
-std::map<std::int32_t, Interval> activity_spans(const Trace& trace) {
-  std::map<std::int32_t, Interval> spans;
-  auto add = [&](std::int32_t device, std::uint64_t b, std::uint64_t e) {
-    auto [it, fresh] = spans.try_emplace(device, span(b, e));
-    if (!fresh) it->second = {std::min(it->second.begin, b), std::max(it->second.end, std::max(b, e))};
-  };
-  for (const Kernel& k : trace.kernels) add(k.device, k.start_ns, k.end_ns);
-  for (const Memset& m : trace.memsets) add(m.device, m.start_ns, m.end_ns);
-  for (const Memcpy& c : trace.memcpys) add(c.device, c.start_ns, c.end_ns);
-  return spans;
-}
-
 std::vector<GpuTime> breakdown(const Trace& trace, const std::optional<Interval>& window) {
-  // Cut to the window; nothing of an interval outside it.
-  auto clip = [&](std::uint64_t b, std::uint64_t e) -> std::optional<Interval> {
+  std::map<std::int32_t, Interval> active;  // with a window: each device's first and last GPU activity
+  // The interval a piece of GPU work counts for: cut to the window, none
+  // when it lies outside.
+  auto counted = [&](std::int32_t device, std::uint64_t b, std::uint64_t e) -> std::optional<Interval> {
     const Interval i = span(b, e);
     if (!window) return i;
+    if (auto [it, fresh] = active.try_emplace(device, i); !fresh)
+      it->second = {std::min(it->second.begin, i.begin), std::max(it->second.end, i.end)};
     if (i.end < window->begin || i.begin >= window->end || (i.end == window->begin && i.length() > 0))
       return std::nullopt;
     return Interval{std::max(i.begin, window->begin), std::min(i.end, window->end)};
   };
   std::map<std::int32_t, DeviceIntervals> by_device;
   for (const Kernel& k : trace.kernels) {
-    const auto clipped = clip(k.start_ns, k.end_ns);
-    if (!clipped) continue;
+    const std::optional<Interval> i = counted(k.device, k.start_ns, k.end_ns);
+    if (!i) continue;
     DeviceIntervals& d = by_device[k.device];
-    const Interval i = *clipped;
-    d.all.push_back(i);
-    d.kernels.push_back(i);
+    d.all.push_back(*i);
+    d.kernels.push_back(*i);
     ++d.kernels_n;
     // TraceLens's rule: a kernel whose name mentions nccl is communication.
     if (trace.str(k.name).find("nccl") != std::string_view::npos)
-      d.communication.push_back(i);
+      d.communication.push_back(*i);
     else
-      d.computation.push_back(i);
+      d.computation.push_back(*i);
   }
   for (const Memset& m : trace.memsets) {
-    const auto clipped = clip(m.start_ns, m.end_ns);
-    if (!clipped) continue;
+    const std::optional<Interval> i = counted(m.device, m.start_ns, m.end_ns);
+    if (!i) continue;
     DeviceIntervals& d = by_device[m.device];
-    const Interval i = *clipped;
-    d.all.push_back(i);
-    d.memsets.push_back(i);
-    d.computation.push_back(i);
+    d.all.push_back(*i);
+    d.memsets.push_back(*i);
+    d.computation.push_back(*i);
     ++d.memsets_n;
   }
   for (const Memcpy& c : trace.memcpys) {
-    const auto clipped = clip(c.start_ns, c.end_ns);
-    if (!clipped) continue;
+    const std::optional<Interval> i = counted(c.device, c.start_ns, c.end_ns);
+    if (!i) continue;
     DeviceIntervals& d = by_device[c.device];
-    const Interval i = *clipped;
-    d.all.push_back(i);
-    d.memcpy.push_back(i);
+    d.all.push_back(*i);
+    d.memcpy.push_back(*i);
     ++d.memcpys_n;
   }
-  const auto spans = window ? activity_spans(trace) : std::map<std::int32_t, Interval>{};
   std::vector<GpuTime> out;
   for (auto& [device, d] : by_device) {
     GpuTime g;
@@ -130,10 +117,10 @@ std::vector<GpuTime> breakdown(const Trace& trace, const std::optional<Interval>
     g.memcpys = d.memcpys_n;
     g.memsets = d.memsets_n;
     if (window) {
-      const Interval active = spans.at(device);
+      const Interval& work = active.at(device);
       g.windowed = true;
-      g.before_window_ns = active.begin < window->begin ? window->begin - active.begin : 0;
-      g.after_window_ns = active.end > window->end ? active.end - window->end : 0;
+      g.before_window_ns = work.begin < window->begin ? window->begin - work.begin : 0;
+      g.after_window_ns = work.end > window->end ? work.end - window->end : 0;
     }
     out.push_back(std::move(g));
   }

@@ -79,12 +79,7 @@ for (const [rule, list] of byRule) {
 const tsec = document.getElementById("gd-time");
 if (!data.gpu_time.length) tsec.append(el("p", "", "No GPU activity in this trace."));
 for (const g of data.gpu_time) {
-  const span = g.window === "training loop"
-    ? "the training loop's " + fmtUs(g.total_ns / 1000) +
-      (g.before_window_ns ? ", not the " + fmtUs(g.before_window_ns / 1000) + " of start-up before it" : "") +
-      (g.after_window_ns ? (g.before_window_ns ? " or the " : ", not the ") + fmtUs(g.after_window_ns / 1000) + " after it" : "")
-    : fmtUs(g.total_ns / 1000) + " from first to last GPU activity";
-  tsec.append(el("h3", "", "device " + g.device + ": " + span));
+  tsec.append(el("h3", "", "device " + g.device + ": " + g.span));
   const pct = v => g.total_ns ? (100 * v / g.total_ns).toFixed(1) + "%" : "-";
   const bar = el("div", "bar");
   for (const [v, c] of [[g.computation_ns, "#3f7fd0"], [g.exposed_comm_ns, "#8e24aa"], [g.exposed_memcpy_ns, "#e08a1e"], [g.idle_ns, "#d8dce4"]]) { const sp = el("span"); sp.style.width = (g.total_ns ? 100 * v / g.total_ns : 0) + "%"; sp.style.background = c; bar.append(sp); }

@@ -2,6 +2,7 @@
 #include <ostream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "gpudiag/emit.h"
 #include "gpudiag/report/report.h"
@@ -20,6 +21,16 @@ Report analyze(const Trace& trace, const DetectOptions& options) {
   return r;
 }
 
+std::string gpu_time_span(const GpuTime& g) {
+  if (!g.windowed) return format_duration(g.total_ns) + " from first to last GPU activity";
+  std::string span = "the training loop's " + format_duration(g.total_ns);
+  std::vector<std::string> outside;
+  if (g.before_window_ns) outside.push_back(fmt::format("the {} of start-up before it", format_duration(g.before_window_ns)));
+  if (g.after_window_ns) outside.push_back(fmt::format("the {} after it", format_duration(g.after_window_ns)));
+  if (!outside.empty()) span += ", not " + fmt::format("{}", fmt::join(outside, " or "));
+  return span;
+}
+
 nlohmann::json gpu_time_json(const GpuTime& g) {
   return {{"device", g.device},           {"begin_ns", g.begin_ns},
           {"end_ns", g.end_ns},           {"total_ns", g.total_ns},
@@ -29,7 +40,7 @@ nlohmann::json gpu_time_json(const GpuTime& g) {
           {"communication_ns", g.communication_ns}, {"exposed_comm_ns", g.exposed_comm_ns},
           {"exposed_memcpy_ns", g.exposed_memcpy_ns}, {"kernels", g.kernels},
           {"memcpys", g.memcpys},         {"memsets", g.memsets},
-          {"window", g.windowed ? "training loop" : "whole run"},
+          {"window", g.windowed ? "training loop" : "whole run"}, {"span", gpu_time_span(g)},
           {"before_window_ns", g.before_window_ns}, {"after_window_ns", g.after_window_ns}};
 }
 

@@ -124,20 +124,7 @@ void print_summary(std::ostream& out, const Trace& trace, const Report& report, 
   out << '\n' << st.bold("GPU time") << '\n';
   if (report.gpu_time.empty()) out << "  no GPU activity recorded\n";
   for (const GpuTime& g : report.gpu_time) {
-    if (g.windowed) {
-      out << fmt::format("  {}: the training loop's {} ({} iterations)", trace.device_label(g.device),
-                         format_duration(g.total_ns), report.phases.iterations.size());
-      if (g.before_window_ns && g.after_window_ns)
-        out << fmt::format(", not the {} of start-up before it or the {} after it", format_duration(g.before_window_ns),
-                           format_duration(g.after_window_ns));
-      else if (g.before_window_ns)
-        out << fmt::format(", not the {} of start-up before it", format_duration(g.before_window_ns));
-      else if (g.after_window_ns)
-        out << fmt::format(", not the {} after it", format_duration(g.after_window_ns));
-      out << '\n';
-    } else {
-      out << fmt::format("  {}: {} from first to last GPU activity\n", trace.device_label(g.device), format_duration(g.total_ns));
-    }
+    out << fmt::format("  {}: {}\n", trace.device_label(g.device), gpu_time_span(g));
     const std::pair<const char*, std::uint64_t> rows[] = {
         {"busy", g.busy_ns},         {"idle", g.idle_ns},       {"computation", g.computation_ns},
         {"  kernels", g.kernel_ns},  {"  memsets", g.memset_ns}, {"memcpy", g.memcpy_ns},

@@ -56,6 +56,10 @@ nlohmann::json report_json(const Trace& trace, const Report& report);
 nlohmann::json report_sarif(const Trace& trace, const Report& report, SarifOptions options);
 void emit_report_sarif(std::ostream& out, const Trace& trace, const Report& report, SarifOptions options);
 nlohmann::json gpu_time_json(const GpuTime& g);
+// What a breakdown covers, the same words in every report form: "the
+// training loop's 279.2 ms, not the 21.41 s of start-up before it or the
+// 10.8 ms after it", or "22.5 s from first to last GPU activity".
+std::string gpu_time_span(const GpuTime& g);
 
 struct HtmlOptions {
   std::size_t max_series = 200;        // allocations drawn one by one per device; the rest are merged
