@@ -147,8 +147,11 @@ class EmuBackend final : public Backend {
     const Side to = side(dst, bytes), from = side(src, bytes);
     void* d = to == Side::device ? memory_.device_view(dst) : dst;
     const void* s = from == Side::device ? memory_.device_view(src) : src;
+    // Pageable memory cannot be read by the copy engine later: the call
+    // returns only when the copy (and what was queued before it) is done.
+    const bool blocking = to == Side::pageable || from == Side::pageable;
+    const auto called = blocking ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     // Recorded when it runs, with the kinds of memory it really touched.
-    const auto called = std::chrono::steady_clock::now();
     auto run = [this, d, s, dst, src, bytes, stream, trace_id, dk = memory_kind(to), sk = memory_kind(from)] {
       const auto start = trace_id ? hooks::now_ns() : 0;
       std::memcpy(d, s, bytes);
@@ -156,9 +159,7 @@ class EmuBackend final : public Backend {
     };
     if (to != Side::device && from != Side::device) return run();
     const StreamPoint point = streams_.enqueue(stream, run);
-    // Pageable memory cannot be read by the copy engine later: the call
-    // returns only when the copy (and what was queued before it) is done.
-    if (to == Side::pageable || from == Side::pageable) {
+    if (blocking) {
       streams_.synchronize(point);
       streams_.check();
       wait_until(called + kCopyLatency);
