@@ -16,19 +16,13 @@
 #include <optional>
 #include <string>
 
+#include "python_with.h"
+
 namespace gpudiag::testing {
 
 inline int run(const std::string& command) {
   const int status = std::system((command + " >/dev/null 2>&1").c_str());
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-// The first interpreter that can import `module`.
-inline std::optional<std::string> python_with(const std::string& module) {
-  for (const char* candidate : {"python3", "/usr/bin/python3"}) {
-    if (run(std::string(candidate) + " -c 'import " + module + "'") == 0) return std::string(candidate);
-  }
-  return std::nullopt;
 }
 
 class SarifSchema {
@@ -37,7 +31,7 @@ class SarifSchema {
       "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json";
 
   explicit SarifSchema(const std::filesystem::path& cache_dir) {
-    python_ = python_with("jsonschema");
+    python_ = test::python_with("jsonschema");
     if (!python_) {
       why_not_ = "no python3 with the jsonschema module (Debian: python3-jsonschema)";
       return;
@@ -78,7 +72,7 @@ class SarifSchema {
 
  private:
   bool fetch(const std::filesystem::path& cache_dir) {
-    const auto pip = python_with("pip");
+    const auto pip = test::python_with("pip");
     if (!pip) {
       why_not_ = "the schema is not cached and no python3 has pip to fetch it";
       return false;

@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "gdrt/gdrt.h"
+#include "scratch_dir.h"
 #include "test_support.h"
 
 namespace gdrt {
@@ -130,13 +131,11 @@ TEST(DeviceSelection, ACopyBetweenTwoDevicesKeepsItsValuesAndGradient) {
 
 // The other way round: saved on the CPU, loaded into a model on emu.
 TEST(DeviceSelection, ACheckpointSavedOnTheCpuLoadsOntoADevice) {
-  const auto path = (std::filesystem::temp_directory_path() /
-                     ("gdrt_devices_cpu_" + std::to_string(::getpid()) + ".safetensors")).string();
+  const std::string path = gpudiag::test::scratch_dir("cpu-checkpoint") + "/unet.safetensors";
   nn::UNet on_cpu({3, 1, 4, 2, true, 1}), on_emu({3, 1, 4, 2, true, 2});
   on_emu.to(test::emu_device());
   save_checkpoint(path, on_cpu);
   load_checkpoint(path, on_emu);
-  std::filesystem::remove(path);
   for (const auto& [k, t] : on_cpu.state_dict()) {
     EXPECT_EQ(on_emu.state_dict().at(k).device(), test::emu_device()) << k;
     EXPECT_TRUE(test::all_close(on_emu.state_dict().at(k).to(cpu_device()), t, 0)) << k;

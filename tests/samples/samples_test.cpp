@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <string>
 #include <tuple>
@@ -23,6 +24,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "python_with.h"
 #include "run_command.h"
 #include "tracer/test_support.h"
 
@@ -107,14 +109,18 @@ TEST_P(SampleSource, GpulintReportsExactlyTheExpectedFindings) {
                                    << " does not do\n" << lint.out;
 }
 
-std::vector<Sample> static_samples() {
+// The samples of the flavours `keep` takes.
+std::vector<Sample> samples_of(bool (*keep)(const std::string& flavour)) {
   std::vector<Sample> out;
   for (Sample& s : all_samples())
-    if (s.flavour != "torch") out.push_back(std::move(s));
+    if (keep(s.flavour)) out.push_back(std::move(s));
   return out;
 }
 
-INSTANTIATE_TEST_SUITE_P(Samples, SampleSource, ::testing::ValuesIn(static_samples()), test_name);
+bool is_torch(const std::string& flavour) { return flavour == "torch"; }
+bool is_compiled(const std::string& flavour) { return !is_torch(flavour); }
+
+INSTANTIATE_TEST_SUITE_P(Samples, SampleSource, ::testing::ValuesIn(samples_of(is_compiled)), test_name);
 
 // Why this sample's program cannot run here, or "".
 std::string why_not_runnable(const Sample& s) {
@@ -192,26 +198,14 @@ class TorchSampleLoads : public ::testing::TestWithParam<Sample> {};
 
 TEST_P(TorchSampleLoads, AndStopsWithExit3WhereNoGpuIsVisible) {
   const Sample& s = GetParam();
-  std::string python;
-  for (const std::string candidate : {"python3", "/usr/bin/python3"})
-    if (run_command(candidate + " -c 'import torch' 2>/dev/null").status == 0) {
-      python = candidate;
-      break;
-    }
-  if (python.empty()) GTEST_SKIP() << "no python3 with PyTorch (Debian's python3-torch)";
-  const CommandResult run = run_command("CUDA_VISIBLE_DEVICES= " + python + " " + shell_quote(s.source().string()));
+  const std::optional<std::string> python = gpudiag::test::python_with("torch");
+  if (!python) GTEST_SKIP() << "no python3 with PyTorch (Debian's python3-torch)";
+  const CommandResult run = run_command("CUDA_VISIBLE_DEVICES= " + *python + " " + shell_quote(s.source().string()));
   EXPECT_EQ(run.status, 3) << run.out;
   EXPECT_NE(run.out.find("no CUDA device available to PyTorch"), std::string::npos) << run.out;
 }
 
-std::vector<Sample> torch_samples() {
-  std::vector<Sample> out;
-  for (Sample& s : all_samples())
-    if (s.flavour == "torch") out.push_back(std::move(s));
-  return out;
-}
-
-INSTANTIATE_TEST_SUITE_P(Samples, TorchSampleLoads, ::testing::ValuesIn(torch_samples()), test_name);
+INSTANTIATE_TEST_SUITE_P(Samples, TorchSampleLoads, ::testing::ValuesIn(samples_of(is_torch)), test_name);
 
 // The healthy trainer is the example of a good memory timeline: its traced
 // run has no warning, and every output calls the host "host".
