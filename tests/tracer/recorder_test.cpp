@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <csignal>
 #include <cstring>
+#include <filesystem>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -404,6 +405,21 @@ TEST(Recorder, InternedTextIsComparedNotJustItsAddress) {
 TEST(Recorder, UnwritablePathFailsCleanly) {
   EXPECT_FALSE(rec::start("/nonexistent-dir/x/trace.gdtrace"));
   EXPECT_FALSE(rec::enabled());
+}
+
+// A file that opens but takes no data (a full disk): start fails, says why,
+// and a later start works.
+TEST(Recorder, AFileThatTakesNoDataFailsCleanly) {
+  if (!std::filesystem::exists("/dev/full")) GTEST_SKIP() << "no /dev/full here";
+  testing::internal::CaptureStderr();
+  EXPECT_FALSE(rec::start("/dev/full"));
+  const std::string said = testing::internal::GetCapturedStderr();
+  EXPECT_NE(said.find("cannot write trace file /dev/full"), std::string::npos) << said;
+  EXPECT_FALSE(rec::enabled());
+  const std::string path = test::temp_path("after_full.gdtrace");
+  ASSERT_TRUE(rec::start(path.c_str()));
+  rec::stop();
+  std::filesystem::remove(path);
 }
 
 }  // namespace

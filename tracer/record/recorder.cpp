@@ -25,6 +25,17 @@ constinit thread_local Cursor t_cursor{};
 
 namespace {
 
+// Recorders that stopped, or that a forked child abandoned: never freed, as
+// threads may still hold one of their buffers, but kept here, so they are
+// reachable (and a leak checker sees them as such).
+void retire(Recorder* r) noexcept {
+  static auto* retired = new std::vector<Recorder*>();
+  try {
+    retired->push_back(r);
+  } catch (...) {  // out of memory: unreachable then, and still never freed
+  }
+}
+
 // The calling thread's last completed half that may not be written yet:
 // events [0, upto) of `buffer`, while the buffer still has lease `lease`.
 struct PendingHalf {
@@ -216,7 +227,8 @@ void after_fork_in_child() {
   if (r == nullptr) return;
   g_enabled.store(false);
   g_generation.store(0);
-  g_recorder.store(nullptr);  // the parent's state is abandoned, not freed
+  g_recorder.store(nullptr);
+  retire(r);  // the parent's state is abandoned, not freed
   if (std::strstr(g_last_pattern, "%p") != nullptr) start(g_last_pattern, g_last_options);
 }
 
@@ -310,7 +322,11 @@ bool start(const char* path_pattern, const Options& options) noexcept {
     header.pid = r->pid;
     header.start_ns = now_ns();
     if (!write_all(r->fd, reinterpret_cast<const char*>(&header), sizeof header)) {
+      std::fprintf(stderr, "gpudiag: cannot write trace file %s: %s\n", r->path, std::strerror(errno));
       ::close(r->fd);
+      ::munmap(storage_map, pool_bytes);
+      delete[] r->pool;
+      delete r;
       return false;
     }
     g_last_options = options;
@@ -351,6 +367,7 @@ void stop_recording(bool close_file) noexcept {
   write_small_chunk(r->fd, gdtrace::ChunkType::End, &written, sizeof written);
   g_generation.store(0, std::memory_order_release);
   g_recorder.store(nullptr, std::memory_order_release);
+  retire(r);
   // At exit other threads may still be inside a write to this descriptor;
   // closing it could let a later open() reuse the number. The kernel closes it.
   if (close_file) {
