@@ -2,6 +2,7 @@
 // gdrt's hooks record: each buggy case must be found, its fixed twin not.
 // Streams are held at a gate (StreamHold) so the bug happens every run.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -114,10 +115,24 @@ TEST(EmuTraceFindings, ANonBlockingCopyFromPageableMemoryInTheLoopIsGD009) {
   EXPECT_FALSE(has(rules_found([] { copy_batches_in_the_loop(true); }), "GD009"));
 }
 
-// Dies of a host read of device memory while recording into `path`; the
-// recorder's fault handler is installed before emu's or after it.
-[[noreturn]] void die_reading_device_memory(const std::string& path, bool recorder_first) {
-  if (!recorder_first) synchronize(test::emu_device());  // the device and its fault handler come first
+// Which SIGSEGV handlers come before emu's fault handler in the chain.
+enum class HandlersBefore {
+  TheRecorders,         // recording starts before the device
+  None,                 // the device starts first; the recorder's chains to it
+  AFatalOneAndTheRecorders,  // a handler that ends the process (a sanitizer's) precedes both
+};
+
+[[noreturn]] void end_the_process(int, siginfo_t*, void*) { _exit(70); }
+
+// Dies of a host read of device memory while recording into `path`.
+[[noreturn]] void die_reading_device_memory(const std::string& path, HandlersBefore before) {
+  if (before == HandlersBefore::AFatalOneAndTheRecorders) {
+    struct sigaction sa {};
+    sa.sa_sigaction = end_the_process;
+    sa.sa_flags = SA_SIGINFO;
+    sigaction(SIGSEGV, &sa, nullptr);
+  }
+  if (before == HandlersBefore::None) synchronize(test::emu_device());  // the device and its fault handler come first
   gpudiag::rec::start(path.c_str());
   Tensor loss = full({4}, 0.5, TensorOptions{}.with_device(test::emu_device()));
   synchronize(test::emu_device());
@@ -127,15 +142,15 @@ TEST(EmuTraceFindings, ANonBlockingCopyFromPageableMemoryInTheLoopIsGD009) {
 
 // The fault kills the program; what it recorded, the fault included, is in
 // the trace, and the report names GD001 with the allocation's stack.
-void expect_gd001_in_the_trace_of_the_fault(bool recorder_first) {
+void expect_gd001_in_the_trace_of_the_fault(HandlersBefore before) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");  // re-executes: emu refuses a forked child
   // The re-executed child has its own pid: it finds the path in the environment it inherits.
   if (!std::getenv("GDRT_TEST_FAULT_TRACE"))
     setenv("GDRT_TEST_FAULT_TRACE",
            (std::filesystem::temp_directory_path() / ("gdrt_emu_fault_" + std::to_string(::getpid()))).c_str(), 1);
   const std::string path =
-      std::string(std::getenv("GDRT_TEST_FAULT_TRACE")) + (recorder_first ? "_a" : "_b") + ".gdtrace";
-  EXPECT_EXIT(die_reading_device_memory(path, recorder_first),
+      std::string(std::getenv("GDRT_TEST_FAULT_TRACE")) + "_" + std::to_string(static_cast<int>(before)) + ".gdtrace";
+  EXPECT_EXIT(die_reading_device_memory(path, before),
               [](int status) { return WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status) != 0); },
               "GD001");
   const gpudiag::Trace trace = gpudiag::read_gdtrace(path);
@@ -156,11 +171,16 @@ void expect_gd001_in_the_trace_of_the_fault(bool recorder_first) {
 }
 
 TEST(EmuTraceFindings, AHostDereferenceIsGD001InTheTraceWhenRecordingStartedFirst) {
-  expect_gd001_in_the_trace_of_the_fault(true);
+  expect_gd001_in_the_trace_of_the_fault(HandlersBefore::TheRecorders);
 }
 
 TEST(EmuTraceFindings, AHostDereferenceIsGD001InTheTraceWhenTheDeviceStartedFirst) {
-  expect_gd001_in_the_trace_of_the_fault(false);
+  expect_gd001_in_the_trace_of_the_fault(HandlersBefore::None);
+}
+
+// As under AddressSanitizer, whose SIGSEGV handler reports and exits.
+TEST(EmuTraceFindings, AHostDereferenceIsGD001InTheTraceWhenAFatalHandlerWasInstalledFirst) {
+  expect_gd001_in_the_trace_of_the_fault(HandlersBefore::AFatalOneAndTheRecorders);
 }
 
 TEST(EmuTraceFindings, AHealthyTrainingStepOnEmuHasNoErrorFinding) {

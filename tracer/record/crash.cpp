@@ -98,7 +98,7 @@ Recorder* recorder_of_this_process() noexcept {
 // Async-signal-safe: a stack buffer, the unwinder and one write(2).
 void record_crash(int sig, const siginfo_t* info, const void* context) noexcept {
   Recorder* r = recorder_of_this_process();
-  if (r == nullptr) return;
+  if (r == nullptr || r->crash_recorded.exchange(true)) return;
   struct {
     std::int32_t signal, code;
     std::uint64_t address, time_ns;
@@ -221,10 +221,6 @@ bool fault_filter_reachable() noexcept {
 void record_fatal_fault(int sig, const siginfo_t* info, const void* context) noexcept {
   detail::record_crash(sig, info, context);
   detail::emergency_flush();
-}
-
-bool is_recorder_handler(const struct sigaction& handler) noexcept {
-  return (handler.sa_flags & SA_SIGINFO) && handler.sa_sigaction == detail::on_signal;
 }
 
 void record_guarded_access(const GuardedAccessRecord& access, const void* context) noexcept {

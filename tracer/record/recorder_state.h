@@ -64,6 +64,8 @@ struct Recorder {
   std::atomic<std::uint64_t> dropped_written{0};
   std::atomic<std::uint64_t> events_written{0};
   std::atomic<int> writes_in_flight{0};
+  // A fatal fault is recorded once, by whichever handler in the chain sees it first.
+  std::atomic<bool> crash_recorded{false};
 
   std::mutex wake_mutex;
   std::condition_variable wake;

@@ -73,8 +73,10 @@ void on_fault(int sig, siginfo_t* info, void* context) {
     const int saved_errno = errno;
     report(*hit->memory.load(), hit->name, address);
 #ifdef GDRT_WITH_RECORD
-    // The recorder's handler records the fault itself once we pass it on.
-    if (!gpudiag::rec::is_recorder_handler(g_previous)) gpudiag::rec::record_fatal_fault(sig, info, context);
+    // Recorded here, whatever handler comes next: a handler installed before
+    // ours (a sanitizer's, the program's) ends the process without the
+    // recorder's handler knowing the fault is fatal.
+    gpudiag::rec::record_fatal_fault(sig, info, context);
 #endif
     errno = saved_errno;
   }

@@ -41,10 +41,9 @@ void record_guarded_access(const GuardedAccessRecord& access, const void* contex
 // (gdrt's emu device faults on host access to device memory): records the
 // fault as the recorder's own handler does when the default action follows
 // (a Crash chunk: signal, address, the stack from the faulting instruction)
-// and drains every buffer. Async-signal-safe; does nothing when not recording.
+// and drains every buffer. A fault is recorded once: the recorder's handler,
+// if it runs later in the chain, adds nothing. Async-signal-safe; does
+// nothing when not recording.
 void record_fatal_fault(int sig, const siginfo_t* info, const void* context) noexcept;
-// Whether `handler` is the recorder's own (it records the fault itself when
-// the default action follows it).
-bool is_recorder_handler(const struct sigaction& handler) noexcept;
 
 }  // namespace gpudiag::rec
