@@ -101,6 +101,21 @@ TEST(EmuSemantics, NewDeviceMemoryReadsAsNaN) {
   for (float v : t.to_vector<float>()) EXPECT_TRUE(std::isnan(v));
 }
 
+// A freed block is poisoned before it is handed out again, so a program that
+// reads a new tensor before writing it sees NaN, never the last owner's data.
+TEST(EmuSemantics, AReusedBlockReadsAsNaNNotItsOldContents) {
+  const TensorOptions on_emu = TensorOptions{}.with_device(test::emu_device());
+  const void* block = nullptr;
+  {
+    Tensor old = full({64}, 42.0, on_emu);
+    synchronize(test::emu_device());
+    block = old.data_ptr();
+  }
+  Tensor reused = empty({64}, on_emu);
+  ASSERT_EQ(reused.data_ptr(), block) << "the allocator did not hand the freed block out again";
+  for (float v : reused.to_vector<float>()) EXPECT_TRUE(std::isnan(v)) << v;
+}
+
 // A tensor made on the default stream, read by a kernel queued on a side
 // stream (non-blocking, as PyTorch creates its streams), then dropped: its
 // block goes back to the default stream at once and the next allocation

@@ -7,9 +7,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
+#include <thread>
 
 #include "emu/emu_control.h"
 #include "gdrt/gdrt.h"
@@ -71,6 +73,38 @@ TEST(EmuTraceFindings, Float64KernelsOnTheDeviceAreGD002) {
 TEST(EmuTraceFindings, ReadingANonBlockingCopyBeforeTheSyncIsGD003) {
   EXPECT_TRUE(has(rules_found([] { read_before_sync(false); }), "GD003"));
   EXPECT_FALSE(has(rules_found([] { read_before_sync(true); }), "GD003"));
+}
+
+// A kernel's recorded time is when emu ran it, not when it was queued: one
+// queued behind a held stream starts only after the hold is released.
+TEST(EmuTraceFindings, AKernelIsTimedWhenItRunsNotWhenItWasQueued) {
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("gdrt_emu_kernel_time_" + std::to_string(::getpid()) + ".gdtrace")).string();
+  const Device dev = test::emu_device();
+  Tensor x = full({4096}, 1.0, TensorOptions{}.with_device(dev));
+  synchronize(dev);
+  ASSERT_TRUE(gpudiag::rec::start(path.c_str()));
+  std::uint64_t queued_ns = 0, released_ns = 0;
+  {
+    emu::StreamHold hold(dev, 0);
+    queued_ns = gpudiag::rec::now_ns();
+    x = mul(x, 2.0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    released_ns = gpudiag::rec::now_ns();
+  }
+  synchronize(dev);
+  gpudiag::rec::stop();
+  const gpudiag::Trace trace = gpudiag::read_gdtrace(path);
+  std::filesystem::remove(path);
+  int seen = 0;
+  for (const gpudiag::Kernel& k : trace.kernels)
+    if (trace.str(k.name) == "gdrt::binary") {
+      ++seen;
+      EXPECT_GE(k.start_ns, released_ns) << "started " << (released_ns - k.start_ns) << " ns before its stream could run it";
+      EXPECT_GE(k.start_ns, queued_ns);
+      EXPECT_GE(k.end_ns, k.start_ns);
+    }
+  EXPECT_EQ(seen, 1);
 }
 
 void free_while_side_stream_reads(bool record_stream) {
