@@ -3,8 +3,8 @@
 // a free on the work's own stream is ordered after it, as cudaFreeAsync is.
 // Each test has its own emu index, read with the mode on, since errors stick.
 // Whether work has run yet is decided by holding its stream (StreamHold),
-// never by timing; the races are deliberate, so these run with the emu_races
-// label, apart from a ThreadSanitizer run.
+// never by timing, so the deliberate races run in one order, which
+// ThreadSanitizer sees as ordered (label emu_races).
 #include <gtest/gtest.h>
 
 #include <cstdlib>

@@ -11,8 +11,19 @@
 
 // Hot row loops are also compiled for AVX-512 and AVX2; the loader picks
 // the widest the CPU has (function multiversioning), while the library
-// itself stays built for the baseline x86-64 every machine runs.
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+// itself stays built for the baseline x86-64 every machine runs. Not under
+// ThreadSanitizer: the loader runs the resolvers before its runtime is up,
+// and their instrumented code faults.
+#if defined(__SANITIZE_THREAD__)  // GCC
+#define GDRT_THREAD_SANITIZER 1
+#elif defined(__has_feature)  // clang
+#if __has_feature(thread_sanitizer)
+#define GDRT_THREAD_SANITIZER 1
+#endif
+#endif
+#if defined(GDRT_THREAD_SANITIZER)
+#define GDRT_WIDE_SIMD
+#elif defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define GDRT_WIDE_SIMD __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define GDRT_WIDE_SIMD
