@@ -43,7 +43,7 @@ TEST(Recorder, EveryEventKindRoundTrips) {
   const auto k = rec::intern("gemm_kernel<float>");
   EXPECT_EQ(rec::intern("gemm_kernel<float>"), k) << "interning is stable";
   rec::record(rec::DeviceInfo{.id = 0, .name = rec::intern("emu0"), .memory_bytes = 1 << 30});
-  rec::record(rec::StreamInfo{.device = 0, .id = 7, .name = rec::intern("compute")});
+  rec::record(rec::StreamInfo{.device = 0, .id = 7, .name = rec::intern("compute"), .handle = 0x1234, .handle_known = true});
   rec::record(rec::AllocEvent{.time_ns = 100, .addr = 0x1000, .bytes = 4096, .kind = MemKind::Device, .device = 0, .stream = 7, .correlation = 3});
   rec::record(rec::FreeEvent{.time_ns = 900, .addr = 0x1000, .bytes = 4096, .kind = MemKind::Device, .device = 0});
   rec::record(rec::MemcpyEvent{.start_ns = 200, .end_ns = 250, .dst = 0x1000, .src = 0x7f00, .bytes = 64,
@@ -75,6 +75,8 @@ TEST(Recorder, EveryEventKindRoundTrips) {
   EXPECT_EQ(t.devices[0].memory_bytes, 1u << 30);
   ASSERT_EQ(t.streams.size(), 1u);
   EXPECT_EQ(t.str(t.streams[0].name), "compute");
+  EXPECT_EQ(t.streams[0].handle, 0x1234u);
+  EXPECT_TRUE(t.streams[0].handle_known);
   ASSERT_EQ(t.allocs.size(), 1u);
   EXPECT_EQ(t.allocs[0].addr, 0x1000u);
   EXPECT_EQ(t.allocs[0].stream, 7u);

@@ -33,6 +33,9 @@ struct State {
   std::unordered_map<std::uint32_t, rec::StackId> stacks;  // correlation -> stack of the issuing call
   std::mutex devices_mutex;
   std::set<std::int32_t> described_devices;
+  // Streams whose handle the trace has (device, CUPTI stream id).
+  std::mutex streams_mutex;
+  std::set<std::pair<std::int32_t, std::uint64_t>> described_streams;
   // Driver entry points, looked up once in the libcuda that loaded us (this
   // library links none, so that it loads, and can be checked, where no driver
   // is): never from a callback, where the loader's lock could meet the driver's.
@@ -106,7 +109,7 @@ std::shared_ptr<const std::vector<Param>> params_of(CUfunction kernel) {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.kernels_mutex);
   auto& params = s.kernel_params[kernel];
-  if (!params) params = std::make_shared<const std::vector<Param>>(pointer_sized_params(kernel, s.param_info));
+  if (!params) params = std::make_shared<const std::vector<Param>>(pointer_params(kernel, s.param_info));
   return params;
 }
 
@@ -121,7 +124,22 @@ bool reads_pageable_memory(std::int32_t device) {
   return state().pageable_devices.count(device) != 0;
 }
 
-// One KernelArg per pointer-sized parameter that points into memory. Only a
+// Records once which handle a stream of the trace has, so that what names
+// streams by handle (PyTorch's allocator history) can be matched to it.
+void describe_stream(std::int32_t device, std::uint64_t id, const Launch& launch) {
+  {
+    std::lock_guard<std::mutex> lock(state().streams_mutex);
+    if (!state().described_streams.emplace(device, id).second) return;
+  }
+  // A _ptsz call's stream 0 is the per-thread default stream, whose handle is CU_STREAM_PER_THREAD.
+  const auto handle = launch.stream == nullptr && launch.per_thread_stream
+                          ? reinterpret_cast<std::uintptr_t>(CU_STREAM_PER_THREAD)
+                          : reinterpret_cast<std::uintptr_t>(launch.stream);
+  rec::record(rec::StreamInfo{.device = device, .id = id, .handle = handle, .handle_known = true});
+}
+
+// One KernelArg per pointer-sized parameter that points into memory, and per
+// word of a small aggregate parameter that points into memory the driver knows. Only a
 // driver launch names its kernel: a runtime launch's host stub would take a
 // runtime call to resolve, and a callback makes none (it would be recorded,
 // and its failure left as the program's last error).
@@ -134,16 +152,21 @@ void record_kernel_args(const Launch& launch, CUcontext context, std::uint64_t c
   const std::int32_t device = device_of(context);
   std::uint64_t stream = 0;
   bool stream_known = false;
-  for (const Param& p : params) {
-    std::uint64_t value = 0;
-    if (!param_value(launch, p, value)) continue;
-    const MemKind memory = memory_of(value, driver_memory);
-    if (memory == MemKind::Unknown) continue;
-    if (memory == MemKind::Pageable && reads_pageable_memory(device)) continue;
-    if (!stream_known) stream = stream_id(context, launch.stream, launch.per_thread_stream), stream_known = true;
-    rec::record(rec::KernelArgEvent{.time_ns = time, .value = value, .index = p.index, .memory = memory,
-                                    .device = device, .stream = stream, .correlation = correlation, .stack = stack});
-  }
+  for (const Param& p : params)
+    for (std::uint32_t word = 0; word < p.words; ++word) {
+      std::uint64_t value = 0;
+      if (!param_value(launch, p, word, value)) break;
+      // A struct's word may be any number: only memory the driver knows makes it a pointer.
+      const MemKind memory = p.aggregate ? driver_memory_of(value, driver_memory) : memory_of(value, driver_memory);
+      if (memory == MemKind::Unknown) continue;
+      if (memory == MemKind::Pageable && reads_pageable_memory(device)) continue;
+      if (!stream_known) {
+        stream = stream_id(context, launch.stream, launch.per_thread_stream), stream_known = true;
+        if (stream != 0) describe_stream(device, stream, launch);  // 0: CUPTI could not name it
+      }
+      rec::record(rec::KernelArgEvent{.time_ns = time, .value = value, .index = p.index, .memory = memory,
+                                      .device = device, .stream = stream, .correlation = correlation, .stack = stack});
+    }
 }
 
 template <class Fn>

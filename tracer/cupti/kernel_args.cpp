@@ -45,26 +45,32 @@ Launch launch_of(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void*
   return {};
 }
 
-std::vector<Param> pointer_sized_params(CUfunction function, ParamInfoFn param_info) {
+std::vector<Param> pointer_params(CUfunction function, ParamInfoFn param_info) {
   std::vector<Param> out;
   if (function == nullptr || param_info == nullptr) return out;
+  constexpr std::size_t kWord = sizeof(std::uint64_t);
   // A kernel has at most a few thousand parameters (32 KiB of them).
   for (std::size_t i = 0; i < 32768; ++i) {
     std::size_t offset = 0, size = 0;
     if (param_info(function, i, &offset, &size) != CUDA_SUCCESS) break;
-    if (size == sizeof(std::uint64_t)) out.push_back({static_cast<std::uint32_t>(i), static_cast<std::uint32_t>(offset)});
+    const auto index = static_cast<std::uint32_t>(i), at = static_cast<std::uint32_t>(offset);
+    if (size == kWord)
+      out.push_back({index, at});
+    else if (size > kWord && size % kWord == 0 && size / kWord <= kMaxAggregateWords)
+      out.push_back({index, at, static_cast<std::uint32_t>(size / kWord), true});
   }
   return out;
 }
 
-bool param_value(const Launch& launch, const Param& p, std::uint64_t& value) {
+bool param_value(const Launch& launch, const Param& p, std::uint32_t word, std::uint64_t& value) {
+  const std::size_t skip = std::size_t{word} * sizeof value;
   if (launch.args != nullptr) {
     if (launch.args[p.index] == nullptr) return false;
-    std::memcpy(&value, launch.args[p.index], sizeof value);
+    std::memcpy(&value, static_cast<const char*>(launch.args[p.index]) + skip, sizeof value);
     return true;
   }
   if (const char* buffer = packed_buffer(launch.extra)) {
-    std::memcpy(&value, buffer + p.offset, sizeof value);
+    std::memcpy(&value, buffer + p.offset + skip, sizeof value);
     return true;
   }
   return false;
@@ -76,7 +82,7 @@ bool host_mapped(std::uint64_t address) {
   return mincore(reinterpret_cast<void*>(address & ~(page - 1)), 1, &resident) == 0;
 }
 
-MemKind memory_of(std::uint64_t value, PointerQueryFn driver) {
+MemKind driver_memory_of(std::uint64_t value, PointerQueryFn driver) {
   // Small values and non-canonical ones are numbers, not user-space addresses.
   constexpr std::uint64_t kLowest = 1u << 16, kUserEnd = 1ull << 47;
   if (value < kLowest || value >= kUserEnd) return MemKind::Unknown;
@@ -86,6 +92,14 @@ MemKind memory_of(std::uint64_t value, PointerQueryFn driver) {
     case DriverMemory::Managed: return MemKind::Managed;
     case DriverMemory::NotKnown: break;
   }
+  return MemKind::Unknown;
+}
+
+MemKind memory_of(std::uint64_t value, PointerQueryFn driver) {
+  const MemKind known = driver_memory_of(value, driver);
+  if (known != MemKind::Unknown) return known;
+  constexpr std::uint64_t kLowest = 1u << 16, kUserEnd = 1ull << 47;
+  if (value < kLowest || value >= kUserEnd) return MemKind::Unknown;
   return host_mapped(value) ? MemKind::Pageable : MemKind::Unknown;
 }
 

@@ -1,4 +1,4 @@
-// The pointer-sized parameters of a kernel launch, read from the launch
+// The parameters of a kernel launch that hold pointers, read from the launch
 // call's parameters as CUPTI hands them to a callback, and what each value
 // points into. Pure: the driver is reached only through the functions the
 // caller passes, so that tests drive it with structs and fakes.
@@ -30,20 +30,28 @@ struct Launch {
 // carry no arguments) or runtime calls.
 Launch launch_of(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* params);
 
-// A parameter of the kernel, by position and byte offset.
+// A parameter of the kernel that may hold pointers, by position and byte
+// offset: one of pointer size, or a small aggregate read as 8-byte words (an
+// array of pointers: PyTorch's elementwise kernels take their operands so).
 struct Param {
   std::uint32_t index = 0;
   std::uint32_t offset = 0;
+  std::uint32_t words = 1;
+  bool aggregate = false;  // its words are pointers only where the driver knows the memory
 };
+
+// The largest aggregate read, in 8-byte words: larger ones (PyTorch's offset
+// calculators, reduction configurations) hold sizes and strides.
+inline constexpr std::uint32_t kMaxAggregateWords = 8;
 
 // cuFuncGetParamInfo's signature.
 using ParamInfoFn = CUresult (*)(CUfunction, std::size_t, std::size_t*, std::size_t*);
-// The kernel's parameters of pointer size, in order.
-std::vector<Param> pointer_sized_params(CUfunction function, ParamInfoFn param_info);
+// The kernel's parameters that may hold pointers, in order.
+std::vector<Param> pointer_params(CUfunction function, ParamInfoFn param_info);
 
-// The 8 bytes of a parameter, from the argument array or the packed buffer;
-// false when the launch gave neither.
-bool param_value(const Launch& launch, const Param& p, std::uint64_t& value);
+// Word `word` (8 bytes) of a parameter, from the argument array or the packed
+// buffer; false when the launch gave neither.
+bool param_value(const Launch& launch, const Param& p, std::uint32_t word, std::uint64_t& value);
 
 // What the driver says of an address: its memory type, or nothing.
 enum class DriverMemory : std::uint8_t { NotKnown, Device, Host, Managed };
@@ -53,6 +61,8 @@ using PointerQueryFn = DriverMemory (*)(std::uint64_t address);
 // (Device, Pinned, Managed), host memory it does not (Pageable: malloc or the
 // stack, which a kernel cannot reach), or nothing (Unknown: a number).
 MemKind memory_of(std::uint64_t value, PointerQueryFn driver);
+// Only what the driver knows (Device, Pinned, Managed), else Unknown.
+MemKind driver_memory_of(std::uint64_t value, PointerQueryFn driver);
 
 // Whether the host has the page of `address` mapped (mincore).
 bool host_mapped(std::uint64_t address);

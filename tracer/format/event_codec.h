@@ -59,7 +59,7 @@ static_assert(sizeof(RaisedFinding) == 24);
 static_assert(sizeof(Range) == 24);
 static_assert(sizeof(MemoryCounter) == 32);
 static_assert(sizeof(DeviceDesc) == 16);
-static_assert(sizeof(StreamDesc) == 24);
+static_assert(sizeof(StreamDesc) == 40);
 
 template <class IO, Is<Alloc> V>
 void fields(IO& io, V& v) {
@@ -149,7 +149,7 @@ void fields(IO& io, V& v) {
 
 template <class IO, Is<StreamDesc> V>
 void fields(IO& io, V& v) {
-  io.device(v.device), io.stream(v.id), io.x_string(v.name);
+  io.device(v.device), io.stream(v.id), io.x_string(v.name), io.p(0, v.handle), io.flag(kFlagHandleKnown, v.handle_known);
 }
 
 // ---- the two directions -------------------------------------------------------

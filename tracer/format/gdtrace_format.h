@@ -105,5 +105,6 @@ struct RawEvent {
 static_assert(sizeof(RawEvent) == 88);
 
 inline constexpr std::uint16_t kFlagAsync = 1;
+inline constexpr std::uint16_t kFlagHandleKnown = 2;  // Stream: p0 is the CUDA stream handle
 
 }  // namespace gpudiag::gdtrace

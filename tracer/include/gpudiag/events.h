@@ -32,12 +32,16 @@ struct DeviceDesc {
   bool operator==(const DeviceDesc&) const = default;
 };
 
-// Names a stream once.
+// Names a stream once, and says which CUDA stream handle (cudaStream_t) it
+// is: what a program's own records of its streams use, such as PyTorch's
+// allocator history.
 struct StreamDesc {
   static constexpr EventKind event_kind = EventKind::Stream;
   std::int32_t device = 0;
   std::uint64_t id = 0;
   StringId name = 0;
+  std::uint64_t handle = 0;   // the legacy default stream's is 0
+  bool handle_known = false;
 
   bool operator==(const StreamDesc&) const = default;
 };
