@@ -46,6 +46,7 @@ bundle_paths=(
   tests/tracer/dlopen_injection tests/tracer/nvtx_program
   tests/runtime/gdrt_test tests/samples/samples_test tests/report/report_output_test
   tests/doctor/doctor_cli_test samples/train_unet/train_unet bench/devices/device_step bench/trace/trace_bench
+  tracer/python/sitecustomize.py tracer/python/gpudiag_torch_history.py
 )
 
 # Libraries the machine has in newer versions, or CUDA's own: never bundled.

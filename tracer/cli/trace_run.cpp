@@ -12,6 +12,7 @@
 #include <iterator>
 #include <stdexcept>
 
+#include "gpudiag/allocator_history.h"
 #include "gpudiag/doctor/injection.h"
 #include "gpudiag/trace_io.h"
 
@@ -44,6 +45,17 @@ bool recorded_nothing(const std::string& path) {
   }
 }
 
+// The folder of the Python startup hook (sitecustomize.py) beside this
+// binary: installed, or in the build tree; empty if neither is there.
+std::string python_hook_dir() {
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) return {};
+  for (const fs::path& dir : {exe.parent_path() / ".." / "share" / "gpudiag" / "python", exe.parent_path() / ".." / "python"})
+    if (fs::is_regular_file(dir / "sitecustomize.py", ec)) return fs::weakly_canonical(dir, ec).string();
+  return {};
+}
+
 }  // namespace
 
 std::string trace_pattern(const std::string& output) {
@@ -74,6 +86,7 @@ TraceRunResult run_traced(const TraceRunOptions& options) {
   if (const fs::path parent = fs::path(pattern).parent_path(); !parent.empty() && !fs::is_directory(parent, ec))
     throw OutputError("the output directory " + parent.string() + " does not exist");
 
+  const std::string python_hook = python_hook_dir();
   const auto started = fs::file_time_type::clock::now();
   // Blocked from before the fork until the forwarding handlers are in place:
   // a signal in between waits instead of killing gpudiag and orphaning CMD.
@@ -96,6 +109,11 @@ TraceRunResult run_traced(const TraceRunOptions& options) {
     setenv("GPUDIAG_TRACE", pattern.c_str(), 1);
     setenv("GPUDIAG_TRACE_STACKS", options.stacks ? "on" : "off", 1);
     setenv("GPUDIAG_TRACE_GUARD", options.guard_copies ? "on" : "off", 1);
+    // A Python program records PyTorch's allocator history beside its trace.
+    if (!python_hook.empty()) {
+      const char* path = getenv("PYTHONPATH");
+      setenv("PYTHONPATH", (path && *path ? python_hook + ":" + path : python_hook).c_str(), 1);
+    }
     if (!result.cupti_library.empty()) {
       setenv("CUDA_INJECTION64_PATH", result.cupti_library.c_str(), 1);
       // The program's NVTX ranges (its steps, where it names them) reach
@@ -140,7 +158,12 @@ TraceRunResult run_traced(const TraceRunOptions& options) {
   root.replace(root.find("%p"), 2, std::to_string(pid));
   if (output.find("%p") == std::string::npos && fs::exists(root, ec) && root != output) {
     fs::rename(root, output, ec);
-    if (!ec) root = output;
+    if (!ec) {
+      // The allocator history a Python program wrote beside its trace follows it.
+      std::error_code history_ec;
+      fs::rename(import::allocator_history_path(root), import::allocator_history_path(output), history_ec);
+      root = output;
+    }
   }
   if (fs::exists(root, ec)) result.traces.push_back(root);
   const fs::path dir = fs::path(pattern).parent_path().empty() ? fs::path(".") : fs::path(pattern).parent_path();

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "gpudiag/allocator_history.h"
 #include "file_bytes.h"
 #include "gpudiag/trace_io.h"
 
@@ -44,9 +45,7 @@ Trace load_bytes(const std::string& bytes, const std::string& path) {
   throw TraceError(path + ": an Nsight Systems SQLite export must be read from a file, not a pipe or a gzip");
 }
 
-}  // namespace
-
-Trace load_trace(const std::string& path) {
+Trace load_trace_file(const std::string& path) {
   std::error_code ec;
   const auto status = std::filesystem::status(path, ec);
   // A directory opens and reads as empty: say what it is instead.
@@ -72,6 +71,14 @@ Trace load_trace(const std::string& path) {
     }
   }
   throw TraceError(path + ": unknown trace format");
+}
+
+}  // namespace
+
+Trace load_trace(const std::string& path) {
+  Trace trace = load_trace_file(path);
+  if (trace.source == TraceSource::Gdtrace) import::read_allocator_history(trace, import::allocator_history_path(path));
+  return trace;
 }
 
 }  // namespace gpudiag

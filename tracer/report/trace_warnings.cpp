@@ -38,6 +38,11 @@ std::vector<SarifNotification> trace_warnings(const Trace& trace) {
                                "their debug information for a report",
                                names)});
   }
+  if (!trace.allocator_history_note.empty())
+    out.push_back({"allocator-history", "The allocator history beside the trace could not be read",
+                   fmt::format("the allocator history beside the trace could not be read ({}): frees of PyTorch's "
+                               "cached blocks are not judged",
+                               trace.allocator_history_note)});
   if (!trace.stopped_cleanly)
     out.push_back({"unclean-stop", "The recording did not stop cleanly",
                    "the recording did not stop cleanly (the process was killed: SIGKILL, the OOM killer?): the newest "

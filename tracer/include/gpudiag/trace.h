@@ -85,6 +85,22 @@ struct Crash {
   StackId stack = 0;           // from the faulting instruction outwards
 };
 
+// A block that a caching allocator inside the process handed out, finer than
+// the segments its CUDA calls show: PyTorch's, from the allocator history
+// that `gpudiag trace` records beside a Python program's trace
+// (<trace>.torch-memory.json, which load_trace reads).
+struct CachedBlock {
+  static constexpr std::uint64_t kNever = ~std::uint64_t{0};
+  std::int32_t device = 0;
+  std::uint64_t addr = 0, bytes = 0;
+  std::uint64_t stream = 0;        // the trace's id of the stream it was allocated on
+  bool stream_known = false;       // no launch of the trace named that stream's handle
+  std::uint64_t alloc_ns = 0;
+  std::uint64_t free_requested_ns = kNever;  // the program dropped it
+  std::uint64_t free_ns = kNever;            // the allocator may hand it out again
+  StackId stack = 0, free_stack = 0;         // where it was allocated, and dropped
+};
+
 struct Trace {
   // Where it came from.
   TraceSource source = TraceSource::Memory;
@@ -133,6 +149,10 @@ struct Trace {
   std::vector<Range> ranges;
   // Fatal signals, in time order: usually none or one (two threads may fault together).
   std::vector<Crash> crashes;
+  // From a caching allocator's own history, beside the trace file; not part
+  // of the .gdtrace, so not written with it.
+  std::vector<CachedBlock> cached_blocks;
+  std::string allocator_history_note;  // why a history beside the trace could not be read
 
   Trace() : stacks(1) {}
 

@@ -1,0 +1,20 @@
+"""Imports torch, initialises CUDA, and says what the hook did. With
+`fork`, a child made after initialisation exits through atexit too."""
+import os
+import sys
+
+if sys.argv[1:] == ["no-torch"]:
+    print("no torch")
+    sys.exit(0)
+import torch
+import torch.cuda.memory as memory
+
+print("recording before init:", len(memory.recorded))
+torch.cuda.init()
+print("recording after init:", memory.recorded)
+print("loader:", type(torch.__loader__).__name__)
+if sys.argv[1:] == ["fork"]:
+    child = os.fork()
+    if child == 0:
+        sys.exit(0)
+    os.waitpid(child, 0)

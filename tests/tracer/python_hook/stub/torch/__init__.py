@@ -1,0 +1,3 @@
+"""A stand-in for PyTorch with the few calls gpudiag_torch_history makes, to
+test the hook where no CUDA PyTorch is installed."""
+from . import cuda  # noqa: F401

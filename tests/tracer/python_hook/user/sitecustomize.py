@@ -1,0 +1,1 @@
+print("the program's own sitecustomize ran")

@@ -1,0 +1,115 @@
+// PyTorch's allocator history, as `gpudiag trace` records it beside a Python
+// program's trace: the blocks of torch.cuda.memory._snapshot()'s
+// device_traces, on the trace's clock and streams.
+#include "gpudiag/allocator_history.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace gpudiag::import {
+namespace {
+
+using nlohmann::json;
+
+// Python frames, innermost first, as the trace's stack.
+StackId stack_of(Trace& trace, const json& entry) {
+  const auto it = entry.find("frames");
+  if (it == entry.end() || !it->is_array() || it->empty()) return 0;
+  Stack stack;
+  for (const json& f : *it) {
+    if (!f.is_object()) continue;
+    StackFrame frame;
+    frame.function = trace.intern(f.value("name", std::string()));
+    frame.file = trace.intern(f.value("filename", std::string()));
+    frame.line = f.value("line", 0u);
+    stack.frames.push_back(frame);
+  }
+  return stack.frames.empty() ? 0 : trace.add_stack(stack);
+}
+
+void read_history(Trace& trace, const json& doc) {
+  if (!doc.is_object() || doc.value("format", std::string()) != kAllocatorHistoryFormat)
+    throw std::runtime_error("not a gpudiag allocator history");
+  const json& clock = doc.at("clock");
+  // time_us is on the realtime clock; the trace's is the monotonic one.
+  const auto offset_ns = clock.at("monotonic_ns").get<std::int64_t>() - clock.at("realtime_ns").get<std::int64_t>();
+  const auto to_trace_ns = [offset_ns](const json& e) {
+    const std::int64_t ns = e.at("time_us").get<std::int64_t>() * 1000 + offset_ns;
+    return ns < 0 ? std::uint64_t{0} : static_cast<std::uint64_t>(ns);
+  };
+  const json& devices = doc.at("device_traces");
+  std::vector<CachedBlock> blocks;
+  for (std::size_t d = 0; d < devices.size(); ++d) {
+    const auto device = static_cast<std::int32_t>(d);
+    std::map<std::uint64_t, std::uint64_t> stream_of;  // handle -> the trace's stream id
+    for (const StreamDesc& s : trace.streams)
+      if (s.handle_known && s.device == device) stream_of.emplace(s.handle, s.id);
+    std::map<std::uint64_t, std::size_t> open;  // address -> index in blocks
+    for (const json& e : devices[d]) {
+      const std::string action = e.at("action").get<std::string>();
+      const std::uint64_t addr = e.at("addr").get<std::uint64_t>();
+      if (action == "alloc") {
+        CachedBlock b{.device = device, .addr = addr, .bytes = e.at("size").get<std::uint64_t>()};
+        if (const auto s = stream_of.find(e.value("stream", std::uint64_t{0})); s != stream_of.end())
+          b.stream = s->second, b.stream_known = true;
+        b.alloc_ns = to_trace_ns(e);
+        b.stack = stack_of(trace, e);
+        open[addr] = blocks.size();
+        blocks.push_back(b);
+      } else if (action == "free_requested" || action == "free_completed") {
+        const auto it = open.find(addr);
+        if (it == open.end()) continue;  // allocated before the history began
+        CachedBlock& b = blocks[it->second];
+        const std::uint64_t at = to_trace_ns(e);
+        if (b.free_requested_ns == CachedBlock::kNever) {
+          b.free_requested_ns = at;
+          b.free_stack = stack_of(trace, e);
+        }
+        if (action == "free_completed") {
+          b.free_ns = at;
+          open.erase(it);
+        }
+      }
+    }
+  }
+  // Put on the trace's clock, the blocks fall within the recording; if most
+  // do not, the history's times are not what this reader takes them for.
+  if (trace.event_count() > 0 && !blocks.empty()) {
+    constexpr std::uint64_t kSlack = 1'000'000'000;
+    const std::uint64_t from = trace.begin_ns() > kSlack ? trace.begin_ns() - kSlack : 0, to = trace.end_ns() + kSlack;
+    const auto inside = std::count_if(blocks.begin(), blocks.end(),
+                                      [&](const CachedBlock& b) { return b.alloc_ns >= from && b.alloc_ns <= to; });
+    if (static_cast<std::size_t>(inside) * 2 < blocks.size())
+      throw std::runtime_error(fmt::format("{} of its {} blocks were allocated outside the recording: its clock is not "
+                                           "the trace's",
+                                           blocks.size() - static_cast<std::size_t>(inside), blocks.size()));
+  }
+  trace.cached_blocks = std::move(blocks);
+}
+
+}  // namespace
+
+std::string allocator_history_path(const std::string& trace_path) {
+  // The trace may have been compressed since; the history was written beside it as it was.
+  const bool gzipped = trace_path.size() > 3 && trace_path.ends_with(".gz");
+  return (gzipped ? trace_path.substr(0, trace_path.size() - 3) : trace_path) + ".torch-memory.json";
+}
+
+void read_allocator_history(Trace& trace, const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return;
+  std::ifstream in(path, std::ios::binary);
+  try {
+    read_history(trace, json::parse(in));
+  } catch (const std::exception& e) {
+    trace.cached_blocks.clear();
+    trace.allocator_history_note = path + ": " + e.what();
+  }
+}
+
+}  // namespace gpudiag::import

@@ -1,0 +1,121 @@
+"""PyTorch's caching-allocator history, beside a gpudiag trace.
+
+PyTorch hands the blocks of its CUDA segments from tensor to tensor without a
+CUDA call, so a trace of CUDA calls cannot tell when a dropped tensor's memory
+became free again. The allocator's own history can: once the program has
+initialised CUDA, torch.cuda.memory._record_memory_history() starts, and at
+exit the history (torch.cuda.memory._snapshot()'s device_traces) is written
+to <trace>.torch-memory.json, with the two clocks needed to put its times on
+the trace's. `gpudiag report` reads it to judge a tensor dropped while another
+stream still used it (GD004, record_stream).
+
+It does nothing where the program does not use CUDA through PyTorch, in a
+forked child, where GPUDIAG_TORCH_HISTORY=off, or with a PyTorch without that
+history (before 2.1). It never imports torch itself nor initialises CUDA.
+"""
+import atexit
+import importlib.abc
+import json
+import os
+import sys
+import time
+
+FORMAT = "gpudiag-torch-memory"
+# Entries kept (a ring): enough for tens of thousands of steps of a UNet.
+MAX_ENTRIES = 1_000_000
+
+_state = {"pid": None}
+
+
+def _history_path():
+    pattern = os.environ.get("GPUDIAG_TRACE", "")
+    if not pattern:
+        return None
+    return pattern.replace("%p", str(os.getpid())) + ".torch-memory.json"
+
+
+def _write_history():
+    if _state["pid"] != os.getpid():
+        return  # a forked child: its parent writes the history
+    path = _history_path()
+    torch = sys.modules.get("torch")
+    if path is None or torch is None:
+        return
+    try:
+        snapshot = torch.cuda.memory._snapshot()
+    except Exception as error:  # CUDA already torn down, or a PyTorch without it
+        sys.stderr.write(f"gpudiag: PyTorch's allocator history was not written: {error}\n")
+        return
+    document = {
+        "format": FORMAT,
+        "version": 1,
+        "pid": os.getpid(),
+        # PyTorch's time_us is on the realtime clock, the trace's on the monotonic one.
+        "clock": {"realtime_ns": time.time_ns(), "monotonic_ns": time.monotonic_ns()},
+        "device_traces": snapshot.get("device_traces", []),
+    }
+    partial = path + ".partial"
+    with open(partial, "w", encoding="utf-8") as out:
+        json.dump(document, out, separators=(",", ":"))
+    os.replace(partial, path)
+
+
+def _start_recording():
+    # Runs inside PyTorch's CUDA initialisation, which an exception would fail.
+    try:
+        sys.modules["torch"].cuda.memory._record_memory_history(
+            enabled="all", context="all", stacks="python", max_entries=MAX_ENTRIES
+        )
+    except Exception:
+        return  # PyTorch before 2.1 (no history with stacks and times), or none for this build
+    _state["pid"] = os.getpid()
+    atexit.register(_write_history)
+
+
+def _torch_imported(torch):
+    lazy_call = getattr(getattr(torch, "cuda", None), "_lazy_call", None)
+    if lazy_call is None:
+        return
+    try:
+        lazy_call(_start_recording)  # when the program first initialises CUDA; at once if it has
+    except Exception:
+        pass
+
+
+class _AfterTorch(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Lets `import torch` happen as usual, then calls _torch_imported."""
+
+    def find_spec(self, name, path, target=None):
+        if name != "torch":
+            return None
+        sys.meta_path.remove(self)
+        try:
+            import importlib.util
+
+            spec = importlib.util.find_spec("torch")
+        finally:
+            sys.meta_path.insert(0, self)
+        if spec is None or spec.loader is None:
+            return None
+        self._loader = spec.loader
+        spec.loader = self
+        return spec
+
+    def create_module(self, spec):
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module):
+        sys.meta_path.remove(self)
+        # The module keeps torch's own loader, as without gpudiag.
+        module.__spec__.loader = module.__loader__ = self._loader
+        self._loader.exec_module(module)
+        _torch_imported(module)
+
+
+def install():
+    if not os.environ.get("GPUDIAG_TRACE") or os.environ.get("GPUDIAG_TORCH_HISTORY", "on") == "off":
+        return
+    if "torch" in sys.modules:
+        _torch_imported(sys.modules["torch"])
+    else:
+        sys.meta_path.insert(0, _AfterTorch())
