@@ -70,6 +70,19 @@ TEST(TraceWarnings, UncleanStopIsShownInTheSummaryJsonAndHtml) {
   EXPECT_NE(page.str().find("data.warnings"), std::string::npos);  // and the page renders it
 }
 
+TEST(TraceWarnings, AnAllocatorHistoryThatCouldNotBeReadIsSaidInEveryForm) {
+  Trace t = small_trace();
+  t.allocator_history_note = "run.gdtrace.torch-memory.json: not JSON";
+  EXPECT_EQ(ids(trace_warnings(t)), std::vector<std::string>{"allocator-history"});
+  const std::string s = summary(t);
+  EXPECT_NE(s.find("the allocator history beside the trace could not be read (run.gdtrace.torch-memory.json: not "
+                   "JSON): frees of PyTorch's cached blocks are not judged"),
+            std::string::npos)
+      << s;
+  EXPECT_EQ(report_json(t, analyze(t))["trace"]["warnings"][0]["id"], "allocator-history");
+  EXPECT_EQ(html_data(t, analyze(t))["warnings"].size(), 1u);
+}
+
 TEST(TraceWarnings, AFileThatEndsEarlyEndsWhereTheRecordingStopped) {
   Trace t = small_trace();
   t.truncated = true;
