@@ -365,5 +365,103 @@ TEST(KernelArguments, ACachingAllocatorPinnedAndManagedArgumentsAreNoGD004) {
   EXPECT_TRUE(only(detect(t), "GD001").empty());
 }
 
+// GD004: a PyTorch tensor's block made free again (allocator history) ------
+
+constexpr std::uint64_t kMain = 7, kSide = 14;  // PyTorch's default stream, a torch.cuda.Stream()
+
+// torch_side_stream_no_record_stream, step by step: x made on the main
+// stream at base+10; a kernel on the side stream given x launched at
+// base+100 runs until base+`kernel_end` (unrecorded when 0); x dropped at
+// base+200. Without record_stream its block is free again at once; with it,
+// only at base+`free_ns`, once the allocator saw the side stream's event done.
+template <class Between>
+Trace dropped_while_side_reads(std::uint64_t kernel_end, Between between, std::uint64_t free_ns = 200,
+                               int steps = 1) {
+  Trace t;
+  const StackId made = stack_named(t, "main", "side_stream.py", 43);
+  const StackId dropped = stack_named(t, "main", "side_stream.py", 50);
+  const StackId launched = stack_named(t, "main", "side_stream.py", 47);
+  for (int s = 0; s < steps; ++s) {
+    const std::uint64_t base = 10000ull * s;
+    t.cached_blocks.push_back({.device = 0, .addr = kSrc, .bytes = kMiB4, .stream = kMain, .stream_known = true,
+                               .alloc_ns = base + 10, .free_requested_ns = base + 200, .free_ns = base + free_ns,
+                               .stack = made, .free_stack = dropped});
+    launch(t, 100 + s, base + 10, "fill(float*)", kMain, {{kSrc, MemKind::Device}}, base + 20);
+    launch(t, 1000 + s, base + 100, "mul(float const*, float*)", kSide, {{kSrc, MemKind::Device}, {kOut, MemKind::Device}},
+           kernel_end ? base + kernel_end : 0, launched);
+    between(t, base);
+    launch(t, 2000 + s, base + 210, "fill(float*)", kMain, {{kSrc, MemKind::Device}}, base + 220);  // z, in x's block
+  }
+  alloc(t, 0, kSrc, 20ull << 20, 0);  // the allocator's segment: never freed
+  return t;
+}
+
+TEST(KernelArguments, ATensorDroppedWhileASideStreamReadsItIsGD004FromTheAllocatorHistory) {
+  const auto f = only(detect(dropped_while_side_reads(5000, nothing)), "GD004");
+  ASSERT_EQ(f.size(), 1u);
+  const std::string& m = f[0].message;
+  EXPECT_NE(m.find("a tensor of 4.00 MiB at 0x302000000, made on stream 7, was dropped and PyTorch's caching allocator "
+                   "made its memory free again for stream 7 while kernel mul(float const*, float*), given it as "
+                   "parameter 0 on stream 14, was still running (it ended 4.80 us after that): nothing ordered the launch "
+                   "before it"),
+            std::string::npos) << m;
+  EXPECT_NE(m.find("Call tensor.record_stream() with the stream that uses it before dropping it"), std::string::npos)
+      << m;
+  ASSERT_FALSE(f[0].stack.empty());
+  EXPECT_EQ(f[0].stack[0].line, 50u);
+  ASSERT_EQ(f[0].notes.size(), 2u);
+  EXPECT_EQ(f[0].notes[0].stack.at(0).line, 47u);
+  EXPECT_EQ(f[0].notes[1].message, "the tensor was made here");
+  EXPECT_EQ(f[0].notes[1].stack.at(0).line, 43u);
+  const auto steps = only(detect(dropped_while_side_reads(5000, nothing, 200, 30)), "GD004");
+  ASSERT_EQ(steps.size(), 1u);
+  EXPECT_NE(steps[0].message.find("it happened 30 times with this kernel, parameter and drop"), std::string::npos);
+  EXPECT_EQ(only(detect(dropped_while_side_reads(0, nothing)), "GD004").size(), 1u) << "its end unrecorded";
+}
+
+TEST(KernelArguments, RecordStreamOrAWaitOfTheMainStreamMakesTheDropNoGD004) {
+  // record_stream: the block is free again only after the side stream's kernel ended...
+  EXPECT_TRUE(only(detect(dropped_while_side_reads(5000, nothing, 6000)), "GD004").empty());
+  // ...which the allocator learnt from a query of its event (the kernel's end unrecorded).
+  EXPECT_TRUE(only(detect(dropped_while_side_reads(0, [](Trace& t, std::uint64_t b) {
+                  call(t, b + 5500, "cudaEventQuery");
+                }, 6000)),
+                   "GD004")
+                  .empty());
+  // main.wait_stream(side) before the drop.
+  EXPECT_TRUE(only(detect(dropped_while_side_reads(5000, [](Trace& t, std::uint64_t b) {
+                  sync(t, b + 150, SyncKind::StreamWaitEvent, kMain);
+                })),
+                   "GD004")
+                  .empty());
+  // The side stream waiting for the main one orders nothing here.
+  EXPECT_EQ(only(detect(dropped_while_side_reads(5000, [](Trace& t, std::uint64_t b) {
+              sync(t, b + 150, SyncKind::StreamWaitEvent, kSide);
+            })),
+                 "GD004")
+                .size(),
+            1u);
+}
+
+TEST(KernelArguments, CachedBlocksOnTheirOwnStreamOrOfUnknownStreamsAreNotJudged) {
+  Trace same = dropped_while_side_reads(5000, nothing);
+  for (KernelArg& a : same.kernel_args) a.stream = kMain;
+  EXPECT_TRUE(only(detect(same), "GD004").empty());
+  Trace unknown = dropped_while_side_reads(5000, nothing);
+  unknown.cached_blocks[0].stream_known = false;
+  EXPECT_TRUE(only(detect(unknown), "GD004").empty());
+  // Launched after the tensor was dropped: another tensor's block by then.
+  Trace later = dropped_while_side_reads(5000, nothing);
+  later.cached_blocks[0].free_requested_ns = later.cached_blocks[0].free_ns = 50;
+  EXPECT_TRUE(only(detect(later), "GD004").empty());
+  // PyTorch's streams are non-blocking: a blocking copy on the main stream,
+  // which makes it the legacy default stream to the CUDA-level check, excuses nothing.
+  Trace blocking = dropped_while_side_reads(5000, nothing);
+  Memcpy c = copy(20, 30, CopyKind::HtoD, 4096, /*async=*/false);
+  c.stream = kMain;
+  blocking.memcpys.push_back(c);
+  EXPECT_EQ(only(detect(blocking), "GD004").size(), 1u);
+}
+
 }  // namespace
 }  // namespace gpudiag

@@ -3,17 +3,19 @@
 // a program died of inside a freed range (not work queued on the freeing
 // stream before the free, which the free is ordered after), and double frees. And through the
 // pointers each kernel was given: a block freed on another stream than the
-// launch's with nothing that ordered the launch before the free, and a
-// launch given a pointer into a block already freed.
+// launch's with nothing that ordered the launch before the free, a launch
+// given a pointer into a block already freed, and a PyTorch tensor whose
+// block the caching allocator made free again while a launch on another
+// stream still used it (from its allocator history).
 #include <algorithm>
 #include <map>
 #include <tuple>
 #include <unordered_map>
-#include <unordered_set>
 
 #include <fmt/format.h>
 
-#include "gpudiag/api_kinds.h"
+#include "core/cached_block_reuse.h"
+#include "core/stream_orderings.h"
 #include "gpudiag/detect/detect.h"
 
 namespace gpudiag {
@@ -60,98 +62,6 @@ Finding use_after_free(const Trace& t, const Block& b, std::uint64_t addr, std::
   return f;
 }
 
-// A kernel argument the driver knew as memory the GPU reads: device, pinned
-// or managed. Pageable memory is GD001's; an unknown one is a number.
-bool is_gpu_pointer(const KernelArg& a) {
-  return a.memory == MemKind::Device || a.memory == MemKind::Pinned || a.memory == MemKind::Managed;
-}
-
-bool any_in(const std::vector<std::uint64_t>& sorted, std::uint64_t from, std::uint64_t to) {
-  const auto it = std::lower_bound(sorted.begin(), sorted.end(), from);
-  return it != sorted.end() && *it <= to;
-}
-
-// The default stream, seen as the stream of blocking copies and memsets,
-// which run on it: the trace does not name it otherwise. The legacy default
-// stream waits for the work of every blocking stream, and theirs for its,
-// with no event in the trace to show it. A stream that frees memory but ran
-// no recorded work may be it too (cudaFreeAsync(p, 0) in a program that
-// makes no blocking copy): it is counted as one, so that no finding rests on
-// not knowing.
-std::unordered_set<std::uint64_t> default_streams(const Trace& t) {
-  std::unordered_set<std::uint64_t> out, worked;
-  for (const Memcpy& c : t.memcpys) {
-    worked.insert(c.stream);
-    if (!c.async) out.insert(c.stream);
-  }
-  for (const Memset& m : t.memsets) {
-    worked.insert(m.stream);
-    if (!m.async) out.insert(m.stream);
-  }
-  for (const Kernel& k : t.kernels) worked.insert(k.stream);
-  for (const KernelArg& a : t.kernel_args) worked.insert(a.stream);
-  for (const Free& f : t.frees)
-    if (f.stream != 0 && !worked.count(f.stream)) out.insert(f.stream);
-  return out;
-}
-
-// What may have ordered work on one stream before a free on another: the
-// default stream's implicit ordering, and when the host or a stream waited,
-// by what it waited for. The trace does not say which work an event stood
-// for, so every wait that may have covered a launch counts: a device
-// synchronisation, a synchronisation of the launch's stream or of an event,
-// an event wait of the freeing stream, and any synchronising call or query
-// that succeeded without a Sync record telling what it waited for.
-class Orderings {
- public:
-  explicit Orderings(const Trace& t) : default_(default_streams(t)) {
-    std::unordered_set<std::uint64_t> described;  // correlations of calls with a Sync record
-    for (const Sync& s : t.syncs) {
-      if (s.correlation != 0) described.insert(s.correlation);
-      switch (s.kind) {
-        case SyncKind::Device:
-        case SyncKind::Context:
-          (s.device == kHostDevice ? any_ : device_[s.device]).push_back(s.start_ns);
-          break;
-        case SyncKind::Stream: (s.stream == 0 ? any_ : stream_[s.stream]).push_back(s.start_ns); break;
-        case SyncKind::StreamWaitEvent: (s.stream == 0 ? any_ : waited_[s.stream]).push_back(s.start_ns); break;
-        case SyncKind::Event:
-        case SyncKind::Unknown: any_.push_back(s.start_ns); break;
-      }
-    }
-    for (const ApiCall& a : t.api_calls)
-      if (a.status == 0 && api_kind(t.str(a.name)) == ApiKind::Sync && !described.count(a.correlation))
-        any_.push_back(a.start_ns);
-    std::sort(any_.begin(), any_.end());
-    const auto sort_each = [](auto& by) {
-      for (auto& [key, times] : by) std::sort(times.begin(), times.end());
-    };
-    sort_each(device_), sort_each(stream_), sort_each(waited_);
-  }
-
-  // Whether work launched at `from` on `launch_stream` of `device` may have
-  // been ordered before the free that `free_stream` ordered at `to`: either
-  // is the default stream, or a wait that may cover it began in between.
-  bool may_order(std::uint64_t from, std::uint64_t to, std::int32_t device, std::uint64_t launch_stream,
-                 std::uint64_t free_stream) const {
-    return default_.count(launch_stream) || default_.count(free_stream) || any_in(any_, from, to) || in(device_, device, from, to) || in(stream_, launch_stream, from, to) ||
-           in(waited_, free_stream, from, to);
-  }
-
- private:
-  template <class Key>
-  static bool in(const std::unordered_map<Key, std::vector<std::uint64_t>>& by, Key key, std::uint64_t from,
-                 std::uint64_t to) {
-    const auto it = by.find(key);
-    return it != by.end() && any_in(it->second, from, to);
-  }
-
-  std::unordered_set<std::uint64_t> default_;
-  std::vector<std::uint64_t> any_;                                        // may order every launch
-  std::unordered_map<std::int32_t, std::vector<std::uint64_t>> device_;   // the host waited for a device
-  std::unordered_map<std::uint64_t, std::vector<std::uint64_t>> stream_;  // the host waited for a stream
-  std::unordered_map<std::uint64_t, std::vector<std::uint64_t>> waited_;  // a stream waited for an event
-};
 
 // Whether the launch that passed `a` may still have used block `b` when the
 // free took effect: freed on another stream with nothing that ordered the
@@ -311,6 +221,7 @@ void detect_premature_free(const DetectContext& ctx, std::vector<Finding>& out) 
   const Launches launches(t);
   report_unordered_frees(ctx, launches, out);
   report_freed_arguments(ctx, launches, out);
+  report_cached_block_reuse(ctx, launches, out);
 }
 
 }  // namespace gpudiag
