@@ -28,7 +28,7 @@ case "$sanitizer" in
   # the fault on: AddressSanitizer must let it in front of its own.
   address) export ASAN_OPTIONS=${ASAN_OPTIONS:-allow_user_segv_handler=1:detect_leaks=1:abort_on_error=0} ;;
   thread)
-    export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=0:second_deadlock_stack=1}
+    export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=0:second_deadlock_stack=1:suppressions=$PWD/tests/sanitizers/thread.supp}
     # Its shadow memory needs the address layout that randomisation can break
     # (kernels with 32 bits of mmap entropy); without randomisation it always fits.
     if setarch "$(uname -m)" -R true 2>/dev/null; then run=(setarch "$(uname -m)" -R); fi
