@@ -37,22 +37,27 @@ std::string write_trace(const std::string& name) {
   return path;
 }
 
+// An entry whose stack is step() at train.py:`line`, called from main() at line 90.
 json entry(const char* action, std::uint64_t addr, std::uint64_t size, std::uint64_t stream, std::uint64_t at_ns,
            int line) {
-  return {{"action", action},
-          {"addr", addr},
-          {"size", size},
-          {"stream", stream},
-          {"time_us", realtime_us(at_ns)},
-          {"frames", json::array({{{"filename", "train.py"}, {"line", line}, {"name", "step"}},
-                                  {{"filename", "train.py"}, {"line", 90}, {"name", "main"}}})}};
+  return {{"action", action}, {"addr", addr},   {"size", size},
+          {"stream", stream}, {"time_us", realtime_us(at_ns)}, {"stack", line}};
 }
 
 json history(json device0) {
+  // Frame 0 is main() at line 90, frame n step() at line n; stack n is frames n and 0.
+  json frames = json::array({json::array({"train.py", 90, "main"})});
+  json stacks = json::array({json::array()});
+  for (int line = 1; line < 20; ++line) {
+    frames.push_back(json::array({"train.py", line, "step"}));
+    stacks.push_back(json::array({line, 0}));
+  }
   return {{"format", "gpudiag-torch-memory"},
           {"version", 1},
           {"pid", 42},
           {"clock", {{"realtime_ns", kRealtimeAhead + 500'000}, {"monotonic_ns", 500'000}}},
+          {"frames", frames},
+          {"stacks", stacks},
           {"device_traces", json::array({std::move(device0)})}};
 }
 
@@ -115,6 +120,8 @@ TEST(AllocatorHistory, AnUnusableHistoryLeavesTheTraceLoadingAndSaysWhy) {
   no_clock.erase("clock");
   json bad_entry = good;
   bad_entry["device_traces"][0][0]["addr"] = "0x7000000";
+  json bad_stack = good;
+  bad_stack["device_traces"][0][0]["stack"] = 99;
   json other_clock = good;  // its times two seconds past the end of the recording
   other_clock["clock"]["monotonic_ns"] = 2'000'500'000;
   const std::vector<std::pair<const char*, std::string>> histories = {
@@ -124,6 +131,7 @@ TEST(AllocatorHistory, AnUnusableHistoryLeavesTheTraceLoadingAndSaysWhy) {
       {"another format", wrong_format.dump()},
       {"no clock", no_clock.dump()},
       {"an address as a string", bad_entry.dump()},
+      {"a stack not in its table", bad_stack.dump()},
       {"another clock", other_clock.dump()},
   };
   for (const auto& [what, text] : histories) {

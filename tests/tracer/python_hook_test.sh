@@ -29,7 +29,7 @@ status=$?
 [ "$status" -eq 0 ] || fail "the program exited $status: $(cat "$work/out")"
 grep -q "the program's own sitecustomize ran" "$work/out" || fail "the program's sitecustomize did not run"
 grep -q "recording before init: 0" "$work/out" || fail "recording began before CUDA was initialised"
-grep -q "recording after init: \[{'enabled': 'all', 'context': 'all', 'stacks': 'python', 'max_entries': 1000000}\]" \
+grep -q "recording after init: \[{'enabled': 'all', 'context': 'all', 'stacks': 'python', 'max_entries': 250000}\]" \
   "$work/out" || fail "recording did not begin at CUDA's initialisation: $(cat "$work/out")"
 grep -q "loader: SourceFileLoader" "$work/out" || fail "torch was left with another loader: $(cat "$work/out")"
 [ "$(histories)" -eq 1 ] || fail "$(histories) histories written, not one"
@@ -38,7 +38,10 @@ import json, sys
 doc = json.load(open(sys.argv[1]))
 assert doc["format"] == "gpudiag-torch-memory" and doc["version"] == 1, doc
 assert isinstance(doc["clock"]["realtime_ns"], int) and isinstance(doc["clock"]["monotonic_ns"], int), doc
-assert doc["device_traces"] == [[{"action": "alloc", "addr": 4096, "size": 512, "stream": 0, "time_us": 7, "frames": []}]], doc
+assert doc["frames"] == [["train.py", 12, "step"], ["train.py", 90, "main"]], doc
+assert doc["stacks"] == [[0, 1], []], doc
+assert doc["device_traces"] == [[{"action": "alloc", "addr": 4096, "size": 512, "stream": 0, "time_us": 7, "stack": 0},
+                                 {"action": "free_completed", "addr": 4096, "size": 512, "stream": 0, "time_us": 9, "stack": 1}]], doc
 assert sys.argv[1].endswith(f".{doc['pid']}.gdtrace.torch-memory.json"), sys.argv[1]
 PY
 rm -f "$work"/*.torch-memory.json

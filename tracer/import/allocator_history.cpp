@@ -16,21 +16,35 @@ namespace {
 
 using nlohmann::json;
 
-// Python frames, innermost first, as the trace's stack.
-StackId stack_of(Trace& trace, const json& entry) {
-  const auto it = entry.find("frames");
-  if (it == entry.end() || !it->is_array() || it->empty()) return 0;
-  Stack stack;
-  for (const json& f : *it) {
-    if (!f.is_object()) continue;
-    StackFrame frame;
-    frame.function = trace.intern(f.value("name", std::string()));
-    frame.file = trace.intern(f.value("filename", std::string()));
-    frame.line = f.value("line", 0u);
-    stack.frames.push_back(frame);
+// The history's stacks (frame numbers into its frames, innermost first) as
+// the trace's, each made once.
+class Stacks {
+ public:
+  Stacks(Trace& trace, const json& doc) : trace_(trace), frames_(doc.at("frames")), stacks_(doc.at("stacks")) {
+    made_.assign(stacks_.size(), kNotMade);
   }
-  return stack.frames.empty() ? 0 : trace.add_stack(stack);
-}
+
+  StackId of(const json& entry) {
+    const auto number = entry.at("stack").get<std::size_t>();
+    if (number >= stacks_.size()) throw std::runtime_error(fmt::format("stack {} is not in its table", number));
+    if (made_[number] != kNotMade) return made_[number];
+    Stack stack;
+    for (const json& f : stacks_[number]) {
+      const json& frame = frames_.at(f.get<std::size_t>());  // [filename, line, function]
+      stack.frames.push_back({.function = trace_.intern(frame.at(2).get<std::string>()),
+                              .file = trace_.intern(frame.at(0).get<std::string>()),
+                              .line = frame.at(1).get<std::uint32_t>()});
+    }
+    return made_[number] = stack.frames.empty() ? 0 : trace_.add_stack(stack);
+  }
+
+ private:
+  static constexpr StackId kNotMade = ~StackId{0};
+  Trace& trace_;
+  const json& frames_;
+  const json& stacks_;
+  std::vector<StackId> made_;
+};
 
 void read_history(Trace& trace, const json& doc) {
   if (!doc.is_object() || doc.value("format", std::string()) != kAllocatorHistoryFormat)
@@ -43,6 +57,7 @@ void read_history(Trace& trace, const json& doc) {
     return ns < 0 ? std::uint64_t{0} : static_cast<std::uint64_t>(ns);
   };
   const json& devices = doc.at("device_traces");
+  Stacks stacks(trace, doc);
   std::vector<CachedBlock> blocks;
   for (std::size_t d = 0; d < devices.size(); ++d) {
     const auto device = static_cast<std::int32_t>(d);
@@ -58,7 +73,7 @@ void read_history(Trace& trace, const json& doc) {
         if (const auto s = stream_of.find(e.value("stream", std::uint64_t{0})); s != stream_of.end())
           b.stream = s->second, b.stream_known = true;
         b.alloc_ns = to_trace_ns(e);
-        b.stack = stack_of(trace, e);
+        b.stack = stacks.of(e);
         open[addr] = blocks.size();
         blocks.push_back(b);
       } else if (action == "free_requested" || action == "free_completed") {
@@ -68,7 +83,7 @@ void read_history(Trace& trace, const json& doc) {
         const std::uint64_t at = to_trace_ns(e);
         if (b.free_requested_ns == CachedBlock::kNever) {
           b.free_requested_ns = at;
-          b.free_stack = stack_of(trace, e);
+          b.free_stack = stacks.of(e);
         }
         if (action == "free_completed") {
           b.free_ns = at;

@@ -21,8 +21,9 @@ import sys
 import time
 
 FORMAT = "gpudiag-torch-memory"
-# Entries kept (a ring): enough for tens of thousands of steps of a UNet.
-MAX_ENTRIES = 1_000_000
+# Allocator events kept, the newest (a ring): thousands of training steps,
+# and a history file of tens of megabytes.
+MAX_ENTRIES = 250_000
 
 _state = {"pid": None}
 
@@ -32,6 +33,50 @@ def _history_path():
     if not pattern:
         return None
     return pattern.replace("%p", str(os.getpid())) + ".torch-memory.json"
+
+
+# What the report reads of each entry; the snapshot's other actions
+# (segments, snapshots, out-of-memory) are left out.
+_ACTIONS = ("alloc", "free_requested", "free_completed")
+
+
+def _compact(device_traces):
+    """The entries the report reads, each stack written once: a table of
+    frames, a table of stacks (frame numbers, innermost first), and entries
+    that name their stack by number."""
+    frames, frame_numbers, stacks, stack_numbers = [], {}, [], {}
+
+    def frame_number(frame):
+        key = (frame.get("filename", ""), frame.get("line", 0), frame.get("name", ""))
+        if key not in frame_numbers:
+            frame_numbers[key] = len(frames)
+            frames.append(list(key))
+        return frame_numbers[key]
+
+    def stack_of(entry):
+        key = tuple(frame_number(f) for f in entry.get("frames", ()))
+        if key not in stack_numbers:
+            stack_numbers[key] = len(stacks)
+            stacks.append(list(key))
+        return stack_numbers[key]
+
+    devices = []
+    for entries in device_traces:
+        devices.append(
+            [
+                {
+                    "action": e["action"],
+                    "addr": e["addr"],
+                    "size": e.get("size", 0),
+                    "stream": e.get("stream", 0),
+                    "time_us": e.get("time_us", 0),
+                    "stack": stack_of(e),
+                }
+                for e in entries
+                if e.get("action") in _ACTIONS
+            ]
+        )
+    return frames, stacks, devices
 
 
 def _write_history():
@@ -46,13 +91,16 @@ def _write_history():
     except Exception as error:  # CUDA already torn down, or a PyTorch without it
         sys.stderr.write(f"gpudiag: PyTorch's allocator history was not written: {error}\n")
         return
+    frames, stacks, devices = _compact(snapshot.get("device_traces", []))
     document = {
         "format": FORMAT,
         "version": 1,
         "pid": os.getpid(),
         # PyTorch's time_us is on the realtime clock, the trace's on the monotonic one.
         "clock": {"realtime_ns": time.time_ns(), "monotonic_ns": time.monotonic_ns()},
-        "device_traces": snapshot.get("device_traces", []),
+        "frames": frames,  # [filename, line, function]
+        "stacks": stacks,  # frame numbers, innermost first
+        "device_traces": devices,
     }
     partial = path + ".partial"
     with open(partial, "w", encoding="utf-8") as out:

@@ -12,9 +12,15 @@ def _record_memory_history(enabled=None, context=None, stacks=None, max_entries=
 
 
 def _snapshot():
+    step = {"filename": "train.py", "line": 12, "name": "step"}
+    main = {"filename": "train.py", "line": 90, "name": "main"}
     return {
         "segments": [],
         "device_traces": [
-            [{"action": "alloc", "addr": 4096, "size": 512, "stream": 0, "time_us": 7, "frames": []}]
+            [
+                {"action": "segment_alloc", "addr": 0, "size": 2097152, "stream": 0, "time_us": 6, "frames": [main]},
+                {"action": "alloc", "addr": 4096, "size": 512, "stream": 0, "time_us": 7, "frames": [step, main]},
+                {"action": "free_completed", "addr": 4096, "size": 512, "stream": 0, "time_us": 9, "frames": []},
+            ]
         ],
     }
