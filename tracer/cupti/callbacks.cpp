@@ -127,6 +127,10 @@ bool reads_pageable_memory(std::int32_t device) {
 // Records once which handle a stream of the trace has, so that what names
 // streams by handle (PyTorch's allocator history) can be matched to it.
 void describe_stream(std::int32_t device, std::uint64_t id, const Launch& launch) {
+  // A thread launches on one stream many times in a row: no lock for that.
+  thread_local std::pair<std::int32_t, std::uint64_t> last{kHostDevice, 0};
+  if (last == std::make_pair(device, id)) return;
+  last = {device, id};
   {
     std::lock_guard<std::mutex> lock(state().streams_mutex);
     if (!state().described_streams.emplace(device, id).second) return;
