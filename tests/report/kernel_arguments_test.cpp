@@ -434,6 +434,24 @@ TEST(KernelArguments, RecordStreamOrAWaitOfTheMainStreamMakesTheDropNoGD004) {
                 })),
                    "GD004")
                   .empty());
+  // The allocator's query found an event of the side stream done.
+  EXPECT_TRUE(only(detect(dropped_while_side_reads(5000, [](Trace& t, std::uint64_t b) {
+                  t.syncs.push_back({.start_ns = b + 150, .end_ns = b + 151, .kind = SyncKind::EventQuery,
+                                     .device = 0, .stream = kSide});
+                })),
+                   "GD004")
+                  .empty());
+  // A query that found an event of the main stream done (the pinned-memory
+  // allocator's, in a DataLoader run) orders nothing of the side stream, and
+  // its call is not taken for an unknown synchronisation.
+  EXPECT_EQ(only(detect(dropped_while_side_reads(5000, [](Trace& t, std::uint64_t b) {
+              call(t, b + 150, "cudaEventQuery", 0, 9000 + b);
+              t.syncs.push_back({.start_ns = b + 150, .end_ns = b + 151, .kind = SyncKind::EventQuery, .device = 0,
+                                 .stream = kMain, .correlation = 9000 + b});
+            })),
+                 "GD004")
+                .size(),
+            1u);
   // The side stream waiting for the main one orders nothing here.
   EXPECT_EQ(only(detect(dropped_while_side_reads(5000, [](Trace& t, std::uint64_t b) {
               sync(t, b + 150, SyncKind::StreamWaitEvent, kSide);

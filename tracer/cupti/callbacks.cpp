@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "copy_guard_calls.h"
+#include "event_calls.h"
 #include "gpudiag/api_kinds.h"
 #include "kernel_args.h"
 #include "memory_calls.h"
@@ -36,6 +37,9 @@ struct State {
   // Streams whose handle the trace has (device, CUPTI stream id).
   std::mutex streams_mutex;
   std::set<std::pair<std::int32_t, std::uint64_t>> described_streams;
+  // The stream each event was last recorded on (device, CUPTI stream id).
+  std::mutex events_mutex;
+  std::unordered_map<const void*, std::pair<std::int32_t, std::uint64_t>> event_streams;
   // Driver entry points, looked up once in the libcuda that loaded us (this
   // library links none, so that it loads, and can be checked, where no driver
   // is): never from a callback, where the loader's lock could meet the driver's.
@@ -200,11 +204,46 @@ void record_memory(const CUpti_CallbackData& cb, const MemoryEffect& e, std::uin
                                .stream = stream, .correlation = cb.correlationId, .stack = stack});
 }
 
+// Which stream an event was recorded on, for the queries that find it done.
+void note_event_recorded(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData& cb) {
+  const EventUse use = event_use(domain, cbid, cb.functionParams);
+  if (use.op != EventUse::Op::Record) return;
+  const std::uint64_t stream =
+      stream_id(cb.context, static_cast<CUstream>(const_cast<void*>(use.stream)), use.per_thread_stream);
+  const std::int32_t device = device_of(cb.context);
+  std::lock_guard<std::mutex> lock(state().events_mutex);
+  if (stream != 0)
+    state().event_streams[use.event] = {device, stream};
+  else
+    state().event_streams.erase(use.event);
+}
+
+// A query that found its event done ordered the work of the event's stream
+// before it: a Sync of that stream that did not block (PyTorch's allocators
+// learn this way that another stream is done with a block).
+void record_completed_query(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData& cb,
+                            std::uint64_t start, std::uint64_t end, rec::StackId stack) {
+  const EventUse use = event_use(domain, cbid, cb.functionParams);
+  if (use.op != EventUse::Op::Query) return;
+  std::pair<std::int32_t, std::uint64_t> recorded_on;
+  {
+    std::lock_guard<std::mutex> lock(state().events_mutex);
+    const auto it = state().event_streams.find(use.event);
+    if (it == state().event_streams.end()) return;
+    recorded_on = it->second;
+  }
+  rec::record(rec::SyncEvent{.start_ns = start, .end_ns = end, .kind = SyncKind::EventQuery,
+                             .device = recorded_on.first, .stream = recorded_on.second,
+                             .event = reinterpret_cast<std::uintptr_t>(use.event), .correlation = cb.correlationId,
+                             .stack = stack});
+}
+
 void on_return(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData& cb, ApiKind kind,
                std::int32_t status) {
-  // An event recorded is the copy guard's business only: a program that
+  // An event recorded is noted, and the copy guard's business: a program that
   // records events all the time (PyTorch's allocators) pays no stack for it.
   if (kind == ApiKind::EventRecord && status == 0) {
+    note_event_recorded(domain, cbid, cb);
     if (GuardCalls* guard = state().guard) guard->returned(domain, cbid, cb.functionParams, status, cb.correlationId);
     return;
   }
@@ -228,6 +267,7 @@ void on_return(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_C
     std::lock_guard<std::mutex> lock(state().stacks_mutex);
     state().stacks[cb.correlationId] = stack;
   }
+  if (kind == ApiKind::Sync && status == 0) record_completed_query(domain, cbid, cb, start, end, stack);
   // A runtime launch's arguments come from the driver launch inside it.
   if (kind == ApiKind::Launch && status == 0)
     record_kernel_args(launch_of(domain, cbid, cb.functionParams), cb.context, cb.correlationId, stack);

@@ -24,6 +24,7 @@ enum class SyncKind : std::uint8_t {
   Event = 3,            // cudaEventSynchronize
   StreamWaitEvent = 4,  // cudaStreamWaitEvent (device-side wait; host not blocked)
   Context = 5,          // cuCtxSynchronize
+  EventQuery = 6,       // cudaEventQuery that found the event done: ordered, but the host did not block
 };
 
 enum class AccessKind : std::uint8_t { Read = 0, Write = 1 };
@@ -54,7 +55,7 @@ enum class EventKind : std::uint8_t {
 // takes a larger one, from a newer writer, as unknown (0).
 constexpr std::uint8_t max_value(MemKind) { return 5; }
 constexpr std::uint8_t max_value(CopyKind) { return 5; }
-constexpr std::uint8_t max_value(SyncKind) { return 5; }
+constexpr std::uint8_t max_value(SyncKind) { return 6; }
 constexpr std::uint8_t max_value(AccessKind) { return 1; }
 constexpr std::uint8_t max_value(ApiDomain) { return 3; }
 
@@ -92,6 +93,7 @@ constexpr std::string_view to_string(SyncKind k) {
     case SyncKind::Event: return "event";
     case SyncKind::StreamWaitEvent: return "stream-wait-event";
     case SyncKind::Context: return "context";
+    case SyncKind::EventQuery: return "event-query";
     case SyncKind::Unknown: break;
   }
   return "unknown";

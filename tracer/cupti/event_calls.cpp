@@ -1,0 +1,48 @@
+#include "event_calls.h"  // cupti.h brings the parameter structs (generated_cuda*_meta.h)
+
+namespace gpudiag::cupti {
+namespace {
+
+template <class P>
+EventUse recorded(const void* params, bool per_thread) {
+  const auto& p = *static_cast<const P*>(params);
+  if constexpr (requires { p.hEvent; })
+    return {EventUse::Op::Record, p.hEvent, p.hStream, per_thread};
+  else
+    return {EventUse::Op::Record, p.event, p.stream, per_thread};
+}
+
+}  // namespace
+
+EventUse event_use(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* params) {
+  if (params == nullptr) return {};
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
+    switch (cbid) {
+      case CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_v3020: return recorded<cudaEventRecord_v3020_params>(params, false);
+      case CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_ptsz_v7000:
+        return recorded<cudaEventRecord_ptsz_v7000_params>(params, true);
+      case CUPTI_RUNTIME_TRACE_CBID_cudaEventRecordWithFlags_v11010:
+        return recorded<cudaEventRecordWithFlags_v11010_params>(params, false);
+      case CUPTI_RUNTIME_TRACE_CBID_cudaEventRecordWithFlags_ptsz_v11010:
+        return recorded<cudaEventRecordWithFlags_ptsz_v11010_params>(params, true);
+      case CUPTI_RUNTIME_TRACE_CBID_cudaEventQuery_v3020:
+        return {EventUse::Op::Query, static_cast<const cudaEventQuery_v3020_params*>(params)->event};
+      default: return {};
+    }
+  }
+  if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+    switch (cbid) {
+      case CUPTI_DRIVER_TRACE_CBID_cuEventRecord: return recorded<cuEventRecord_params>(params, false);
+      case CUPTI_DRIVER_TRACE_CBID_cuEventRecord_ptsz: return recorded<cuEventRecord_ptsz_params>(params, true);
+      case CUPTI_DRIVER_TRACE_CBID_cuEventRecordWithFlags: return recorded<cuEventRecordWithFlags_params>(params, false);
+      case CUPTI_DRIVER_TRACE_CBID_cuEventRecordWithFlags_ptsz:
+        return recorded<cuEventRecordWithFlags_ptsz_params>(params, true);
+      case CUPTI_DRIVER_TRACE_CBID_cuEventQuery:
+        return {EventUse::Op::Query, static_cast<const cuEventQuery_params*>(params)->hEvent};
+      default: return {};
+    }
+  }
+  return {};
+}
+
+}  // namespace gpudiag::cupti
