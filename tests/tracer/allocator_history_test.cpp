@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <limits>
 
 #include <nlohmann/json.hpp>
 
@@ -120,6 +121,10 @@ TEST(AllocatorHistory, AnUnusableHistoryLeavesTheTraceLoadingAndSaysWhy) {
   no_clock.erase("clock");
   json bad_entry = good;
   bad_entry["device_traces"][0][0]["addr"] = "0x7000000";
+  json far_future = good;
+  far_future["device_traces"][0][0]["time_us"] = std::numeric_limits<std::int64_t>::max();
+  json no_clock_values = good;
+  no_clock_values["clock"]["realtime_ns"] = std::numeric_limits<std::int64_t>::min();
   json bad_stack = good;
   bad_stack["device_traces"][0][0]["stack"] = 99;
   json other_clock = good;  // its times two seconds past the end of the recording
@@ -132,6 +137,8 @@ TEST(AllocatorHistory, AnUnusableHistoryLeavesTheTraceLoadingAndSaysWhy) {
       {"no clock", no_clock.dump()},
       {"an address as a string", bad_entry.dump()},
       {"a stack not in its table", bad_stack.dump()},
+      {"a time past any clock", far_future.dump()},
+      {"clocks that are no times", no_clock_values.dump()},
       {"another clock", other_clock.dump()},
   };
   for (const auto& [what, text] : histories) {

@@ -49,11 +49,21 @@ class Stacks {
 void read_history(Trace& trace, const json& doc) {
   if (!doc.is_object() || doc.value("format", std::string()) != kAllocatorHistoryFormat)
     throw std::runtime_error("not a gpudiag allocator history");
+  // Nanoseconds since boot or 1970, and microseconds since 1970, fit in
+  // 2^62 and 2^53: a value beyond is no time (and would overflow below).
+  constexpr std::int64_t kLatestNs = std::int64_t{1} << 62, kLatestUs = std::int64_t{1} << 53;
   const json& clock = doc.at("clock");
+  const auto clock_ns = [&clock](const char* name) {
+    const auto ns = clock.at(name).get<std::int64_t>();
+    if (ns < 0 || ns > kLatestNs) throw std::runtime_error(fmt::format("its {} is no time", name));
+    return ns;
+  };
   // time_us is on the realtime clock; the trace's is the monotonic one.
-  const auto offset_ns = clock.at("monotonic_ns").get<std::int64_t>() - clock.at("realtime_ns").get<std::int64_t>();
+  const std::int64_t offset_ns = clock_ns("monotonic_ns") - clock_ns("realtime_ns");
   const auto to_trace_ns = [offset_ns](const json& e) {
-    const std::int64_t ns = e.at("time_us").get<std::int64_t>() * 1000 + offset_ns;
+    const std::int64_t us = e.at("time_us").get<std::int64_t>();
+    if (us < 0 || us > kLatestUs) throw std::runtime_error(fmt::format("{} us is no time", us));
+    const std::int64_t ns = us * 1000 + offset_ns;
     return ns < 0 ? std::uint64_t{0} : static_cast<std::uint64_t>(ns);
   };
   const json& devices = doc.at("device_traces");
