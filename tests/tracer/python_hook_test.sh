@@ -60,6 +60,14 @@ done
 ARGS=no-torch run
 [ "$(histories)" -eq 0 ] || fail "a program without torch got a history"
 
+# A history that cannot be written is said in one line; the program's exit status stays.
+env PYTHONPATH="$hook:$here/user:$here/stub" GPUDIAG_TRACE="$work/gone/t.%p.gdtrace" \
+  "$python" "$here/program.py" > "$work/out" 2>&1
+status=$?
+[ "$status" -eq 0 ] || fail "an unwritable history made the program exit $status"
+grep -q "gpudiag: PyTorch's allocator history was not written" "$work/out" || fail "an unwritable history was not said"
+grep -q "Traceback" "$work/out" && fail "an unwritable history gave a traceback: $(cat "$work/out")"
+
 # Debian's PyTorch (CPU only) under gpudiag trace.
 if /usr/bin/python3 -c "import torch" 2>/dev/null; then
   "$gpudiag" trace -o "$work/real.gdtrace" -- /usr/bin/python3 -c \

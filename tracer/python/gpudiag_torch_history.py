@@ -86,26 +86,27 @@ def _write_history():
     torch = sys.modules.get("torch")
     if path is None or torch is None:
         return
+    # At exit, after the program's own work: a failure is said in one line,
+    # never as a traceback, and leaves the exit status alone.
     try:
         snapshot = torch.cuda.memory._snapshot()
-    except Exception as error:  # CUDA already torn down, or a PyTorch without it
+        frames, stacks, devices = _compact(snapshot.get("device_traces", []))
+        document = {
+            "format": FORMAT,
+            "version": 1,
+            "pid": os.getpid(),
+            # PyTorch's time_us is on the realtime clock, the trace's on the monotonic one.
+            "clock": {"realtime_ns": time.time_ns(), "monotonic_ns": time.monotonic_ns()},
+            "frames": frames,  # [filename, line, function]
+            "stacks": stacks,  # frame numbers, innermost first
+            "device_traces": devices,
+        }
+        partial = path + ".partial"
+        with open(partial, "w", encoding="utf-8") as out:
+            json.dump(document, out, separators=(",", ":"))
+        os.replace(partial, path)
+    except Exception as error:  # CUDA already torn down, a PyTorch without it, a folder gone
         sys.stderr.write(f"gpudiag: PyTorch's allocator history was not written: {error}\n")
-        return
-    frames, stacks, devices = _compact(snapshot.get("device_traces", []))
-    document = {
-        "format": FORMAT,
-        "version": 1,
-        "pid": os.getpid(),
-        # PyTorch's time_us is on the realtime clock, the trace's on the monotonic one.
-        "clock": {"realtime_ns": time.time_ns(), "monotonic_ns": time.monotonic_ns()},
-        "frames": frames,  # [filename, line, function]
-        "stacks": stacks,  # frame numbers, innermost first
-        "device_traces": devices,
-    }
-    partial = path + ".partial"
-    with open(partial, "w", encoding="utf-8") as out:
-        json.dump(document, out, separators=(",", ":"))
-    os.replace(partial, path)
 
 
 def _start_recording():
