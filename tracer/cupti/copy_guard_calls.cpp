@@ -5,6 +5,8 @@
 
 #include <string_view>
 
+#include "event_calls.h"
+
 namespace gpudiag::cupti {
 namespace {
 
@@ -173,6 +175,15 @@ void GuardCalls::returned(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, co
                           std::uint64_t correlation) {
   if (params == nullptr) return;
   const bool ok = status == 0;
+  // Events recorded, and queries that found theirs done.
+  if (const EventUse use = event_use(domain, cbid, params); use.op != EventUse::Op::None) {
+    if (!ok) return;
+    if (use.op == EventUse::Op::Record)
+      guard_.event_recorded(address(use.event), scope(use.stream, use.per_thread_stream));
+    else
+      guard_.event_completed(address(use.event));
+    return;
+  }
   if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
     switch (cbid) {
       case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020:
@@ -215,25 +226,8 @@ void GuardCalls::returned(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, co
       case CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020:
       case CUPTI_RUNTIME_TRACE_CBID_cudaThreadSynchronize_v3020:
       case CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020: guard_.release_all(); return;
-      case CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_v3020:
-      case CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_ptsz_v7000: {
-        const auto& p = params_as<cudaEventRecord_v3020_params>(params);
-        if (ok) guard_.event_recorded(address(p.event), scope(p.stream, cbid == CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_ptsz_v7000));
-        return;
-      }
-      case CUPTI_RUNTIME_TRACE_CBID_cudaEventRecordWithFlags_v11010:
-      case CUPTI_RUNTIME_TRACE_CBID_cudaEventRecordWithFlags_ptsz_v11010: {
-        const auto& p = params_as<cudaEventRecordWithFlags_v11010_params>(params);
-        if (ok)
-          guard_.event_recorded(address(p.event),
-                                scope(p.stream, cbid == CUPTI_RUNTIME_TRACE_CBID_cudaEventRecordWithFlags_ptsz_v11010));
-        return;
-      }
       case CUPTI_RUNTIME_TRACE_CBID_cudaEventSynchronize_v3020:
         guard_.event_completed(address(params_as<cudaEventSynchronize_v3020_params>(params).event));
-        return;
-      case CUPTI_RUNTIME_TRACE_CBID_cudaEventQuery_v3020:
-        if (ok) guard_.event_completed(address(params_as<cudaEventQuery_v3020_params>(params).event));
         return;
       case CUPTI_RUNTIME_TRACE_CBID_cudaStreamWaitEvent_v3020:
       case CUPTI_RUNTIME_TRACE_CBID_cudaStreamWaitEvent_ptsz_v7000: {
@@ -277,25 +271,8 @@ void GuardCalls::returned(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, co
     case CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize_v2:
     case CUPTI_DRIVER_TRACE_CBID_cuMemFree:
     case CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2: guard_.release_all(); return;
-    case CUPTI_DRIVER_TRACE_CBID_cuEventRecord:
-    case CUPTI_DRIVER_TRACE_CBID_cuEventRecord_ptsz: {
-      const auto& p = params_as<cuEventRecord_params>(params);
-      if (ok) guard_.event_recorded(address(p.hEvent), scope(p.hStream, cbid == CUPTI_DRIVER_TRACE_CBID_cuEventRecord_ptsz));
-      return;
-    }
-    case CUPTI_DRIVER_TRACE_CBID_cuEventRecordWithFlags:
-    case CUPTI_DRIVER_TRACE_CBID_cuEventRecordWithFlags_ptsz: {
-      const auto& p = params_as<cuEventRecordWithFlags_params>(params);
-      if (ok)
-        guard_.event_recorded(address(p.hEvent),
-                              scope(p.hStream, cbid == CUPTI_DRIVER_TRACE_CBID_cuEventRecordWithFlags_ptsz));
-      return;
-    }
     case CUPTI_DRIVER_TRACE_CBID_cuEventSynchronize:
       guard_.event_completed(address(params_as<cuEventSynchronize_params>(params).hEvent));
-      return;
-    case CUPTI_DRIVER_TRACE_CBID_cuEventQuery:
-      if (ok) guard_.event_completed(address(params_as<cuEventQuery_params>(params).hEvent));
       return;
     case CUPTI_DRIVER_TRACE_CBID_cuStreamWaitEvent:
     case CUPTI_DRIVER_TRACE_CBID_cuStreamWaitEvent_ptsz: {
