@@ -37,9 +37,15 @@ struct State {
   // Streams whose handle the trace has (device, CUPTI stream id).
   std::mutex streams_mutex;
   std::set<std::pair<std::int32_t, std::uint64_t>> described_streams;
-  // The stream each event was last recorded on (device, CUPTI stream id).
+  // The stream each event was last recorded on, as the call named it: made
+  // a device and stream id only for a query that finds the event done.
+  struct RecordedOn {
+    CUcontext context = nullptr;
+    const void* stream = nullptr;
+    bool per_thread_stream = false;
+  };
   std::mutex events_mutex;
-  std::unordered_map<const void*, std::pair<std::int32_t, std::uint64_t>> event_streams;
+  std::unordered_map<const void*, RecordedOn> event_streams;
   // Driver entry points, looked up once in the libcuda that loaded us (this
   // library links none, so that it loads, and can be checked, where no driver
   // is): never from a callback, where the loader's lock could meet the driver's.
@@ -205,17 +211,13 @@ void record_memory(const CUpti_CallbackData& cb, const MemoryEffect& e, std::uin
 }
 
 // Which stream an event was recorded on, for the queries that find it done.
+// Events are recorded far more often than found done by a query (PyTorch's
+// allocators record one per use): no CUPTI call here.
 void note_event_recorded(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData& cb) {
   const EventUse use = event_use(domain, cbid, cb.functionParams);
   if (use.op != EventUse::Op::Record) return;
-  const std::uint64_t stream =
-      stream_id(cb.context, static_cast<CUstream>(const_cast<void*>(use.stream)), use.per_thread_stream);
-  const std::int32_t device = device_of(cb.context);
   std::lock_guard<std::mutex> lock(state().events_mutex);
-  if (stream != 0)
-    state().event_streams[use.event] = {device, stream};
-  else
-    state().event_streams.erase(use.event);
+  state().event_streams[use.event] = {cb.context, use.stream, use.per_thread_stream};
 }
 
 // A query that found its event done ordered the work of the event's stream
@@ -225,15 +227,19 @@ void record_completed_query(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, 
                             std::uint64_t start, std::uint64_t end, rec::StackId stack) {
   const EventUse use = event_use(domain, cbid, cb.functionParams);
   if (use.op != EventUse::Op::Query) return;
-  std::pair<std::int32_t, std::uint64_t> recorded_on;
+  State::RecordedOn recorded_on;
   {
     std::lock_guard<std::mutex> lock(state().events_mutex);
     const auto it = state().event_streams.find(use.event);
     if (it == state().event_streams.end()) return;
     recorded_on = it->second;
   }
+  // 0: the stream is gone; the query's call stays an unknown synchronisation.
+  const std::uint64_t stream = stream_id(recorded_on.context, static_cast<CUstream>(const_cast<void*>(recorded_on.stream)),
+                                         recorded_on.per_thread_stream);
+  if (stream == 0) return;
   rec::record(rec::SyncEvent{.start_ns = start, .end_ns = end, .kind = SyncKind::EventQuery,
-                             .device = recorded_on.first, .stream = recorded_on.second,
+                             .device = device_of(recorded_on.context), .stream = stream,
                              .event = reinterpret_cast<std::uintptr_t>(use.event), .correlation = cb.correlationId,
                              .stack = stack});
 }
