@@ -26,8 +26,7 @@ void detect_scalar_indexing(const DetectContext& ctx, std::vector<Finding>& out)
   std::uint64_t count = 0, ns = 0;
   std::vector<Interval> waits;
   for (const Sync& s : t.syncs)
-    if (s.kind != SyncKind::EventQuery)  // a query that found the work done did not wait for it
-      waits.push_back({s.start_ns, std::max(s.start_ns, s.end_ns)});
+    if (host_waits(s.kind)) waits.push_back({s.start_ns, std::max(s.start_ns, s.end_ns)});
   waits = merge_intervals(std::move(waits));
   auto waited_for = [&](std::uint64_t landed) {
     auto after = std::upper_bound(waits.begin(), waits.end(), landed,

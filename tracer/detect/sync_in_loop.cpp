@@ -50,8 +50,7 @@ void detect_sync_in_loop(const DetectContext& ctx, std::vector<Finding>& out) {
   std::vector<Interval> blocked;
   std::map<StackId, std::pair<std::uint64_t, std::uint64_t>> by_stack;  // count, ns
   for (const Sync& s : t.syncs) {
-    // Neither an event wait of a stream nor a query blocks the host.
-    if (s.kind == SyncKind::StreamWaitEvent || s.kind == SyncKind::EventQuery || s.end_ns <= s.start_ns) continue;
+    if (!host_waits(s.kind) || s.end_ns <= s.start_ns) continue;
     if (outside_the_loop.count(s.tid)) continue;
     const std::uint64_t lo = std::max(s.start_ns, window.begin), hi = std::min(s.end_ns, window.end);
     if (lo >= hi) continue;

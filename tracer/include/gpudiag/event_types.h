@@ -56,6 +56,10 @@ enum class EventKind : std::uint8_t {
 constexpr std::uint8_t max_value(MemKind) { return 5; }
 constexpr std::uint8_t max_value(CopyKind) { return 5; }
 constexpr std::uint8_t max_value(SyncKind) { return 6; }
+
+// Whether the host waited in a sync of this kind: not in a stream's wait for
+// an event, nor in a query that found the work already done.
+constexpr bool host_waits(SyncKind k) { return k != SyncKind::StreamWaitEvent && k != SyncKind::EventQuery; }
 constexpr std::uint8_t max_value(AccessKind) { return 1; }
 constexpr std::uint8_t max_value(ApiDomain) { return 3; }
 
