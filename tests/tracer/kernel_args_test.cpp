@@ -83,6 +83,22 @@ TEST(KernelArgs, PointerSizedParametersAndSmallAggregatesAreRead) {
   EXPECT_TRUE(pointer_params(fake_kernel(), nullptr).empty()) << "a driver without cuFuncGetParamInfo";
 }
 
+// The CUDA runtime launches CUkernels cast to CUfunction: cuFuncGetParamInfo
+// refuses them, cuKernelGetParamInfo answers.
+CUresult refuses(CUfunction, std::size_t, std::size_t*, std::size_t*) { return CUDA_ERROR_INVALID_HANDLE; }
+CUresult kernel_param_info(CUkernel k, std::size_t index, std::size_t* offset, std::size_t* size) {
+  return param_info(reinterpret_cast<CUfunction>(k), index, offset, size);
+}
+
+TEST(KernelArgs, AKernelLaunchedAsAFunctionIsAskedAsAKernel) {
+  const auto params = pointer_params(fake_kernel(), refuses, kernel_param_info);
+  ASSERT_EQ(params.size(), 3u);
+  EXPECT_EQ(params[2].index, 3u);
+  EXPECT_EQ(params[2].words, 2u);
+  EXPECT_EQ(pointer_params(fake_kernel(), param_info, kernel_param_info).size(), 3u) << "a function is asked as one";
+  EXPECT_TRUE(pointer_params(fake_kernel(), refuses, nullptr).empty()) << "a driver without cuKernelGetParamInfo";
+}
+
 TEST(KernelArgs, ValuesComeFromTheArgumentArrayOrThePackedBuffer) {
   std::uint64_t x = 0x7f0000001000, y = 0x7f0000002000;
   int n = 5;

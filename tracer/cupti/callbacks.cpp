@@ -55,6 +55,7 @@ struct State {
   int (*device_total_mem)(std::size_t*, int) = nullptr;
   int (*device_get_attribute)(int*, int, int) = nullptr;
   ParamInfoFn param_info = nullptr;
+  KernelParamInfoFn kernel_param_info = nullptr;
   CUresult (*pointer_get_attributes)(unsigned, CUpointer_attribute*, void**, CUdeviceptr) = nullptr;
   // Each kernel's pointer-sized parameters, found once; forgotten when a
   // module is unloaded, since a later kernel may get the same handle.
@@ -119,7 +120,7 @@ std::shared_ptr<const std::vector<Param>> params_of(CUfunction kernel) {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.kernels_mutex);
   auto& params = s.kernel_params[kernel];
-  if (!params) params = std::make_shared<const std::vector<Param>>(pointer_params(kernel, s.param_info));
+  if (!params) params = std::make_shared<const std::vector<Param>>(pointer_params(kernel, s.param_info, s.kernel_param_info));
   return params;
 }
 
@@ -383,6 +384,7 @@ std::string enable_callbacks() {
   look_up(libcuda, "cuDeviceTotalMem_v2", s.device_total_mem);
   look_up(libcuda, "cuDeviceGetAttribute", s.device_get_attribute);
   look_up(libcuda, "cuFuncGetParamInfo", s.param_info);
+  look_up(libcuda, "cuKernelGetParamInfo", s.kernel_param_info);
   look_up(libcuda, "cuPointerGetAttributes", s.pointer_get_attributes);
   if (guard_copies()) {
     GuardProbes probes;

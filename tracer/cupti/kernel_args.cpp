@@ -45,14 +45,23 @@ Launch launch_of(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void*
   return {};
 }
 
-std::vector<Param> pointer_params(CUfunction function, ParamInfoFn param_info) {
+std::vector<Param> pointer_params(CUfunction function, ParamInfoFn param_info, KernelParamInfoFn kernel_param_info) {
   std::vector<Param> out;
-  if (function == nullptr || param_info == nullptr) return out;
+  if (function == nullptr) return out;
+  const auto as_function = [&](std::size_t i, std::size_t* offset, std::size_t* size) {
+    return param_info != nullptr ? param_info(function, i, offset, size) : CUDA_ERROR_NOT_SUPPORTED;
+  };
+  const auto as_kernel = [&](std::size_t i, std::size_t* offset, std::size_t* size) {
+    return kernel_param_info != nullptr ? kernel_param_info(reinterpret_cast<CUkernel>(function), i, offset, size)
+                                        : CUDA_ERROR_NOT_SUPPORTED;
+  };
+  std::size_t offset = 0, size = 0;
+  const bool is_function = as_function(0, &offset, &size) == CUDA_SUCCESS;
+  if (!is_function && as_kernel(0, &offset, &size) != CUDA_SUCCESS) return out;  // no parameters, or no answer
   constexpr std::size_t kWord = sizeof(std::uint64_t);
   // A kernel has at most a few thousand parameters (32 KiB of them).
   for (std::size_t i = 0; i < 32768; ++i) {
-    std::size_t offset = 0, size = 0;
-    if (param_info(function, i, &offset, &size) != CUDA_SUCCESS) break;
+    if (i > 0 && (is_function ? as_function(i, &offset, &size) : as_kernel(i, &offset, &size)) != CUDA_SUCCESS) break;
     const auto index = static_cast<std::uint32_t>(i), at = static_cast<std::uint32_t>(offset);
     if (size == kWord)
       out.push_back({index, at});

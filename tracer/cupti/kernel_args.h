@@ -44,10 +44,15 @@ struct Param {
 // calculators, reduction configurations) hold sizes and strides.
 inline constexpr std::uint32_t kMaxAggregateWords = 8;
 
-// cuFuncGetParamInfo's signature.
+// cuFuncGetParamInfo's and cuKernelGetParamInfo's signatures.
 using ParamInfoFn = CUresult (*)(CUfunction, std::size_t, std::size_t*, std::size_t*);
-// The kernel's parameters that may hold pointers, in order.
-std::vector<Param> pointer_params(CUfunction function, ParamInfoFn param_info);
+using KernelParamInfoFn = CUresult (*)(CUkernel, std::size_t, std::size_t*, std::size_t*);
+// The kernel's parameters that may hold pointers, in order. A launch's
+// function may be a CUkernel in disguise: the CUDA runtime loads its kernels
+// as context-independent CUkernels and launches them cast to CUfunction,
+// which cuFuncGetParamInfo refuses; then cuKernelGetParamInfo answers.
+std::vector<Param> pointer_params(CUfunction function, ParamInfoFn param_info,
+                                  KernelParamInfoFn kernel_param_info = nullptr);
 
 // Word `word` (8 bytes) of a parameter, from the argument array or the packed
 // buffer; false when the launch gave neither.
