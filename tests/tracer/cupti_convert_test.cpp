@@ -21,6 +21,7 @@ struct FakeHooks {
               return it->second;
             },
         .stack_of = [](std::uint32_t corr) -> rec::StackId { return corr == 77 ? 5 : 0; },
+        .is_query = [](std::uint32_t corr) { return corr == 88; },
     };
   }
 };
@@ -145,6 +146,20 @@ TEST(CuptiConvert, SyncRecordsAndNoApiRecords) {
   a.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
   EXPECT_TRUE(std::holds_alternative<std::monostate>(convert(reinterpret_cast<CUpti_Activity*>(&a), f.hooks())))
       << "API calls come from callbacks, only those the detectors read";
+}
+
+// CUPTI reports a cudaEventQuery as an event synchronisation; the host did not wait in it.
+TEST(CuptiConvert, TheSyncRecordOfAQueryIsNoSync) {
+  FakeHooks f;
+  CUpti_ActivitySynchronization2 s{};
+  s.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+  s.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE;
+  s.start = 1, s.end = 9;
+  s.correlationId = 88;
+  EXPECT_TRUE(std::holds_alternative<std::monostate>(convert(reinterpret_cast<CUpti_Activity*>(&s), f.hooks())));
+  s.correlationId = 89;
+  Event e = convert(reinterpret_cast<CUpti_Activity*>(&s), f.hooks());
+  EXPECT_EQ(as<rec::SyncEvent>(e).kind, SyncKind::Event) << "a cudaEventSynchronize";
 }
 
 TEST(CuptiConvert, KindNumberingDiffersFromNsysAndIsMapped) {

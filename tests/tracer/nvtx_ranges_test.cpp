@@ -18,7 +18,8 @@ struct Names {
                      [this](std::string_view s) {
                        return ids.emplace(std::string(s), static_cast<rec::StringId>(ids.size() + 1)).first->second;
                      },
-                 .stack_of = nullptr};
+                 .stack_of = nullptr,
+                 .is_query = nullptr};
   }
 };
 

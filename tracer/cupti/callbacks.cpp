@@ -11,6 +11,7 @@
 #include <mutex>
 #include <set>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "copy_guard_calls.h"
@@ -32,6 +33,7 @@ struct State {
   std::vector<ApiKind> runtime_kinds, driver_kinds;
   std::mutex stacks_mutex;
   std::unordered_map<std::uint32_t, rec::StackId> stacks;  // correlation -> stack of the issuing call
+  std::unordered_set<std::uint32_t> queries;                // correlations of stream and event queries
   std::mutex devices_mutex;
   std::set<std::int32_t> described_devices;
   // Streams whose handle the trace has (device, CUPTI stream id).
@@ -270,9 +272,14 @@ void on_return(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_C
     if (e.op == MemoryEffect::Op::Alloc && status == kCudaOutOfMemory && cb.functionName &&
         is_allocation_call(cb.functionName))
       record_out_of_memory(cb, e, end, stack);
-  } else if (kind != ApiKind::Other && stack != 0) {
-    std::lock_guard<std::mutex> lock(state().stacks_mutex);
-    state().stacks[cb.correlationId] = stack;
+  } else if (kind != ApiKind::Other) {
+    // CUPTI reports every query, done or not, as a synchronisation record.
+    const bool query = kind == ApiKind::Sync && cb.functionName && std::strstr(cb.functionName, "Query") != nullptr;
+    if (stack != 0 || query) {
+      std::lock_guard<std::mutex> lock(state().stacks_mutex);
+      if (stack != 0) state().stacks[cb.correlationId] = stack;
+      if (query) state().queries.insert(cb.correlationId);
+    }
   }
   if (kind == ApiKind::Sync && status == 0) record_completed_query(domain, cbid, cb, start, end, stack);
   // A runtime launch's arguments come from the driver launch inside it.
@@ -430,10 +437,17 @@ void note_unguarded_copies() {
                static_cast<unsigned long long>(stats.protect_failed));
 }
 
+bool is_query_call(std::uint32_t correlation) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.stacks_mutex);
+  return s.queries.erase(correlation) != 0;
+}
+
 void forget_old_stacks() {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.stacks_mutex);
   if (s.stacks.size() > kMaxPendingStacks) s.stacks.clear();
+  if (s.queries.size() > kMaxPendingStacks) s.queries.clear();
 }
 
 }  // namespace gpudiag::cupti

@@ -19,7 +19,10 @@ std::string enable_callbacks();
 // or 0: the GPU records of a copy, memset or launch carry the stack of the
 // call that issued them.
 rec::StackId stack_of_call(std::uint32_t correlation);
-// Called after each activity buffer: bounds the correlation->stack table.
+// Whether the call with this correlation id was a stream or event query
+// (asked once per id: CUPTI reports a query as a synchronisation record).
+bool is_query_call(std::uint32_t correlation);
+// Called after each activity buffer: bounds the correlation tables.
 void forget_old_stacks();
 
 // At exit: says on stderr how many copies the copy guard could not guard (its

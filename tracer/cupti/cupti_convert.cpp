@@ -127,6 +127,7 @@ Event convert(const CUpti_Activity* record, const Hooks& h) {
     }
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
       const auto* s = reinterpret_cast<const CUpti_ActivitySynchronization2*>(record);
+      if (h.is_query && h.is_query(s->correlationId)) return {};
       return rec::SyncEvent{.start_ns = s->start, .end_ns = s->end, .kind = sync_kind(s->type),
                             .stream = s->streamId == 0xffffffffu ? 0u : s->streamId, .event = s->cudaEventId,
                             .correlation = s->correlationId, .stack = stack(h, s->correlationId)};

@@ -20,6 +20,11 @@ struct Hooks {
   std::function<rec::StringId(std::string_view)> intern;
   // Host stack captured when the API call with this correlation id began, or 0.
   std::function<rec::StackId(std::uint32_t)> stack_of;
+  // Whether the call with this correlation id was a stream or event query:
+  // CUPTI reports a cudaEventQuery as an event synchronisation, but the host
+  // did not wait in it (a query that found its work done is recorded from
+  // its callback, as SyncKind::EventQuery).
+  std::function<bool(std::uint32_t)> is_query;
 };
 
 using Event = std::variant<std::monostate, rec::MemcpyEvent, rec::MemsetEvent, rec::KernelEvent, rec::SyncEvent>;

@@ -37,6 +37,7 @@ const Hooks& hooks() {
   static const Hooks h{
       .intern = [](std::string_view s) { return rec::intern(s); },
       .stack_of = stack_of_call,
+      .is_query = is_query_call,
   };
   return h;
 }
