@@ -81,6 +81,10 @@ int main(int argc, char** argv) {
     train_opts.seed = seed;
     train_opts.workers = workers;
     train_opts.transfer = to_device;
+    // Batches in pinned memory, as PyTorch's DataLoader(pin_memory=True): a
+    // copy from pageable memory is staged by the driver (GD009).
+    train_opts.pin_memory = !device.is_cpu();
+    train_opts.pin_for = device;
     data::LoaderOptions val_opts = train_opts;
     val_opts.shuffle = false;
     data::DataLoader train(std::make_shared<samples::SyntheticShapes>(train_count, size, seed), train_opts);

@@ -138,14 +138,16 @@ TEST(ReportCli, ReadsATraceFromAPipe) {
 // The healthy UNet sample, traced as the main job traces it, is the example
 // of a clean run: its iterations come from its marked steps, it gets no
 // finding at all, and the host is called the host, never "device -1".
-TEST(Cli, TheHealthyUNetSampleTracedGivesNoFindingAndNamesTheHostAsTheHost) {
+TEST(Cli, TheHealthyUNetSampleTracedGivesNoWarningAndNamesTheHostAsTheHost) {
   if (std::string(TRAIN_UNET_EXE).empty()) GTEST_SKIP() << "the UNet sample was not built";
   const std::string trace = (temp_dir() / "healthy_unet.gdtrace").string();
   const CommandResult r = run("trace -o " + trace + " -- " + TRAIN_UNET_EXE +
                        " --epochs 1 --train 64 --val 16 --size 32 --checkpoint ''");
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("iterations (profiler steps)"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("Findings: 0"), std::string::npos) << r.out;
+  // No warning or error; a note may be true (on a GPU this small UNet is launch-bound).
+  EXPECT_EQ(r.out.find("\n  warning "), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("\n  error "), std::string::npos) << r.out;
   std::ifstream html(trace + ".html");
   const std::string page((std::istreambuf_iterator<char>(html)), std::istreambuf_iterator<char>());
   ASSERT_FALSE(page.empty());

@@ -121,6 +121,8 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     if (CUptiResult r = cuptiActivityEnable(k); r != CUPTI_SUCCESS) warn(("enabling activity kind " + std::to_string(k)).c_str(), r);
   if (const std::string failed = enable_callbacks(); !failed.empty())
     std::fprintf(stderr, "gpudiag: CUPTI %s; allocations and API calls are not traced\n", failed.c_str());
+  else
+    gpudiag::rec::set_gpu_work_traced();
   // CUPTI keeps records until a buffer fills: flushed every 100 ms instead,
   // they reach the trace even when nothing runs at the end (_exit, SIGKILL).
   if (CUptiResult r = cuptiActivityFlushPeriod(100); r != CUPTI_SUCCESS) warn("cuptiActivityFlushPeriod", r);

@@ -392,6 +392,13 @@ const char* trace_path() noexcept {
   return r ? r->path : "";
 }
 
+namespace {
+std::atomic<bool> g_gpu_work_traced{false};
+}  // namespace
+
+void set_gpu_work_traced() noexcept { g_gpu_work_traced.store(true, std::memory_order_release); }
+bool gpu_work_traced() noexcept { return g_gpu_work_traced.load(std::memory_order_acquire); }
+
 void add_dropped(std::uint64_t n) noexcept {
   if (Recorder* r = g_recorder.load(std::memory_order_acquire)) r->dropped.fetch_add(n, std::memory_order_relaxed);
 }

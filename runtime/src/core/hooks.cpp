@@ -53,7 +53,7 @@ std::int32_t memory_device(const Device& d, MemoryKind kind) {
 std::uint64_t now_ns() { return rec::now_ns(); }
 
 void allocated(const Device& device, const void* ptr, std::size_t bytes, MemoryKind kind, StreamId stream) {
-  if (!rec::enabled()) return;
+  if (!recording(device)) return;
   if (!device.is_cpu()) describe_once(device);
   rec::record(rec::AllocEvent{.addr = reinterpret_cast<std::uintptr_t>(ptr), .bytes = bytes, .kind = mem_kind(kind),
                               .device = memory_device(device, kind), .stream = stream,
@@ -62,7 +62,7 @@ void allocated(const Device& device, const void* ptr, std::size_t bytes, MemoryK
 
 void freed(const Device& device, const void* ptr, std::size_t bytes, MemoryKind kind, StreamId stream,
            const std::vector<StreamId>& used_on) {
-  if (!rec::enabled()) return;
+  if (!recording(device)) return;
   // A trace's free has one stream. A block recorded on other streams is
   // freed in the order of the last of them, after an event wait for the
   // others (its own stream included): the allocator waits for all of them
@@ -90,7 +90,7 @@ std::unordered_map<std::uint64_t, QueuedCopy> g_copy_stacks;
 }  // namespace
 
 std::uint64_t copy_queued(const Device& device, bool async) {
-  if (!rec::enabled()) return 0;
+  if (!recording(device)) return 0;
   static std::atomic<std::uint64_t> next{std::uint64_t{3} << 48};
   const std::uint64_t id = next.fetch_add(1, std::memory_order_relaxed);
   const gpudiag::StackId stack = rec::capture_stack(2);
@@ -127,7 +127,7 @@ void copy_ran(const Device& device, std::uint64_t id, void* dst, MemoryKind dst_
 
 void synchronized(const Device& device, SyncScope scope, StreamId stream, std::uint64_t start_ns,
                   std::uint64_t end_ns) {
-  if (!rec::enabled()) return;
+  if (!recording(device)) return;
   const auto kind = scope == SyncScope::stream   ? gpudiag::SyncKind::Stream
                     : scope == SyncScope::device ? gpudiag::SyncKind::Device
                                                  : gpudiag::SyncKind::Event;
@@ -136,7 +136,7 @@ void synchronized(const Device& device, SyncScope scope, StreamId stream, std::u
 }
 
 void out_of_memory(const Device& device, std::size_t requested, std::size_t free, std::size_t capacity) {
-  if (!rec::enabled()) return;
+  if (!recording(device)) return;
   rec::record(rec::OutOfMemoryEvent{.requested_bytes = requested, .free_bytes = free, .capacity_bytes = capacity,
                                     .device = trace_device_id(device), .stack = rec::capture_stack(2)});
 }
@@ -156,8 +156,12 @@ void finding(const std::string& rule, const std::string& message) {
 
 bool recording() { return rec::enabled(); }
 
+bool recording(const Device& device) {
+  return rec::enabled() && !(device.kind == DeviceKind::cuda && rec::gpu_work_traced());
+}
+
 std::uint64_t launched(const Device& device, const KernelOp& op, StreamId stream) {
-  if (!rec::enabled()) return 0;
+  if (!recording(device)) return 0;
   // Ids of their own range, apart from CUPTI's correlation ids in the same trace.
   static std::atomic<std::uint64_t> next{std::uint64_t{1} << 48};
   const std::uint64_t id = next.fetch_add(1, std::memory_order_relaxed);
@@ -179,7 +183,7 @@ std::uint64_t launched(const Device& device, const KernelOp& op, StreamId stream
 
 void kernel(const Device& device, const char* name, std::uint64_t start_ns, std::uint64_t end_ns, StreamId stream,
             std::uint64_t launch_id) {
-  if (!rec::enabled()) return;
+  if (!recording(device)) return;
   // Interned on every call: ids belong to one trace, and a process may record several.
   rec::record(rec::KernelEvent{.start_ns = start_ns, .end_ns = end_ns, .name = rec::intern(name),
                                .device = trace_device_id(device), .stream = stream, .correlation = launch_id});
@@ -208,6 +212,7 @@ std::uint64_t launched(const Device&, const KernelOp&, StreamId) { return 0; }
 void kernel(const Device&, const char*, std::uint64_t, std::uint64_t, StreamId, std::uint64_t) {}
 void step(std::int64_t, std::uint64_t, std::uint64_t) {}
 bool recording() { return false; }
+bool recording(const Device&) { return false; }
 
 #endif
 

@@ -50,6 +50,11 @@ void kernel(const Device& device, const char* name, std::uint64_t start_ns, std:
 void step(std::int64_t number, std::uint64_t start_ns, std::uint64_t end_ns);
 // True while a trace is being recorded (one relaxed load).
 bool recording();
+// True while a trace is being recorded and `device`'s work is the hooks' to
+// record: not a cuda device's under the CUPTI tracer, which records CUDA's
+// work itself (kernels, copies, syncs, allocations) with its own stream ids.
+// The hooks that take a device record nothing when this is false.
+bool recording(const Device& device);
 std::uint64_t now_ns();
 
 }  // namespace gdrt::hooks

@@ -93,7 +93,7 @@ void CudaBackend::copy(void* dst, MemoryKind dst_kind, const void* src, MemoryKi
 void CudaBackend::launch(const KernelOp& op, StreamId stream, std::uint64_t launch_id) {
   use_device(index_);
   const cudaStream_t s = streams_.get(stream);
-  if (!hooks::recording()) return run(op, stream, s);
+  if (!hooks::recording(device())) return run(op, stream, s);
   auto started = timer_->begin(s);
   try {
     run(op, stream, s);

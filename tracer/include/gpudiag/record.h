@@ -41,6 +41,13 @@ extern std::atomic<bool> g_enabled;
 // Is this process recording? One relaxed load: call it before building events.
 inline bool enabled() noexcept { return detail::g_enabled.load(std::memory_order_relaxed); }
 
+// A GPU tracer in this process (the CUPTI injection) records the CUDA work
+// itself: kernels with their arguments, copies, syncs, CUDA's allocations.
+// A runtime's own hooks then leave that work to it: recorded twice, with two
+// sets of stream ids, it would be misread (frees on streams no kernel ran on).
+void set_gpu_work_traced() noexcept;
+bool gpu_work_traced() noexcept;
+
 // The clock of every event: CLOCK_MONOTONIC in nanoseconds (a vDSO call:
 // 41-50 ns on the KVM guest bench/trace was run on).
 inline std::uint64_t now_ns() noexcept {
