@@ -56,6 +56,29 @@ TEST(MemoryLeak, MemoryHeldWhenAStickyKernelErrorEndedTheContextIsNoLeak) {
   EXPECT_EQ(only(detect(t), "GD007").size(), 1u);
 }
 
+// PyTorch's caching allocator keeps its segments until exit: no leak, known
+// by its frames, by its module when it has no symbols, or by its history.
+TEST(MemoryLeak, ACachingAllocatorsSegmentsHeldUntilExitAreNoLeak) {
+  Trace t;
+  t.source = TraceSource::Gdtrace;
+  alloc(t, 10, 0x100000, 2 << 20, 0,
+        stack_named(t, "c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::malloc(...)"));
+  Stack in_c10;
+  StackFrame f;
+  f.ip = 0x7000'0000'1000;
+  f.module = static_cast<std::int32_t>(t.modules.size());
+  in_c10.frames.push_back(f);
+  t.modules.push_back({.path = t.intern("/opt/torch/lib/libc10_cuda.so")});
+  alloc(t, 11, 0x400000, 2 << 20, 0, t.add_stack(std::move(in_c10)));
+  alloc(t, 12, 0x800000, 2 << 20, 0);  // stacks off: PyTorch's history names a block in it
+  t.cached_blocks.push_back({.device = 0, .addr = 0x800000, .bytes = 512});
+  EXPECT_TRUE(only(detect(t), "GD007").empty());
+  alloc(t, 13, 0xc00000, 64, 0, stack_named(t, "main"));
+  const auto leaks = only(detect(t), "GD007");
+  ASSERT_EQ(leaks.size(), 1u);
+  EXPECT_EQ(leaks[0].message.rfind("64 B in 1 allocation", 0), 0u) << leaks[0].message;
+}
+
 TEST(OutOfMemory, ReportsLiveMemoryByStackAndCapacity) {
   Trace t;
   alloc(t, 10, 0x1000, 6u << 20, 0, stack_named(t, "weights"));
