@@ -149,7 +149,7 @@ void cuda_against_pytorch(const Config& c) {
   print_times("cuda:0", g_wall, g_cpu);
   if (!c.torch) return;
   if (t_wall.size() != g_wall.size()) {
-    std::printf("pytorch  unavailable (/usr/bin/python3 with CUDA-enabled torch not found or failed); no ratio\n");
+    std::printf("pytorch  unavailable (no python3 with CUDA-enabled torch, or it failed); no ratio\n");
     return;
   }
   print_times("pytorch", t_wall, t_cpu);

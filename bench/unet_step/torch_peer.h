@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -30,7 +31,15 @@ inline double median(std::vector<double> v) {
 
 class TorchPeer {
  public:
-  // Starts `script` (run by /usr/bin/python3) with `args`; false unless it says "ready".
+  // The Python with PyTorch: GPUDIAG_PYTHON, else python3 on PATH (a GPU
+  // machine's PyTorch is often in a virtual environment), else Debian's.
+  static std::string python() {
+    if (const char* chosen = std::getenv("GPUDIAG_PYTHON")) return chosen;
+    const int status = std::system("python3 -c 'import torch' >/dev/null 2>&1");
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? "python3" : "/usr/bin/python3";
+  }
+
+  // Starts `script` (run by python()) with `args`; false unless it says "ready".
   bool start(const std::string& script, const std::vector<std::string>& args) {
     int to[2], from[2];
     if (::pipe(to) != 0) return false;
@@ -38,7 +47,7 @@ class TorchPeer {
       ::close(to[0]), ::close(to[1]);
       return false;
     }
-    std::vector<std::string> all = {"/usr/bin/python3", script};
+    std::vector<std::string> all = {python(), script};
     all.insert(all.end(), args.begin(), args.end());
     std::vector<char*> argv;  // built before fork: the child only calls async-signal-safe functions
     for (const auto& a : all) argv.push_back(const_cast<char*>(a.c_str()));
@@ -50,7 +59,7 @@ class TorchPeer {
       const int devnull = ::open("/dev/null", O_WRONLY);
       if (devnull >= 0) ::dup2(devnull, 2);
       for (int fd : {to[0], to[1], from[0], from[1]}) ::close(fd);
-      ::execv(argv[0], argv.data());
+      ::execvp(argv[0], argv.data());
       ::_exit(127);
     }
     ::close(to[0]);

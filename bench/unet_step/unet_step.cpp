@@ -111,7 +111,7 @@ int main(int argc, char** argv) {
                 median(g_cpu) * 1e3);
     if (!c.torch) return 0;
     if (t_wall.size() != g_wall.size()) {
-      std::printf("pytorch  unavailable (/usr/bin/python3 with torch not found or failed); no ratio\n");
+      std::printf("pytorch  unavailable (no python3 with torch, or it failed); no ratio\n");
       return 0;
     }
     const double t = median(t_wall);
