@@ -1,7 +1,7 @@
 // `gpudiag doctor` as users run it, on this machine.
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 
-#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "run_gpudiag.h"
@@ -10,11 +10,12 @@ namespace {
 
 using gpudiag::testing::run_gpudiag;
 
+// Found as the loader finds it, wherever the driver is installed
+// (/usr/local/nvidia/lib64 in GPU containers).
 bool has_driver() {
-  for (const char* dir : {"/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib/wsl/lib"}) {
-    if (std::filesystem::exists(std::string(dir) + "/libcuda.so.1")) return true;
-  }
-  return false;
+  void* libcuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+  if (libcuda != nullptr) dlclose(libcuda);
+  return libcuda != nullptr;
 }
 
 TEST(DoctorCli, NoDriverHere) {
