@@ -185,7 +185,11 @@ TEST_F(GuardCallsTest, DeviceSyncsAndFreesOfDeviceMemoryReleaseEverything) {
     copy_async(kNonBlocking, 0);
     copy_async(kBlocking, 1);
     const std::uint64_t params[4] = {};
-    calls.returned(domain, cbid, params, 0, ++correlation);
+    // CUPTI passes no parameter struct to a call that takes no parameters.
+    const bool parameterless = cbid == CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020 ||
+                               cbid == CUPTI_RUNTIME_TRACE_CBID_cudaThreadSynchronize_v3020 ||
+                               (domain == D && cbid == CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize);
+    calls.returned(domain, cbid, parameterless ? nullptr : params, 0, ++correlation);
     EXPECT_FALSE(guarded(0)) << cbid;
     EXPECT_FALSE(guarded(1)) << cbid;
   }
@@ -201,7 +205,9 @@ TEST_F(GuardCallsTest, PinnedMemoryIsReleasedBeforeItIsFreedOrUnregistered) {
   for (const auto& [domain, cbid] : frees) {
     copy_async(kNonBlocking);
     void* params[1] = {pinned};
-    calls.entered(domain, cbid, ApiKind::Memory, "free", params);  // on entry: before the memory goes
+    const bool parameterless = domain == R && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020;
+    // on entry: before the memory goes
+    calls.entered(domain, cbid, ApiKind::Memory, "free", parameterless ? nullptr : params);
     EXPECT_FALSE(guarded()) << cbid;
   }
 }

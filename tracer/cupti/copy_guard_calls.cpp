@@ -31,6 +31,23 @@ const P& params_as(const void* params) {
   return *static_cast<const P*>(params);
 }
 
+// Calls that end every guard, and take no parameters: CUPTI passes them no
+// parameter struct (functionParams is null), so they are told by id alone.
+// On entry: the context goes (what was guarded may be unmapped). On return:
+// the whole device was synchronised.
+bool ends_all_on_entry(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
+  return domain == CUPTI_CB_DOMAIN_RUNTIME_API &&
+         (cbid == CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020 || cbid == CUPTI_RUNTIME_TRACE_CBID_cudaThreadExit_v3020);
+}
+
+bool ends_all_on_return(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API)
+    return cbid == CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020 ||
+           cbid == CUPTI_RUNTIME_TRACE_CBID_cudaThreadSynchronize_v3020;
+  return domain == CUPTI_CB_DOMAIN_DRIVER_API &&
+         (cbid == CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize || cbid == CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize_v2);
+}
+
 }  // namespace
 
 GuardCalls::GuardCalls(CopyGuard& guard, const GuardProbes& probes, bool (*can_guard)() noexcept)
@@ -96,13 +113,15 @@ void GuardCalls::async_copy(std::uint64_t dst, std::uint64_t src, std::uint64_t 
 
 void GuardCalls::entered(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, ApiKind kind, const char* name,
                          const void* params) {
+  if (ends_all_on_entry(domain, cbid)) {
+    guard_.release_all();
+    return;
+  }
   if (params == nullptr) return;
   if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
     switch (cbid) {
       case CUPTI_RUNTIME_TRACE_CBID_cudaFreeHost_v3020:
-      case CUPTI_RUNTIME_TRACE_CBID_cudaHostUnregister_v4000:
-      case CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020:
-      case CUPTI_RUNTIME_TRACE_CBID_cudaThreadExit_v3020: guard_.release_all(); return;
+      case CUPTI_RUNTIME_TRACE_CBID_cudaHostUnregister_v4000: guard_.release_all(); return;
       case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchHostFunc_v10000:
         guard_.release(scope(params_as<cudaLaunchHostFunc_v10000_params>(params).stream, false));
         return;
@@ -173,6 +192,12 @@ void GuardCalls::entered(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, Api
 
 void GuardCalls::returned(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* params, std::int32_t status,
                           std::uint64_t correlation) {
+  // Whatever it returned: after a failed sync nothing will complete, and a
+  // read is no longer this rule's business.
+  if (ends_all_on_return(domain, cbid)) {
+    guard_.release_all();
+    return;
+  }
   if (params == nullptr) return;
   const bool ok = status == 0;
   // Events recorded, and queries that found theirs done.
@@ -223,8 +248,6 @@ void GuardCalls::returned(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, co
           guard_.release(scope(params_as<cudaStreamQuery_v3020_params>(params).stream,
                                cbid == CUPTI_RUNTIME_TRACE_CBID_cudaStreamQuery_ptsz_v7000));
         return;
-      case CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020:
-      case CUPTI_RUNTIME_TRACE_CBID_cudaThreadSynchronize_v3020:
       case CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020: guard_.release_all(); return;
       case CUPTI_RUNTIME_TRACE_CBID_cudaEventSynchronize_v3020:
         guard_.event_completed(address(params_as<cudaEventSynchronize_v3020_params>(params).event));
@@ -267,8 +290,6 @@ void GuardCalls::returned(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, co
       if (ok)
         guard_.release(scope(params_as<cuStreamQuery_params>(params).hStream, cbid == CUPTI_DRIVER_TRACE_CBID_cuStreamQuery_ptsz));
       return;
-    case CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize:
-    case CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize_v2:
     case CUPTI_DRIVER_TRACE_CBID_cuMemFree:
     case CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2: guard_.release_all(); return;
     case CUPTI_DRIVER_TRACE_CBID_cuEventSynchronize:
