@@ -45,6 +45,15 @@ TEST(SyncInLoop, OneSyncOutsideAnyLoopIsNoSyncInALoop) {
   EXPECT_TRUE(only(detect(t), "GD010").empty());
 }
 
+// The host queued the whole loop at once and waited once at its end, while
+// the GPU ran every iteration: one sync is no sync in each iteration.
+TEST(SyncInLoop, OneSyncAfterTheWholeLoopIsNoSyncInEachIteration) {
+  Trace t = training_loop(25, 0, 1'000'000);
+  t.syncs.push_back({.start_ns = 1'200'000, .end_ns = 25'900'000, .kind = SyncKind::Stream, .device = 0, .stream = 7});
+  t.sort_by_time();
+  EXPECT_TRUE(only(detect(t), "GD010").empty());
+}
+
 // A sync after each of 8 layers, each waiting only 1 us (a profiler makes the host the bottleneck).
 Trace eight_syncs_per_step(SyncKind kind) {
   Trace t = training_loop(8, 0, 1'000'000);

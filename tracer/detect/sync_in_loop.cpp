@@ -79,7 +79,9 @@ void detect_sync_in_loop(const DetectContext& ctx, std::vector<Finding>& out) {
     with_sync += in > 0;
     shares.push_back(it.length() ? static_cast<double>(in) / static_cast<double>(it.length()) : 0.0);
   }
-  if (with_sync * 2 <= iterations.size()) return;
+  // A sync in each iteration: not one long wait that the GPU's iterations
+  // ran under (a loop queued at once and waited for at its end).
+  if (with_sync * 2 <= iterations.size() || blocked.size() * 2 < iterations.size()) return;
   const double per_iteration_syncs = static_cast<double>(blocked.size()) / static_cast<double>(iterations.size());
   if (share < ctx.options.sync_share && per_iteration_syncs < ctx.options.syncs_per_iteration) return;
   std::string per_iteration;
