@@ -92,6 +92,29 @@ TEST(MemoryLeak, MemoryThatGrowsEveryIterationIsALeakWithTheLoopsStack) {
   EXPECT_EQ(f[0].stack[0].function, "losses_append");
 }
 
+// A CUDA loop queues all its steps before the GPU has run the first few: its
+// allocations, on the host's clock, come long before the GPU's iterations.
+// The leak shows on the clock of the launches that start each iteration.
+TEST(MemoryLeak, AHostFarAheadOfTheGpuStillShowsTheGrowthOfItsLaunches) {
+  Trace t = training_loop(10, 0, 50'000'000);
+  std::uint64_t correlation = 0;
+  for (std::size_t i = 0; i < t.kernels.size(); ++i) {
+    const std::uint64_t step = i / 20, at = 1'000'000 + 20'000 * step + 1'000 * (i % 20);
+    t.kernels[i].correlation = ++correlation;
+    t.api_calls.push_back({.start_ns = at, .end_ns = at + 500, .name = t.intern("cudaLaunchKernel"),
+                           .correlation = correlation});
+  }
+  for (int s = 0; s < 10; ++s)
+    alloc(t, 1'000'000 + 20'000ull * s + 500, 0x40000000 + (4ull << 20) * s, 2u << 20, 0,
+          stack_named(t, "pixel_loss_buffer"));
+  t.sort_by_time();
+  const auto f = only(detect(t), "GD007");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_NE(f[0].message.find("live memory on device 0 grew by"), std::string::npos) << f[0].message;
+  ASSERT_FALSE(f[0].stack.empty());
+  EXPECT_EQ(f[0].stack[0].function, "pixel_loss_buffer");
+}
+
 TEST(MemoryLeak, MemoryHeldUntilExitWithoutGrowingIsNoLeakInALoop) {
   Trace t = training_loop(10, 0, 1'000'000);
   alloc(t, 1000, 0x10000000, 512u << 20, 0, stack_named(t, "caching_allocator_segment"));

@@ -12,6 +12,7 @@
 // recordings (.gdtrace, traces built in code): a profiler window (Kineto,
 // nsys) ends while the program still legitimately holds its memory.
 #include <algorithm>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -29,15 +30,44 @@ std::string where(const Trace& t, std::int32_t device) {
 // makes what every later one reuses (gradients, optimizer state, workspaces).
 constexpr std::size_t kMinGrowingIterations = 3;
 
+// The iterations' boundaries (each start, then the last end) on the host's
+// clock, where allocations happen. Iterations found from the GPU's repeating
+// kernels are on the GPU's: the host, which allocates as it launches, may be
+// far ahead (a CUDA loop of 200 steps all queued before the GPU ran the
+// tenth). There each boundary is the launch of the kernel that starts it,
+// when every one is known; elsewhere the boundaries themselves.
+std::vector<std::uint64_t> host_boundaries(const DetectContext& ctx) {
+  const auto& iterations = ctx.phases.iterations;
+  std::vector<std::uint64_t> at;
+  for (const Interval& it : iterations) at.push_back(it.begin);
+  at.push_back(iterations.back().end);
+  if (ctx.phases.source != "repeating kernel sequence") return at;
+  const Trace& t = ctx.trace;
+  std::unordered_map<std::uint64_t, std::uint64_t> launched;  // correlation -> launch call start
+  for (const ApiCall& a : t.api_calls)
+    if (a.correlation != 0) launched.emplace(a.correlation, a.start_ns);
+  std::unordered_map<std::uint64_t, std::uint64_t> launch_of_start;  // kernel start -> its launch
+  for (const Kernel& k : t.kernels)
+    if (const auto call = launched.find(k.correlation); k.correlation != 0 && call != launched.end())
+      launch_of_start.emplace(k.start_ns, call->second);
+  std::vector<std::uint64_t> host;
+  for (std::uint64_t b : at) {
+    const auto found = launch_of_start.find(b);
+    if (found == launch_of_start.end()) return at;
+    host.push_back(found->second);
+  }
+  return std::is_sorted(host.begin(), host.end()) ? host : at;
+}
+
 // Live memory at the start of each iteration after the first and at the end
 // of the last: a leak grows it by at least 1 MiB overall, in most of those
 // iterations, and never gives it back.
 void report_growth(const DetectContext& ctx, const DeviceMemory& m, std::vector<Finding>& out) {
   const auto& iterations = ctx.phases.iterations;
   if (iterations.size() < kMinGrowingIterations + 1) return;
+  const std::vector<std::uint64_t> bounds = host_boundaries(ctx);
   std::vector<std::uint64_t> live;
-  for (std::size_t i = 1; i < iterations.size(); ++i) live.push_back(live_bytes_at(m, iterations[i].begin));
-  live.push_back(live_bytes_at(m, iterations.back().end));
+  for (std::size_t i = 1; i < bounds.size(); ++i) live.push_back(live_bytes_at(m, bounds[i]));
   std::size_t grew = 0, shrank = 0;
   for (std::size_t i = 1; i < live.size(); ++i) {
     grew += live[i] > live[i - 1];
@@ -47,7 +77,7 @@ void report_growth(const DetectContext& ctx, const DeviceMemory& m, std::vector<
   const std::uint64_t growth = live.back() > live.front() ? live.back() - live.front() : 0;
   if (growth < (1u << 20) || shrank > 0 || grew * 2 < measured) return;
   // What the loop allocated and still held when the last iteration ended.
-  const Interval loop = ctx.phases.steady();
+  const Interval loop{bounds.front(), bounds.back()};
   std::vector<std::uint32_t> kept;
   for (std::uint32_t i = 0; i < m.blocks.size(); ++i)
     if (m.blocks[i].alloc_ns >= loop.begin && m.blocks[i].live_at(loop.end)) kept.push_back(i);
