@@ -2,10 +2,21 @@
 unsynced-transfer, pageable-async-copy): a UNet of depth 2 with BatchNorm and
 ReLU, and noisy images with one bright disc each, drawn the same on every run
 so that a sample's fixed twin trains on exactly the data its buggy twin does.
+And larger_model_work(), which keeps the GPU behind the host as a real model
+does.
 """
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+
+def larger_model_work(ms):
+    """Queues about `ms` milliseconds of GPU work on the current stream: the
+    layers of a model large enough that the GPU, not the host, sets the pace.
+    This small UNet is launch-bound on a fast GPU (an H200 runs each step
+    before the host has queued the next), and the mistakes these samples make
+    only do harm while work is queued."""
+    torch.cuda._sleep(int(ms * 2_000_000))  # cycles, at about 2 GHz
 
 
 def block(cin, cout):

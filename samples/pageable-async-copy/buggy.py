@@ -16,7 +16,7 @@ import torch.nn.functional as F
 from torch.utils.data import DataLoader, TensorDataset
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "common"))
-from torch_unet import UNet, synthetic_shapes  # noqa: E402
+from torch_unet import UNet, larger_model_work, synthetic_shapes  # noqa: E402
 
 
 def main():
@@ -42,6 +42,7 @@ def main():
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
+            larger_model_work(20)  # a larger model: the GPU, not the host, sets the pace
             steps += 1
     torch.cuda.synchronize()
 

@@ -11,7 +11,7 @@ import torch.nn.functional as F
 from torch.utils.data import DataLoader, TensorDataset
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "common"))
-from torch_unet import UNet, synthetic_shapes  # noqa: E402
+from torch_unet import UNet, larger_model_work, synthetic_shapes  # noqa: E402
 
 
 def main():
@@ -35,7 +35,9 @@ def main():
     model.eval()
     val_x, val_y = synthetic_shapes(16, 128, 99)
     with torch.no_grad():
-        probs = torch.sigmoid(model(val_x.to(dev))).to("cpu", non_blocking=True)  # overlaps the copy with the host work
+        logits = model(val_x.to(dev))
+        larger_model_work(5)  # the rest of a larger model's forward pass
+        probs = torch.sigmoid(logits).to("cpu", non_blocking=True)  # overlaps the copy with the host work
     torch.cuda.synchronize()  # the copy has landed
     early = probs.clone()
     pred = (early > 0.5).float()
