@@ -314,6 +314,30 @@ TEST(ScalarIndexing, OnlyReadsThatHoldTheHostCount) {
   EXPECT_EQ(only(detect(t), "GD005").size(), 1u) << "cudaMemcpyAsync into pageable memory blocks";
 }
 
+// item() on an idle GPU: the copy into pinned memory lands before the host
+// enters the cudaStreamSynchronize that is its thread's next call.
+TEST(ScalarIndexing, APinnedReadSyncedByTheNextCallCountsThoughItLandedFirst) {
+  Trace t;
+  for (std::uint64_t i = 0; i < 50; ++i) {
+    const std::uint64_t at = 1000 * i;
+    t.api_calls.push_back({.start_ns = at, .end_ns = at + 10, .name = t.intern("cudaMemcpyAsync"), .tid = 3,
+                           .correlation = 2 * i + 1});
+    Memcpy c = copy(at + 5, at + 8, CopyKind::DtoH, 4, true);
+    c.dst_kind = MemKind::Pinned;
+    c.stream = 7;
+    c.correlation = 2 * i + 1;
+    t.memcpys.push_back(c);
+    t.api_calls.push_back({.start_ns = at + 20, .end_ns = at + 25, .name = t.intern("cudaStreamSynchronize"), .tid = 3,
+                           .correlation = 2 * i + 2});
+    t.syncs.push_back({.start_ns = at + 20, .end_ns = at + 25, .kind = SyncKind::Stream, .device = 0, .stream = 7,
+                       .correlation = 2 * i + 2});
+  }
+  t.sort_by_time();
+  EXPECT_EQ(only(detect(t), "GD005").size(), 1u);
+  for (Sync& s : t.syncs) s.stream = 8;
+  EXPECT_TRUE(only(detect(t), "GD005").empty()) << "another stream's sync does not wait for the copy";
+}
+
 TEST(ScalarIndexing, InATrainingLoopOnlyTheReadsInTheLoopCount) {
   Trace t = training_loop(10, 0, 5'000'000);
   for (int i = 0; i < 30; ++i) t.memcpys.push_back(copy(1000 + 100 * i, 1000 + 100 * i + 5, CopyKind::DtoH, 4, false));

@@ -6,16 +6,60 @@
 // access. A copy into pageable memory returns only when done, whatever its
 // API says; an asynchronous one into pinned memory returns at once, and holds
 // the host only when it waits for it: PyTorch's item() copies into pinned
-// memory and synchronises, so the copy lands while the host is in that sync.
+// memory and synchronises, so the copy lands while the host is in that sync,
+// or, when the GPU was idle, just before: then the call its thread made next
+// was that sync.
 #include <algorithm>
 #include <map>
+#include <optional>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
 #include "gpudiag/analysis/gpu_time.h"
+#include "gpudiag/api_kinds.h"
 #include "gpudiag/detect/detect.h"
 
 namespace gpudiag {
+
+namespace {
+
+// Whether the call that queued a copy was followed, as its thread's next
+// call, by a host sync of the copy's stream or of the whole device.
+class NextCalls {
+ public:
+  explicit NextCalls(const Trace& t) : t_(t) {
+    for (std::size_t i = 0; i < t.api_calls.size(); ++i) {
+      threads_[t.api_calls[i].tid].push_back(i);
+      if (t.api_calls[i].correlation != 0) call_of_.emplace(t.api_calls[i].correlation, i);
+    }
+    for (auto& [tid, calls] : threads_)
+      std::stable_sort(calls.begin(), calls.end(),
+                       [&](std::size_t a, std::size_t b) { return t.api_calls[a].start_ns < t.api_calls[b].start_ns; });
+    for (std::size_t i = 0; i < t.syncs.size(); ++i)
+      if (t.syncs[i].correlation != 0) sync_of_.emplace(t.syncs[i].correlation, i);
+  }
+
+  bool synced_at_once(const Memcpy& c) const {
+    const auto call = call_of_.find(c.correlation);
+    if (c.correlation == 0 || call == call_of_.end()) return false;
+    const auto& calls = threads_.at(t_.api_calls[call->second].tid);
+    const auto at = std::find(calls.begin(), calls.end(), call->second);
+    if (at + 1 >= calls.end()) return false;
+    const ApiCall& next = t_.api_calls[*(at + 1)];
+    const auto sync = sync_of_.find(next.correlation);
+    if (next.correlation == 0 || sync == sync_of_.end() || api_kind(t_.str(next.name)) != ApiKind::Sync) return false;
+    const Sync& s = t_.syncs[sync->second];
+    return host_waits(s.kind) && (s.kind == SyncKind::Device || s.kind == SyncKind::Context || s.stream == c.stream);
+  }
+
+ private:
+  const Trace& t_;
+  std::unordered_map<std::uint32_t, std::vector<std::size_t>> threads_;
+  std::unordered_map<std::uint64_t, std::size_t> call_of_, sync_of_;
+};
+
+}  // namespace
 
 void detect_scalar_indexing(const DetectContext& ctx, std::vector<Finding>& out) {
   const Trace& t = ctx.trace;
@@ -33,10 +77,14 @@ void detect_scalar_indexing(const DetectContext& ctx, std::vector<Finding>& out)
                                   [](std::uint64_t at, const Interval& w) { return at < w.begin; });
     return after != waits.begin() && std::prev(after)->end >= landed;
   };
+  std::optional<NextCalls> next_calls;  // built for the first copy that needs it
   for (const Memcpy& c : t.memcpys) {
     if (c.bytes > ctx.options.tiny_transfer_bytes || c.copy != CopyKind::DtoH || !ctx.phases.in_steady_state(c.start_ns))
       continue;
-    if (c.async && c.dst_kind == MemKind::Pinned && !waited_for(c.end_ns)) continue;
+    if (c.async && c.dst_kind == MemKind::Pinned && !waited_for(c.end_ns)) {
+      if (!next_calls) next_calls.emplace(t);
+      if (!next_calls->synced_at_once(c)) continue;
+    }
     ++count;
     ns += c.end_ns - c.start_ns;
     Group& g = by_stack[ctx.memory.canonical_stack(c.stack)];
