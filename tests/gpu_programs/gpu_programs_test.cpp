@@ -57,7 +57,10 @@ TracedRun traced_run(const std::string& name, const std::vector<std::string>& co
   std::vector<std::string> argv = {"/bin/sh", "-c", "exec \"$0\" \"$@\" >'" + out + "' 2>&1"};
   argv.insert(argv.end(), command.begin(), command.end());
   TracedRun run;
-  run.status = test::run(argv, {"GPUDIAG_TRACE=" + pattern, "CUDA_INJECTION64_PATH=" GPUDIAG_CUPTI_LIBRARY});
+  // PYTHONPATH: the startup hook that `gpudiag trace` gives Python, which
+  // writes PyTorch's allocator history beside the trace.
+  run.status = test::run(argv, {"GPUDIAG_TRACE=" + pattern, "CUDA_INJECTION64_PATH=" GPUDIAG_CUPTI_LIBRARY,
+                                "PYTHONPATH=" GPUDIAG_PYTHON_HOOK_DIR});
   run.out = test::read_file(out);
   const auto dir = std::filesystem::path(pattern).parent_path();
   const std::string file_name = std::filesystem::path(pattern).filename().string();
@@ -202,13 +205,21 @@ TEST(GpuPrograms, ABadLaunchIsSeenOnlyByTheLastErrorNotByTheNextSync) {
   expect_rules(run.trace, {}, {"GD006"});
 }
 
+// The symptom is seen untraced: traced, the copy guard stops the early read
+// until the copy has landed, so nothing reads stale.
 TEST(GpuPrograms, PyTorchReadingANonBlockingCopyBeforeTheSyncIsGD003) {
   if (const std::string why = torch_skip_reason(); !why.empty()) GTEST_SKIP() << why;
+  const std::string script = std::string(GPU_PROGRAMS_SOURCE_DIR) + "/torch_nonblocking_early_read.py";
+  const std::string untraced = test::temp_path("torch_nonblocking_early_read-untraced.txt");
+  const int status = test::run({"/bin/sh", "-c", "exec python3 \"$0\" >'" + untraced + "' 2>&1", script});
+  const std::string out = test::read_file(untraced);
+  ASSERT_TRUE(exited_with(status, 0)) << out;
+  EXPECT_GT(number_after(out, "torch_nonblocking_early_read: stale "), 0) << out;
   const TracedRun run = trace_script("torch_nonblocking_early_read");
   ASSERT_TRUE(exited_with(run.status, 0)) << run.out;
   EXPECT_TRUE(contains(run.out, "pinned True")) << "non_blocking copies to the host land in pinned memory: " << run.out;
-  EXPECT_GT(number_after(run.out, "torch_nonblocking_early_read: stale "), 0) << run.out;
-  expect_rules(run.trace, {"GD003"}, {});
+  // GD007 is true: the script keeps every step's prediction to compare it after the sync.
+  expect_rules(run.trace, {"GD003"}, {"GD007"});
 }
 
 TEST(GpuPrograms, PyTorchSideStreamReadingATensorFreedWithoutRecordStreamIsGD004) {

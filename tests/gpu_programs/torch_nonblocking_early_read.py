@@ -8,7 +8,9 @@ pinned memory and the copy is only queued. The loop reads it at once, as a
 metric or a logger would, before the torch.cuda.synchronize() that comes after
 the loop. Where the GPU was still behind, that read saw memory the copy had
 not written yet: the step is stale. How many steps are stale depends on how
-far the GPU is behind; in the case observed on an H100, 7 of 30 were.
+far the GPU is behind; in the case observed on an H100, 7 of 30 were, and
+none on an H200 until each step kept the GPU busy 2 ms longer (as a larger
+model does).
 
 A correct loop waits for the copy before reading it: torch.cuda.synchronize(),
 an event recorded after the copy and synchronised, or a blocking copy
@@ -29,6 +31,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench" / "trace"))
 from torch_unet_step import UNet  # noqa: E402
 
 STEPS = 30
+# ~2 ms at 2 GHz: a fast GPU (an H200) runs this small UNet's step ahead of
+# the host and nothing is ever stale; a real model's step keeps it behind.
+BEHIND_CYCLES = 4_000_000
 
 
 def main():
@@ -52,6 +57,7 @@ def main():
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
+        torch.cuda._sleep(BEHIND_CYCLES)  # the rest of a larger model's step: the GPU is behind the host
         probs = torch.sigmoid(logits.detach()).to("cpu", non_blocking=True)  # pinned; the copy is queued
         early_reads.append(probs.clone())  # the mistake: read before any synchronisation
         predictions.append(probs)

@@ -13,6 +13,8 @@
 #include <set>
 #include <stdexcept>
 
+#include <fmt/format.h>
+
 #include "../report/detect_support.h"
 #include "gpudiag/api_kinds.h"
 #include "gpudiag/report/report.h"
@@ -98,7 +100,18 @@ TEST(CuptiEndToEnd, TheCopyGuardCatchesEachAccessBeforeItsSyncAndNoneAfter) {
   EXPECT_EQ(run.out, "guard ok\n") << "the copies wrote all their data into the protected pages";
   EXPECT_TRUE(t.crashes.empty());
   const auto caught = guarded_accesses(t);
-  ASSERT_EQ(caught.size(), 3u);
+  std::string seen;
+  for (const HostAccess* a : caught) {
+    const auto frames = frames_of(t, a->stack);
+    const auto call = std::find_if(t.api_calls.begin(), t.api_calls.end(),
+                                   [&](const ApiCall& c) { return c.correlation == a->guarded_copy; });
+    seen += std::string(a->access == AccessKind::Read ? "read" : "write") + " of 0x" + fmt::format("{:x}", a->addr) +
+            " guarded by " + (call == t.api_calls.end() ? "?" : std::string(t.str(call->name))) + " at " +
+            (frames.empty() ? "?" : frames[0].function);
+    for (std::size_t i = 0; i < frames.size() && i < 3; ++i) seen += " :" + std::to_string(frames[i].line);
+    seen += "\n";
+  }
+  ASSERT_EQ(caught.size(), 3u) << seen;
   const AccessKind expected[] = {AccessKind::Read, AccessKind::Write, AccessKind::Read};
   for (std::size_t i = 0; i < caught.size(); ++i) {
     EXPECT_EQ(caught[i]->access, expected[i]) << i;
