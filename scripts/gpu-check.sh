@@ -11,9 +11,14 @@
 #       tree: unpacks the bundle into build/ and runs the steps (all, in the
 #       order below, when none is named), each for at most STEP_S seconds
 #       (default 240), until BUDGET_S seconds (default 540) have gone. Each
-#       step's output and gtest XML go to $OUT (default DIR/results), with
-#       machine.txt (the GPU, PyTorch, libraries not found) and summary.txt
-#       (each step's exit status and time).
+#       step's output and gtest XML go to DIR/results, with machine.txt (the
+#       GPU, PyTorch, libraries not found) and summary.txt (each step's exit
+#       status and time). When $OUT is set, few files come back from it, so
+#       it gets summary.txt, machine.txt, logs.tar.xz (renewed after every
+#       step, so a run cut short keeps what it did) and the recorded traces
+#       as traces.tar.xz, split into parts of 15 MiB.
+#       RECORD_TORCH=off skips the PyTorch runs of the record step, and
+#       RECORD_KINETO=off only their torch.profiler runs.
 #
 # The binaries keep the absolute paths of the tree that built them (test data,
 # the injection library, child programs), so `run` links that path to this
@@ -29,13 +34,13 @@ steps=(
   gpu_programs "build/tests/gpu_programs/gpu_programs_test"
   cupti "build/tests/tracer/tracer_cupti_test --gtest_filter=CuptiEndToEnd.*:InjectionLoad.*"
   gdrt_cuda "build/tests/runtime/gdrt_test --gtest_filter=*Cuda*:*cuda*:Device.*:DeviceSelection.*:Errors.*"
-  samples "build/tests/samples/samples_test --gtest_filter=*SampleRun*_cuda_*:*SampleRun*_torch_*"
   healthy_unet "build/tests/report/report_output_test --gtest_filter=Cli.TheHealthyUNet*"
   device_bench "build/bench/devices/device_step --steps 5"
-  record "record_traces"
-  trace_bench "build/bench/trace/trace_bench gpu 1"
   doctor_tests "build/tests/doctor/doctor_cli_test"
   train_unet "build/samples/train_unet/train_unet --epochs 2 --train 64 --val 32 --size 32 --checkpoint ''"
+  samples "build/tests/samples/samples_test --gtest_filter=*SampleRun*_cuda_*:*SampleRun*_torch_*"
+  record "record_traces"
+  trace_bench "build/bench/trace/trace_bench gpu 1"
 )
 
 # Files under build/ the steps run or load; folders take every executable and
@@ -125,15 +130,23 @@ record_traces() {
     echo "cuda-$name: exit $?"
     finish "$traces/cuda-$name.gdtrace"
   done
+  # gdrt's UNet trainer on its cuda device, as the healthy_unet step traces it.
+  name=gdrt-train_unet
+  build/tracer/cli/gpudiag trace -o "$traces/$name.gdtrace" -- build/samples/train_unet/train_unet --epochs 1 \
+    --train 64 --val 16 --size 32 --checkpoint '' > "$traces/$name.txt" 2>&1
+  echo "$name: exit $?"
+  finish "$traces/$name.gdtrace"
   # The PyTorch runs as shared/data/gpu/README.md describes them: the whole
   # run under gpudiag, then five steps under torch.profiler, untraced.
   local mistake step=bench/trace/torch_unet_step.py
+  [ "${RECORD_TORCH:-on}" = off ] && return 0
   for mistake in none sync_in_loop pageable_async; do
     name=torch-unet-${mistake/none/healthy}
     build/tracer/cli/gpudiag trace --stacks off -o "$traces/$name.gdtrace" -- \
       python3 "$step" --mistake "$mistake" --warmup 0 --steps 20 --out "$traces/$name.json" > "$traces/$name.txt" 2>&1
     echo "$name: exit $?"
     finish "$traces/$name.gdtrace"
+    [ "${RECORD_KINETO:-on}" = off ] && continue
     python3 "$step" --mistake "$mistake" --warmup 0 --steps 5 --kineto "$traces/$name.kineto.json" \
       --out "$traces/$name.kineto-steps.json" > "$traces/$name.kineto.txt" 2>&1
     echo "$name (torch.profiler): exit $?"
@@ -153,8 +166,8 @@ run() {
   local dir=${1:-.gpu}
   shift || true
   [ -f "$dir/gpu-check.tar.xz" ] || die "no $dir/gpu-check.tar.xz: run 'scripts/gpu-check.sh pack' where it was built"
-  out=${OUT:-$dir/results}
-  mkdir -p "$out" || die "cannot create $out"
+  out=$(realpath -m "$dir/results")
+  rm -rf "$out" && mkdir -p "$out" || die "cannot create $out"
   local root
   root=$(realpath .)
   tar -C "$dir" -xJf "$dir/gpu-check.tar.xz" || die "cannot unpack the bundle"
@@ -187,6 +200,7 @@ run() {
   export LD_LIBRARY_PATH="$path${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   export GPUDIAG_CUPTI_LIBRARY=$root/build/tracer/cupti/libgpudiag_cupti.so out
   export -f record_traces
+  export RECORD_KINETO RECORD_TORCH
   {
     echo "tree $root (binaries built in $source_dir); python3 is $(command -v python3)"
     echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
@@ -216,7 +230,21 @@ run() {
     status=$?
     echo "$name: exit $status in $((SECONDS - began)) s" | tee -a "$out/summary.txt"
     tail -n 3 "$out/$name.log" | sed 's/^/    /'
+    send_back logs
   done
+  send_back traces
+}
+
+# What $OUT can take back: a few files of at most 16 MiB each.
+send_back() {
+  [ -n "${OUT:-}" ] || return 0
+  cp "$out/summary.txt" "$out/machine.txt" "$OUT/"
+  if [ "$1" = logs ]; then
+    tar -C "$out" --exclude=./traces -cJf "$OUT/logs.tar.xz" . || echo "gpu-check: cannot pack the logs" >&2
+  elif [ -d "$out/traces" ]; then
+    tar -C "$out" -cf - traces | xz -T0 -6 | split -b 15M -d - "$OUT/traces.tar.xz.part" ||
+      echo "gpu-check: cannot pack the traces" >&2
+  fi
 }
 
 case ${1:-} in
