@@ -15,6 +15,22 @@ TEST(Iterations, TheRepeatingKernelSequenceMarksEachStep) {
   for (const Interval& i : it) EXPECT_EQ(i.length(), 1'000'000u);
 }
 
+// A metrics stream's kernels run beside the training stream's, falling in
+// among them at a different place every step: the training stream alone
+// still shows its loop.
+TEST(Iterations, KernelsOfAnotherStreamInterleavedDifferentlyEachStepHideNoLoop) {
+  Trace t = training_loop(8, 0);
+  for (std::uint64_t s = 0; s < 8; ++s)
+    for (std::uint64_t k = 0; k < 4 + s % 3; ++k) {
+      const std::uint64_t at = 1'000'000 * s + 40'000 * ((5 * s + 3 * k) % 20) + 35'000;
+      kernel(t, at, at + 2'000, "metric" + std::to_string((s + k) % 5), 0, 13);
+    }
+  t.sort_by_time();
+  const auto it = detect_iterations(t);
+  ASSERT_EQ(it.size(), 7u);
+  EXPECT_EQ(it[1].begin, 1'000'000u);
+}
+
 TEST(Iterations, NoLoopNoIterations) {
   Trace t;
   for (int k = 0; k < 200; ++k) kernel(t, 1000ull * k, 1000ull * k + 10, "op" + std::to_string(k));

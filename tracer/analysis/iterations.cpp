@@ -119,17 +119,8 @@ std::vector<Interval> named_steps(const Trace& trace, const IterationOptions& op
   return best;
 }
 
-}  // namespace
-
-std::vector<Interval> detect_iterations(const Trace& trace, const IterationOptions& options) {
-  // The device that ran the most kernels carries the loop.
-  std::map<std::int32_t, std::vector<const Kernel*>> by_device;
-  for (const Kernel& k : trace.kernels) by_device[k.device].push_back(&k);
-  const std::vector<const Kernel*>* kernels = nullptr;
-  for (const auto& [d, list] : by_device)
-    if (!kernels || list.size() > kernels->size()) kernels = &list;
-  if (!kernels) return {};
-  std::vector<const Kernel*> ks = *kernels;
+// Whole iterations of the kernels `ks` (one device's or one stream's).
+std::vector<Interval> repeating_sequence(std::vector<const Kernel*> ks, const IterationOptions& options) {
   std::stable_sort(ks.begin(), ks.end(), [](const Kernel* a, const Kernel* b) { return a->start_ns < b->start_ns; });
   const std::size_t m = std::min(options.signature, ks.size() / (options.min_iterations + 1));
   if (m < 4) return {};
@@ -149,6 +140,34 @@ std::vector<Interval> detect_iterations(const Trace& trace, const IterationOptio
   std::vector<Interval> out;
   for (std::size_t k = 0; k + 1 < best.size(); ++k) out.push_back({ks[best[k]]->start_ns, ks[best[k + 1]]->start_ns});
   return out;
+}
+
+template <class Key>
+const std::vector<const Kernel*>* busiest(const std::map<Key, std::vector<const Kernel*>>& groups) {
+  const std::vector<const Kernel*>* most = nullptr;
+  for (const auto& [key, list] : groups)
+    if (!most || list.size() > most->size()) most = &list;
+  return most;
+}
+
+}  // namespace
+
+std::vector<Interval> detect_iterations(const Trace& trace, const IterationOptions& options) {
+  // The stream that ran the most kernels carries the loop: work on other
+  // streams (a metrics or copy stream) interleaves with it differently from
+  // step to step. Where that stream shows none, its whole device.
+  std::map<std::pair<std::int32_t, std::uint64_t>, std::vector<const Kernel*>> by_stream;
+  std::map<std::int32_t, std::vector<const Kernel*>> by_device;
+  for (const Kernel& k : trace.kernels) {
+    by_stream[{k.device, k.stream}].push_back(&k);
+    by_device[k.device].push_back(&k);
+  }
+  const auto* stream = busiest(by_stream);
+  if (!stream) return {};
+  if (auto found = repeating_sequence(*stream, options); !found.empty()) return found;
+  const auto* device = busiest(by_device);
+  if (device->size() == stream->size()) return {};
+  return repeating_sequence(*device, options);
 }
 
 std::uint64_t median_iteration_ns(const RunPhases& phases) {
