@@ -58,7 +58,8 @@ TEST(MemoryLeak, MemoryHeldWhenAStickyKernelErrorEndedTheContextIsNoLeak) {
 
 // PyTorch's caching allocator keeps its segments until exit: no leak, known
 // by its frames, by its module when it has no symbols, or by its history.
-TEST(MemoryLeak, ACachingAllocatorsSegmentsHeldUntilExitAreNoLeak) {
+// So is a library handle's memory.
+TEST(MemoryLeak, ACachingAllocatorsSegmentsAndLibraryHandlesHeldUntilExitAreNoLeak) {
   Trace t;
   t.source = TraceSource::Gdtrace;
   alloc(t, 10, 0x100000, 2 << 20, 0,
@@ -72,6 +73,8 @@ TEST(MemoryLeak, ACachingAllocatorsSegmentsHeldUntilExitAreNoLeak) {
   alloc(t, 11, 0x400000, 2 << 20, 0, t.add_stack(std::move(in_c10)));
   alloc(t, 12, 0x800000, 2 << 20, 0);  // stacks off: PyTorch's history names a block in it
   t.cached_blocks.push_back({.device = 0, .addr = 0x800000, .bytes = 512});
+  // A cuDNN handle PyTorch keeps for the life of the process.
+  alloc(t, 14, 0xa00000, 25'344, 0, stack_named(t, "at::native::(anonymous namespace)::createCuDNNHandle(cudnnContext**)"));
   EXPECT_TRUE(only(detect(t), "GD007").empty());
   alloc(t, 13, 0xc00000, 64, 0, stack_named(t, "main"));
   const auto leaks = only(detect(t), "GD007");

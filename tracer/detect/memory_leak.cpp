@@ -5,7 +5,8 @@
 // (PyTorch's, cudaMallocAsync pools, gdrt's cuda backend), parameters and
 // optimiser state. Without a loop: allocations still live when the process
 // ended, grouped by the stack that made them, except a caching allocator's
-// (known by its frames or PyTorch's allocator history), unless it died of a signal
+// and a library handle's (known by their frames or PyTorch's allocator
+// history), unless it died of a signal
 // (it never reached its frees; the crash is the finding) or its context died
 // of a sticky kernel error such as 700 (every later call fails, cudaFree
 // included; the error is the finding). Only for whole-process
@@ -97,24 +98,30 @@ void report_growth(const DetectContext& ctx, const DeviceMemory& m, std::vector<
   out.push_back(std::move(f));
 }
 
-// Memory a caching allocator keeps for reuse until exit, never to be freed:
-// known by the allocator in the allocation's stack (PyTorch's device and
-// pinned-host allocators, gdrt's cuda device), or, with stacks off, by
-// PyTorch's own history of the blocks it cut from the segment.
-bool held_by_caching_allocator(const Trace& t, const DeviceMemory& m, const Block& b) {
+// Memory kept until exit on purpose, never to be freed: a caching
+// allocator's, for reuse (PyTorch's device and pinned-host allocators,
+// gdrt's cuda device), known by the allocator in the allocation's stack or,
+// with stacks off, by PyTorch's own history of the blocks it cut from the
+// segment; and a cuDNN or cuBLAS handle's, which PyTorch and gdrt keep for
+// the life of the process.
+bool held_until_exit_on_purpose(const Trace& t, const DeviceMemory& m, const Block& b) {
   if (b.stack < t.stacks.size())
     for (const StackFrame& f : t.stacks[b.stack].frames) {
       const std::string_view function = t.str(f.function);
       if (function.find("CachingAllocator") != std::string_view::npos ||
           function.find("CachingHostAllocator") != std::string_view::npos ||
-          function.starts_with("gdrt::cuda::CudaAllocator::"))
+          function.starts_with("gdrt::cuda::CudaAllocator::") || function.starts_with("cudnnCreate") ||
+          function.starts_with("cublasCreate") || function.starts_with("cublasLtCreate") ||
+          function.find("CuDNNHandle") != std::string_view::npos ||
+          function.find("CublasHandle") != std::string_view::npos)
         return true;
       if (f.module < 0 || static_cast<std::size_t>(f.module) >= t.modules.size()) continue;
       const std::string_view path = t.str(t.modules[static_cast<std::size_t>(f.module)].path);
       const std::string_view file = path.substr(path.rfind('/') + 1);
       // c10_cuda allocates device memory only through its allocators; the
       // pinned memory of libtorch_cuda is its host allocator's.
-      if (file.starts_with("libc10_cuda.") || (b.kind == MemKind::Pinned && file.starts_with("libtorch_cuda.")))
+      if (file.starts_with("libc10_cuda.") || file.starts_with("libcudnn") || file.starts_with("libcublas") ||
+          (b.kind == MemKind::Pinned && file.starts_with("libtorch_cuda.")))
         return true;
     }
   return std::any_of(t.cached_blocks.begin(), t.cached_blocks.end(), [&](const CachedBlock& c) {
@@ -137,7 +144,7 @@ void detect_memory_leak(const DetectContext& ctx, std::vector<Finding>& out) {
   for (const DeviceMemory& m : ctx.memory.devices) {
     std::vector<std::uint32_t> leaked;
     for (std::uint32_t i : m.leaked)
-      if (!held_by_caching_allocator(t, m, m.blocks[i])) leaked.push_back(i);
+      if (!held_until_exit_on_purpose(t, m, m.blocks[i])) leaked.push_back(i);
     if (leaked.empty()) continue;
     const auto groups = group_by_stack(m, leaked);
     std::size_t shown = 0;
