@@ -74,6 +74,24 @@ TracedRun traced_run(const std::string& name, const std::vector<std::string>& co
   return run;
 }
 
+// The same command run untraced: a symptom that depends on timing (an early
+// read seeing stale data) is measured so, since under the tracer the copy
+// guard holds that read until the copy has landed.
+struct UntracedRun {
+  int status = 0;
+  std::string out;  // stdout and stderr
+};
+
+UntracedRun untraced_run(const std::string& name, const std::vector<std::string>& command) {
+  const std::string out = test::temp_path(name + "-untraced.txt");
+  std::vector<std::string> argv = {"/bin/sh", "-c", "exec \"$0\" \"$@\" >'" + out + "' 2>&1"};
+  argv.insert(argv.end(), command.begin(), command.end());
+  UntracedRun run;
+  run.status = test::run(argv);
+  run.out = test::read_file(out);
+  return run;
+}
+
 TracedRun trace_program(const std::string& name) {
   return traced_run(name, {std::string(GPU_PROGRAMS_DIR) + "/gpu_program_" + name});
 }
@@ -135,10 +153,12 @@ TEST(GpuPrograms, AHostReadOfDeviceMemoryDiesOfSigsegvAndIsGD001) {
 
 TEST(GpuPrograms, ReadingAPinnedCopyBeforeTheSyncIsStaleAndIsGD003AndGD009) {
   if (const std::string why = cuda_skip_reason(); !why.empty()) GTEST_SKIP() << why;
+  const UntracedRun untraced = untraced_run("unsynced_read", {std::string(GPU_PROGRAMS_DIR) + "/gpu_program_unsynced_read"});
+  ASSERT_TRUE(exited_with(untraced.status, 0)) << untraced.out;
+  EXPECT_GT(number_after(untraced.out, "unsynced_read: pinned stale "), 0) << untraced.out;
+  EXPECT_EQ(number_after(untraced.out, "pageable stale "), 0) << "a pageable copy returns when done: " << untraced.out;
   const TracedRun run = trace_program("unsynced_read");
   ASSERT_TRUE(exited_with(run.status, 0)) << run.out;
-  EXPECT_GT(number_after(run.out, "unsynced_read: pinned stale "), 0) << run.out;
-  EXPECT_EQ(number_after(run.out, "pageable stale "), 0) << "a pageable copy returns when done: " << run.out;
   expect_rules(run.trace, {"GD003", "GD009"}, {"GD007"});
 }
 
@@ -205,16 +225,12 @@ TEST(GpuPrograms, ABadLaunchIsSeenOnlyByTheLastErrorNotByTheNextSync) {
   expect_rules(run.trace, {}, {"GD006"});
 }
 
-// The symptom is seen untraced: traced, the copy guard stops the early read
-// until the copy has landed, so nothing reads stale.
 TEST(GpuPrograms, PyTorchReadingANonBlockingCopyBeforeTheSyncIsGD003) {
   if (const std::string why = torch_skip_reason(); !why.empty()) GTEST_SKIP() << why;
-  const std::string script = std::string(GPU_PROGRAMS_SOURCE_DIR) + "/torch_nonblocking_early_read.py";
-  const std::string untraced = test::temp_path("torch_nonblocking_early_read-untraced.txt");
-  const int status = test::run({"/bin/sh", "-c", "exec python3 \"$0\" >'" + untraced + "' 2>&1", script});
-  const std::string out = test::read_file(untraced);
-  ASSERT_TRUE(exited_with(status, 0)) << out;
-  EXPECT_GT(number_after(out, "torch_nonblocking_early_read: stale "), 0) << out;
+  const UntracedRun untraced = untraced_run(
+      "torch_nonblocking_early_read", {"python3", std::string(GPU_PROGRAMS_SOURCE_DIR) + "/torch_nonblocking_early_read.py"});
+  ASSERT_TRUE(exited_with(untraced.status, 0)) << untraced.out;
+  EXPECT_GT(number_after(untraced.out, "torch_nonblocking_early_read: stale "), 0) << untraced.out;
   const TracedRun run = trace_script("torch_nonblocking_early_read");
   ASSERT_TRUE(exited_with(run.status, 0)) << run.out;
   EXPECT_TRUE(contains(run.out, "pinned True")) << "non_blocking copies to the host land in pinned memory: " << run.out;
