@@ -42,7 +42,7 @@ def main():
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
-            larger_model_work(20)  # a larger model: the GPU, not the host, sets the pace
+            larger_model_work(100)  # a larger model: the GPU, not the host, sets the pace
             steps += 1
     torch.cuda.synchronize()
 
