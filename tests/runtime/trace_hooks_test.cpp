@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "core/hooks.h"
 #include "gpudiag/analysis/iterations.h"
 #include "gpudiag/record.h"
 #include "gpudiag/trace_io.h"
@@ -79,6 +80,33 @@ TEST(TraceHooks, TrainingStepsAreTheIterationsOfTheRun) {
   const gpudiag::RunPhases phases = gpudiag::find_phases(trace);
   EXPECT_TRUE(phases.has_loop());
   EXPECT_EQ(phases.iterations.size(), 4u);
+}
+
+// Under the CUPTI tracer CUDA's work is CUPTI's to record, with its own
+// stream ids: the hooks record none of a cuda device's, still an emu
+// device's, and the training steps. (The flag is for the life of the
+// process: ctest runs each test in its own.)
+TEST(TraceHooks, ACudaDevicesWorkIsLeftToTheGpuTracer) {
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("gdrt_hooks_cupti_" + std::to_string(::getpid()) + ".gdtrace")).string();
+  ASSERT_TRUE(gpudiag::rec::start(path.c_str()));
+  const Device cuda(DeviceKind::cuda, 0);
+  EXPECT_TRUE(hooks::recording(cuda));
+  gpudiag::rec::set_gpu_work_traced();
+  EXPECT_FALSE(hooks::recording(cuda));
+  EXPECT_TRUE(hooks::recording(test::emu_device()));
+  int word = 0;
+  hooks::allocated(cuda, &word, sizeof word, MemoryKind::device, 0);
+  hooks::synchronized(cuda, hooks::SyncScope::device, 0, 10, 20);
+  hooks::synchronized(test::emu_device(), hooks::SyncScope::device, 0, 30, 40);
+  { TrainingStep step; }
+  gpudiag::rec::stop();
+  const gpudiag::Trace trace = gpudiag::read_gdtrace(path);
+  std::filesystem::remove(path);
+  EXPECT_TRUE(trace.allocs.empty());
+  ASSERT_EQ(trace.syncs.size(), 1u);
+  EXPECT_EQ(trace.syncs[0].start_ns, 30u) << "the emu device's";
+  EXPECT_EQ(trace.ranges.size(), 1u) << "the step";
 }
 
 TEST(TraceHooks, AStepOutsideATraceRecordsNothingAndStillCounts) {
