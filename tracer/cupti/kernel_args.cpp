@@ -91,10 +91,18 @@ bool host_mapped(std::uint64_t address) {
   return mincore(reinterpret_cast<void*>(address & ~(page - 1)), 1, &resident) == 0;
 }
 
-MemKind driver_memory_of(std::uint64_t value, PointerQueryFn driver) {
-  // Small values and non-canonical ones are numbers, not user-space addresses.
+namespace {
+
+// Small values and non-canonical ones are numbers, not user-space addresses.
+bool user_address(std::uint64_t value) {
   constexpr std::uint64_t kLowest = 1u << 16, kUserEnd = 1ull << 47;
-  if (value < kLowest || value >= kUserEnd) return MemKind::Unknown;
+  return value >= kLowest && value < kUserEnd;
+}
+
+}  // namespace
+
+MemKind driver_memory_of(std::uint64_t value, PointerQueryFn driver) {
+  if (!user_address(value)) return MemKind::Unknown;
   switch (driver != nullptr ? driver(value) : DriverMemory::NotKnown) {
     case DriverMemory::Device: return MemKind::Device;
     case DriverMemory::Host: return MemKind::Pinned;
@@ -106,9 +114,7 @@ MemKind driver_memory_of(std::uint64_t value, PointerQueryFn driver) {
 
 MemKind memory_of(std::uint64_t value, PointerQueryFn driver) {
   const MemKind known = driver_memory_of(value, driver);
-  if (known != MemKind::Unknown) return known;
-  constexpr std::uint64_t kLowest = 1u << 16, kUserEnd = 1ull << 47;
-  if (value < kLowest || value >= kUserEnd) return MemKind::Unknown;
+  if (known != MemKind::Unknown || !user_address(value)) return known;
   return host_mapped(value) ? MemKind::Pageable : MemKind::Unknown;
 }
 
