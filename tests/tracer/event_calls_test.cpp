@@ -51,5 +51,17 @@ TEST(EventCalls, OtherCallsAndMissingParametersAreNone) {
             EventUse::Op::None);
 }
 
+TEST(EventCalls, StreamAndEventQueriesAreQueriesAndSynchronisationsAreNot) {
+  for (const CUpti_CallbackId cbid : {CUPTI_RUNTIME_TRACE_CBID_cudaEventQuery_v3020, CUPTI_RUNTIME_TRACE_CBID_cudaStreamQuery_v3020,
+                                      CUPTI_RUNTIME_TRACE_CBID_cudaStreamQuery_ptsz_v7000})
+    EXPECT_TRUE(is_query(CUPTI_CB_DOMAIN_RUNTIME_API, cbid)) << cbid;
+  for (const CUpti_CallbackId cbid : {CUPTI_DRIVER_TRACE_CBID_cuEventQuery, CUPTI_DRIVER_TRACE_CBID_cuStreamQuery,
+                                      CUPTI_DRIVER_TRACE_CBID_cuStreamQuery_ptsz})
+    EXPECT_TRUE(is_query(CUPTI_CB_DOMAIN_DRIVER_API, cbid)) << cbid;
+  EXPECT_FALSE(is_query(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaEventSynchronize_v3020));
+  EXPECT_FALSE(is_query(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020));
+  EXPECT_FALSE(is_query(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize));
+}
+
 }  // namespace
 }  // namespace gpudiag::cupti

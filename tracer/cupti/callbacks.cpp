@@ -274,7 +274,7 @@ void on_return(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_C
       record_out_of_memory(cb, e, end, stack);
   } else if (kind != ApiKind::Other) {
     // CUPTI reports every query, done or not, as a synchronisation record.
-    const bool query = kind == ApiKind::Sync && cb.functionName && std::strstr(cb.functionName, "Query") != nullptr;
+    const bool query = is_query(domain, cbid);
     if (stack != 0 || query) {
       std::lock_guard<std::mutex> lock(state().stacks_mutex);
       if (stack != 0) state().stacks[cb.correlationId] = stack;

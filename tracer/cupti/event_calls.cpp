@@ -45,4 +45,13 @@ EventUse event_use(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const voi
   return {};
 }
 
+bool is_query(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API)
+    return cbid == CUPTI_RUNTIME_TRACE_CBID_cudaEventQuery_v3020 || cbid == CUPTI_RUNTIME_TRACE_CBID_cudaStreamQuery_v3020 ||
+           cbid == CUPTI_RUNTIME_TRACE_CBID_cudaStreamQuery_ptsz_v7000;
+  return domain == CUPTI_CB_DOMAIN_DRIVER_API &&
+         (cbid == CUPTI_DRIVER_TRACE_CBID_cuEventQuery || cbid == CUPTI_DRIVER_TRACE_CBID_cuStreamQuery ||
+          cbid == CUPTI_DRIVER_TRACE_CBID_cuStreamQuery_ptsz);
+}
+
 }  // namespace gpudiag::cupti

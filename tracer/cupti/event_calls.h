@@ -21,4 +21,9 @@ struct EventUse {
 
 EventUse event_use(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* params);
 
+// A stream or event query (cudaStreamQuery, cudaEventQuery and the
+// driver's), done or not: CUPTI reports each as a synchronisation record,
+// though the host did not wait in it.
+bool is_query(CUpti_CallbackDomain domain, CUpti_CallbackId cbid);
+
 }  // namespace gpudiag::cupti
