@@ -13,6 +13,8 @@
 // recordings (.gdtrace, traces built in code): a profiler window (Kineto,
 // nsys) ends while the program still legitimately holds its memory.
 #include <algorithm>
+#include <iterator>
+#include <string_view>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -43,14 +45,10 @@ std::vector<std::uint64_t> host_boundaries(const DetectContext& ctx) {
   for (const Interval& it : iterations) at.push_back(it.begin);
   at.push_back(iterations.back().end);
   if (ctx.phases.source != "repeating kernel sequence") return at;
-  const Trace& t = ctx.trace;
-  std::unordered_map<std::uint64_t, std::uint64_t> launched;  // correlation -> launch call start
-  for (const ApiCall& a : t.api_calls)
-    if (a.correlation != 0) launched.emplace(a.correlation, a.start_ns);
-  std::unordered_map<std::uint64_t, std::uint64_t> launch_of_start;  // kernel start -> its launch
-  for (const Kernel& k : t.kernels)
-    if (const auto call = launched.find(k.correlation); k.correlation != 0 && call != launched.end())
-      launch_of_start.emplace(k.start_ns, call->second);
+  const Launches launches(ctx.trace);
+  std::unordered_map<std::uint64_t, std::uint64_t> launch_of_start;  // kernel start -> its launch call's
+  for (const Kernel& k : ctx.trace.kernels)
+    if (const ApiCall* call = launches.call(k.correlation)) launch_of_start.emplace(k.start_ns, call->start_ns);
   std::vector<std::uint64_t> host;
   for (std::uint64_t b : at) {
     const auto found = launch_of_start.find(b);
@@ -104,25 +102,35 @@ void report_growth(const DetectContext& ctx, const DeviceMemory& m, std::vector<
 // with stacks off, by PyTorch's own history of the blocks it cut from the
 // segment; and a cuDNN or cuBLAS handle's, which PyTorch and gdrt keep for
 // the life of the process.
+// Functions that keep memory on purpose: named within (PyTorch's allocators
+// and handle pools), or from their start (gdrt's allocator, the libraries'
+// handle constructors).
+constexpr std::string_view kKeeperParts[] = {"CachingAllocator", "CachingHostAllocator", "CuDNNHandle", "CublasHandle"};
+constexpr std::string_view kKeeperPrefixes[] = {"gdrt::cuda::CudaAllocator::", "cudnnCreate", "cublasCreate",
+                                                "cublasLtCreate"};
+// Modules whose device memory is all kept so: c10_cuda allocates only
+// through its allocators, cuDNN and cuBLAS for their handles.
+constexpr std::string_view kKeeperModules[] = {"libc10_cuda.", "libcudnn", "libcublas"};
+
+bool keeps_memory(std::string_view function) {
+  return std::any_of(std::begin(kKeeperParts), std::end(kKeeperParts),
+                     [&](std::string_view part) { return function.find(part) != std::string_view::npos; }) ||
+         std::any_of(std::begin(kKeeperPrefixes), std::end(kKeeperPrefixes),
+                     [&](std::string_view prefix) { return function.starts_with(prefix); });
+}
+
 bool held_until_exit_on_purpose(const Trace& t, const DeviceMemory& m, const Block& b) {
   if (b.stack < t.stacks.size())
     for (const StackFrame& f : t.stacks[b.stack].frames) {
-      const std::string_view function = t.str(f.function);
-      if (function.find("CachingAllocator") != std::string_view::npos ||
-          function.find("CachingHostAllocator") != std::string_view::npos ||
-          function.starts_with("gdrt::cuda::CudaAllocator::") || function.starts_with("cudnnCreate") ||
-          function.starts_with("cublasCreate") || function.starts_with("cublasLtCreate") ||
-          function.find("CuDNNHandle") != std::string_view::npos ||
-          function.find("CublasHandle") != std::string_view::npos)
-        return true;
+      if (keeps_memory(t.str(f.function))) return true;
       if (f.module < 0 || static_cast<std::size_t>(f.module) >= t.modules.size()) continue;
       const std::string_view path = t.str(t.modules[static_cast<std::size_t>(f.module)].path);
       const std::string_view file = path.substr(path.rfind('/') + 1);
-      // c10_cuda allocates device memory only through its allocators; the
-      // pinned memory of libtorch_cuda is its host allocator's.
-      if (file.starts_with("libc10_cuda.") || file.starts_with("libcudnn") || file.starts_with("libcublas") ||
-          (b.kind == MemKind::Pinned && file.starts_with("libtorch_cuda.")))
+      if (std::any_of(std::begin(kKeeperModules), std::end(kKeeperModules),
+                      [&](std::string_view module) { return file.starts_with(module); }))
         return true;
+      // The pinned memory of libtorch_cuda is its host allocator's.
+      if (b.kind == MemKind::Pinned && file.starts_with("libtorch_cuda.")) return true;
     }
   return std::any_of(t.cached_blocks.begin(), t.cached_blocks.end(), [&](const CachedBlock& c) {
     return c.device == m.device && c.addr < b.addr + b.bytes && b.addr < c.addr + c.bytes;
