@@ -33,9 +33,12 @@ class NextCalls {
       threads_[t.api_calls[i].tid].push_back(i);
       if (t.api_calls[i].correlation != 0) call_of_.emplace(t.api_calls[i].correlation, i);
     }
-    for (auto& [tid, calls] : threads_)
+    position_.resize(t.api_calls.size());
+    for (auto& [tid, calls] : threads_) {
       std::stable_sort(calls.begin(), calls.end(),
                        [&](std::size_t a, std::size_t b) { return t.api_calls[a].start_ns < t.api_calls[b].start_ns; });
+      for (std::size_t k = 0; k < calls.size(); ++k) position_[calls[k]] = k;
+    }
     for (std::size_t i = 0; i < t.syncs.size(); ++i)
       if (t.syncs[i].correlation != 0) sync_of_.emplace(t.syncs[i].correlation, i);
   }
@@ -44,9 +47,9 @@ class NextCalls {
     const auto call = call_of_.find(c.correlation);
     if (c.correlation == 0 || call == call_of_.end()) return false;
     const auto& calls = threads_.at(t_.api_calls[call->second].tid);
-    const auto at = std::find(calls.begin(), calls.end(), call->second);
-    if (at + 1 >= calls.end()) return false;
-    const ApiCall& next = t_.api_calls[*(at + 1)];
+    const std::size_t at = position_[call->second];
+    if (at + 1 >= calls.size()) return false;
+    const ApiCall& next = t_.api_calls[calls[at + 1]];
     const auto sync = sync_of_.find(next.correlation);
     if (next.correlation == 0 || sync == sync_of_.end() || api_kind(t_.str(next.name)) != ApiKind::Sync) return false;
     const Sync& s = t_.syncs[sync->second];
@@ -55,7 +58,8 @@ class NextCalls {
 
  private:
   const Trace& t_;
-  std::unordered_map<std::uint32_t, std::vector<std::size_t>> threads_;
+  std::unordered_map<std::uint32_t, std::vector<std::size_t>> threads_;  // each thread's calls in time order
+  std::vector<std::size_t> position_;  // a call's place in its thread's list
   std::unordered_map<std::uint64_t, std::size_t> call_of_, sync_of_;
 };
 
