@@ -35,4 +35,13 @@ case "$sanitizer" in
     ;;
   undefined) export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1} ;;
 esac
-"${run[@]}" ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)" --timeout 600 "${tests[@]}"
+status=0
+"${run[@]}" ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)" --timeout 600 "${tests[@]}" || status=$?
+if ((status != 0)); then
+  bash scripts/print-failures.sh "$BUILD_DIR" 30
+  # What each report was about, last, where a caller that keeps only the
+  # end of this output still sees it.
+  echo "the sanitizer's reports, by kind and place:"
+  grep -h '^SUMMARY: ' "$BUILD_DIR/Testing/Temporary/LastTest.log" | sort | uniq -c | sort -rn | head -20 || true
+fi
+exit "$status"
