@@ -1,8 +1,9 @@
 // What makes emu a GPU rather than a second cpu: each test here fails when
 // the semantic it names is taken out of emu. Ordering is decided with
 // StreamHold (a stream held at a gate), never with timings. These tests
-// race on purpose (a read before the copy it reads): ThreadSanitizer would
-// report them, so they live apart from the other runtime tests.
+// race on purpose (a read before the copy it reads), each in the one order
+// the hold imposes, which ThreadSanitizer sees as ordered: a test that lets
+// two streams run freely fails under it (scripts/sanitize.sh thread).
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>

@@ -111,6 +111,10 @@ void free_while_side_stream_reads(bool record_stream) {
   const Device dev = test::emu_device();
   Stream side = Stream::create(dev, StreamFlags::non_blocking);
   Tensor x = full({4096}, 1.0, TensorOptions{}.with_device(dev));
+  // Filled on the default stream, which a non-blocking stream does not wait
+  // for: without this the side stream could read x before it is written, a
+  // second race beside the free under test.
+  synchronize(dev);
   Tensor y;
   {
     emu::StreamHold hold(dev, side.id());
@@ -120,6 +124,9 @@ void free_while_side_stream_reads(bool record_stream) {
     }
     if (record_stream) x.record_stream(side);
     x = Tensor();
+    // The free runs on the default stream before the side stream may read:
+    // the race under test happens in one order, the one ThreadSanitizer sees.
+    Stream(dev).synchronize();
   }
   synchronize(dev);
 }
