@@ -10,7 +10,10 @@
 // 237568 wrong values each round (its last wave of blocks, which ran after the fill).
 // A correct program orders the free after A's work: record an event on A and
 // make B wait for it (cudaStreamWaitEvent) before cudaFreeAsync(src, B), or
-// free src on A.
+// free src on A, or poll cudaStreamQuery(A) until it reports A done.
+//
+// `--poll a` does the last; `--poll b` polls B instead, which is idle and
+// done at once: the free is as early as without polling.
 //
 // Prints one line and exits 0:
 //   freeasync_race: reused 10/10 rounds, wrong in 10/10 rounds, wrong values 237568 per round
@@ -19,13 +22,27 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "check.h"
 
 constexpr const char* kProgram = "freeasync_race";
 
-int main() {
+// Polls a stream until cudaStreamQuery reports its work done.
+void poll_until_done(cudaStream_t s) {
+  cudaError_t e;
+  while ((e = cudaStreamQuery(s)) == cudaErrorNotReady) {
+  }
+  CHECK(e);
+}
+
+int main(int argc, char** argv) {
+  const std::string poll = argc == 3 && std::string(argv[1]) == "--poll" ? argv[2] : "";
+  if (argc != 1 && poll != "a" && poll != "b") {
+    std::fprintf(stderr, "usage: %s [--poll a|b]\n", argv[0]);
+    return 2;
+  }
   const int n = 1 << 20;
   const std::size_t bytes = n * sizeof(float);
   const int rounds = 10;
@@ -49,7 +66,8 @@ int main() {
     CHECK(cudaStreamSynchronize(b));
 
     spin_read<<<(n + 255) / 256, 256, 0, a>>>(src, out, n, spin_ns);
-    CHECK(cudaFreeAsync(src, b));  // the mistake: A's kernel has not read src yet
+    if (!poll.empty()) poll_until_done(poll == "a" ? a : b);
+    CHECK(cudaFreeAsync(src, b));  // the mistake, unless A was polled: A's kernel has not read src yet
     CHECK(cudaMallocAsync(&junk, bytes, b));
     fill<<<(n + 255) / 256, 256, 0, b>>>(junk, n, -1.0f);
     CHECK(cudaDeviceSynchronize());

@@ -92,8 +92,15 @@ UntracedRun untraced_run(const std::string& name, const std::vector<std::string>
   return run;
 }
 
-TracedRun trace_program(const std::string& name) {
-  return traced_run(name, {std::string(GPU_PROGRAMS_DIR) + "/gpu_program_" + name});
+// `args` also name the run's files, so that two runs of one program keep theirs apart.
+TracedRun trace_program(const std::string& name, const std::vector<std::string>& args = {}) {
+  std::vector<std::string> command = {std::string(GPU_PROGRAMS_DIR) + "/gpu_program_" + name};
+  std::string run_name = name;
+  for (const std::string& a : args) {
+    command.push_back(a);
+    run_name += "_" + a.substr(a.find_first_not_of('-'));
+  }
+  return traced_run(run_name, command);
 }
 
 TracedRun trace_script(const std::string& name) {
@@ -169,6 +176,21 @@ TEST(GpuPrograms, AStreamOrderedFreeUnderAnotherStreamsKernelCorruptsItAndIsGD00
   EXPECT_GT(number_after(run.out, "freeasync_race: reused "), 0) << "the freed address was handed out again: " << run.out;
   EXPECT_GT(number_after(run.out, "wrong in "), 0) << "the kernel read the new owner's values: " << run.out;
   expect_rules(run.trace, {"GD004"}, {});
+}
+
+// A free after cudaStreamQuery reported the reading stream done is ordered
+// after its kernel; a query of another stream orders nothing of the reader's.
+TEST(GpuPrograms, AFreeOrderedByAStreamQueryOfTheReaderIsNoGD004AndOfAnotherStreamIs) {
+  if (const std::string why = cuda_skip_reason(); !why.empty()) GTEST_SKIP() << why;
+  const TracedRun reader = trace_program("freeasync_race", {"--poll", "a"});
+  ASSERT_TRUE(exited_with(reader.status, 0)) << reader.out;
+  EXPECT_EQ(number_after(reader.out, "wrong in "), 0) << "polled until done, the kernel had read src: " << reader.out;
+  expect_rules(reader.trace, {}, {});
+
+  const TracedRun other = trace_program("freeasync_race", {"--poll", "b"});
+  ASSERT_TRUE(exited_with(other.status, 0)) << other.out;
+  EXPECT_GT(number_after(other.out, "wrong in "), 0) << "the kernel read the new owner's values: " << other.out;
+  expect_rules(other.trace, {"GD004"}, {});
 }
 
 TEST(GpuPrograms, ATebibyteAllocationIsGD008) {

@@ -305,7 +305,7 @@ TEST(ScalarIndexing, OnlyReadsThatHoldTheHostCount) {
     t.syncs.push_back({.start_ns = 100ull * i + 1, .end_ns = 100ull * i + 6, .kind = SyncKind::Stream, .device = 0});
   t.sort_by_time();
   EXPECT_EQ(only(detect(t), "GD005").size(), 1u) << "each waited for by a stream sync, as item() does";
-  for (const SyncKind kind : {SyncKind::StreamWaitEvent, SyncKind::EventQuery}) {
+  for (const SyncKind kind : {SyncKind::StreamWaitEvent, SyncKind::Query}) {
     for (Sync& s : t.syncs) s.kind = kind;
     EXPECT_TRUE(only(detect(t), "GD005").empty()) << "the host does not wait in a " << to_string(kind);
   }

@@ -91,7 +91,7 @@ TEST(SyncInLoop, ManyCheapSyncsInEveryIterationAreStillSyncsInTheLoop) {
 // PyTorch's allocators query their events all the time: a query that finds
 // an event done does not block the host.
 TEST(SyncInLoop, EventQueriesThatFoundTheWorkDoneAreNoSyncs) {
-  EXPECT_TRUE(only(detect(eight_syncs_per_step(SyncKind::EventQuery)), "GD010").empty());
+  EXPECT_TRUE(only(detect(eight_syncs_per_step(SyncKind::Query)), "GD010").empty());
 }
 
 TEST(MemoryLeak, MemoryThatGrowsEveryIterationIsALeakWithTheLoopsStack) {

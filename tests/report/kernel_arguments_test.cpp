@@ -436,7 +436,7 @@ TEST(KernelArguments, RecordStreamOrAWaitOfTheMainStreamMakesTheDropNoGD004) {
                   .empty());
   // The allocator's query found an event of the side stream done.
   EXPECT_TRUE(only(detect(dropped_while_side_reads(5000, [](Trace& t, std::uint64_t b) {
-                  t.syncs.push_back({.start_ns = b + 150, .end_ns = b + 151, .kind = SyncKind::EventQuery,
+                  t.syncs.push_back({.start_ns = b + 150, .end_ns = b + 151, .kind = SyncKind::Query,
                                      .device = 0, .stream = kSide});
                 })),
                    "GD004")
@@ -446,7 +446,7 @@ TEST(KernelArguments, RecordStreamOrAWaitOfTheMainStreamMakesTheDropNoGD004) {
   // its call is not taken for an unknown synchronisation.
   EXPECT_EQ(only(detect(dropped_while_side_reads(5000, [](Trace& t, std::uint64_t b) {
               call(t, b + 150, "cudaEventQuery", 0, 9000 + b);
-              t.syncs.push_back({.start_ns = b + 150, .end_ns = b + 151, .kind = SyncKind::EventQuery, .device = 0,
+              t.syncs.push_back({.start_ns = b + 150, .end_ns = b + 151, .kind = SyncKind::Query, .device = 0,
                                  .stream = kMain, .correlation = 9000 + b});
             })),
                  "GD004")

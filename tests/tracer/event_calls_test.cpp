@@ -1,5 +1,6 @@
-// event_use(): which event a call recorded on which stream, or found done,
-// read from CUPTI's parameter structs built here.
+// event_use() and queried_stream(): which event a call recorded on which
+// stream or found done, and which stream a query asked about, read from
+// CUPTI's parameter structs built here.
 #include <gtest/gtest.h>
 
 #include "event_calls.h"
@@ -39,6 +40,35 @@ TEST(EventCalls, QueriesNameTheirEvent) {
   u = event_use(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuEventQuery, &driver);
   EXPECT_EQ(u.op, EventUse::Op::Query);
   EXPECT_EQ(u.event, handle(0xe5));
+}
+
+TEST(EventCalls, StreamQueriesNameTheirStream) {
+  cudaStreamQuery_v3020_params runtime{reinterpret_cast<cudaStream_t>(0x54)};
+  QueriedStream q = queried_stream(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaStreamQuery_v3020, &runtime);
+  EXPECT_TRUE(q.queried);
+  EXPECT_EQ(q.stream, handle(0x54));
+  EXPECT_FALSE(q.per_thread_stream);
+
+  cudaStreamQuery_ptsz_v7000_params per_thread{nullptr};
+  q = queried_stream(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaStreamQuery_ptsz_v7000, &per_thread);
+  EXPECT_TRUE(q.queried);
+  EXPECT_TRUE(q.per_thread_stream) << "stream 0 of a _ptsz call is the per-thread stream";
+
+  cuStreamQuery_params driver{reinterpret_cast<CUstream>(0x55)};
+  q = queried_stream(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuStreamQuery, &driver);
+  EXPECT_TRUE(q.queried);
+  EXPECT_EQ(q.stream, handle(0x55));
+}
+
+TEST(EventCalls, EventCallsAndSynchronisationsAreNoStreamQueries) {
+  cudaStreamQuery_v3020_params p{reinterpret_cast<cudaStream_t>(0x54)};
+  EXPECT_FALSE(queried_stream(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020, &p).queried);
+  EXPECT_FALSE(queried_stream(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaEventQuery_v3020, &p).queried);
+  EXPECT_FALSE(queried_stream(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaStreamQuery_v3020, nullptr).queried);
+  EXPECT_FALSE(queried_stream(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_RUNTIME_TRACE_CBID_cudaStreamQuery_v3020, &p).queried);
+  cudaEventQuery_v3020_params event{reinterpret_cast<cudaEvent_t>(0xe4)};
+  EXPECT_EQ(event_use(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaStreamQuery_v3020, &event).op,
+            EventUse::Op::None);
 }
 
 TEST(EventCalls, OtherCallsAndMissingParametersAreNone) {

@@ -223,28 +223,31 @@ void note_event_recorded(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, con
   state().event_streams[use.event] = {cb.context, use.stream, use.per_thread_stream};
 }
 
-// A query that found its event done ordered the work of the event's stream
-// before it: a Sync of that stream that did not block (PyTorch's allocators
-// learn this way that another stream is done with a block).
+// A query that found its stream, or its event, done ordered the work of that
+// stream before it: a Sync of the stream that did not block (PyTorch's
+// allocators learn this way that another stream is done with a block).
 void record_completed_query(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData& cb,
                             std::uint64_t start, std::uint64_t end, rec::StackId stack) {
-  const EventUse use = event_use(domain, cbid, cb.functionParams);
-  if (use.op != EventUse::Op::Query) return;
-  State::RecordedOn recorded_on;
-  {
+  State::RecordedOn queried;  // the stream whose work is known done, and its context
+  std::uintptr_t event = 0;
+  if (const QueriedStream q = queried_stream(domain, cbid, cb.functionParams); q.queried) {
+    queried = {cb.context, q.stream, q.per_thread_stream};
+  } else {
+    const EventUse use = event_use(domain, cbid, cb.functionParams);
+    if (use.op != EventUse::Op::Query) return;
     std::lock_guard<std::mutex> lock(state().events_mutex);
     const auto it = state().event_streams.find(use.event);
     if (it == state().event_streams.end()) return;
-    recorded_on = it->second;
+    queried = it->second;
+    event = reinterpret_cast<std::uintptr_t>(use.event);
   }
   // 0: the stream is gone; the query's call stays an unknown synchronisation.
-  const std::uint64_t stream = stream_id(recorded_on.context, static_cast<CUstream>(const_cast<void*>(recorded_on.stream)),
-                                         recorded_on.per_thread_stream);
+  const std::uint64_t stream =
+      stream_id(queried.context, static_cast<CUstream>(const_cast<void*>(queried.stream)), queried.per_thread_stream);
   if (stream == 0) return;
-  rec::record(rec::SyncEvent{.start_ns = start, .end_ns = end, .kind = SyncKind::EventQuery,
-                             .device = device_of(recorded_on.context), .stream = stream,
-                             .event = reinterpret_cast<std::uintptr_t>(use.event), .correlation = cb.correlationId,
-                             .stack = stack});
+  rec::record(rec::SyncEvent{.start_ns = start, .end_ns = end, .kind = SyncKind::Query,
+                             .device = device_of(queried.context), .stream = stream, .event = event,
+                             .correlation = cb.correlationId, .stack = stack});
 }
 
 void on_return(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData& cb, ApiKind kind,

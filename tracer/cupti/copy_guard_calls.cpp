@@ -200,13 +200,17 @@ void GuardCalls::returned(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, co
   }
   if (params == nullptr) return;
   const bool ok = status == 0;
-  // Events recorded, and queries that found theirs done.
+  // Events recorded, queries that found theirs done, and streams found done.
   if (const EventUse use = event_use(domain, cbid, params); use.op != EventUse::Op::None) {
     if (!ok) return;
     if (use.op == EventUse::Op::Record)
       guard_.event_recorded(address(use.event), scope(use.stream, use.per_thread_stream));
     else
       guard_.event_completed(address(use.event));
+    return;
+  }
+  if (const QueriedStream q = queried_stream(domain, cbid, params); q.queried) {
+    if (ok) guard_.release(scope(q.stream, q.per_thread_stream));
     return;
   }
   if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
@@ -241,12 +245,6 @@ void GuardCalls::returned(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, co
         // Whatever it returned: after a failed sync nothing will complete, and a read is no longer this rule's business.
         guard_.release(scope(params_as<cudaStreamSynchronize_v3020_params>(params).stream,
                              cbid == CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_ptsz_v7000));
-        return;
-      case CUPTI_RUNTIME_TRACE_CBID_cudaStreamQuery_v3020:
-      case CUPTI_RUNTIME_TRACE_CBID_cudaStreamQuery_ptsz_v7000:
-        if (ok)
-          guard_.release(scope(params_as<cudaStreamQuery_v3020_params>(params).stream,
-                               cbid == CUPTI_RUNTIME_TRACE_CBID_cudaStreamQuery_ptsz_v7000));
         return;
       case CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020: guard_.release_all(); return;
       case CUPTI_RUNTIME_TRACE_CBID_cudaEventSynchronize_v3020:
@@ -284,11 +282,6 @@ void GuardCalls::returned(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, co
     case CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize_ptsz:
       guard_.release(scope(params_as<cuStreamSynchronize_params>(params).hStream,
                            cbid == CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize_ptsz));
-      return;
-    case CUPTI_DRIVER_TRACE_CBID_cuStreamQuery:
-    case CUPTI_DRIVER_TRACE_CBID_cuStreamQuery_ptsz:
-      if (ok)
-        guard_.release(scope(params_as<cuStreamQuery_params>(params).hStream, cbid == CUPTI_DRIVER_TRACE_CBID_cuStreamQuery_ptsz));
       return;
     case CUPTI_DRIVER_TRACE_CBID_cuMemFree:
     case CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2: guard_.release_all(); return;

@@ -23,7 +23,7 @@ struct Hooks {
   // Whether the call with this correlation id was a stream or event query:
   // CUPTI reports a cudaEventQuery as an event synchronisation, but the host
   // did not wait in it (a query that found its work done is recorded from
-  // its callback, as SyncKind::EventQuery).
+  // its callback, as SyncKind::Query).
   std::function<bool(std::uint32_t)> is_query;
 };
 

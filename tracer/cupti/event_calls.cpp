@@ -45,6 +45,23 @@ EventUse event_use(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const voi
   return {};
 }
 
+QueriedStream queried_stream(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* params) {
+  if (params == nullptr) return {};
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && (cbid == CUPTI_RUNTIME_TRACE_CBID_cudaStreamQuery_v3020 ||
+                                                cbid == CUPTI_RUNTIME_TRACE_CBID_cudaStreamQuery_ptsz_v7000)) {
+    static_assert(sizeof(cudaStreamQuery_v3020_params) == sizeof(cudaStreamQuery_ptsz_v7000_params));
+    return {true, static_cast<const cudaStreamQuery_v3020_params*>(params)->stream,
+            cbid == CUPTI_RUNTIME_TRACE_CBID_cudaStreamQuery_ptsz_v7000};
+  }
+  if (domain == CUPTI_CB_DOMAIN_DRIVER_API &&
+      (cbid == CUPTI_DRIVER_TRACE_CBID_cuStreamQuery || cbid == CUPTI_DRIVER_TRACE_CBID_cuStreamQuery_ptsz)) {
+    static_assert(sizeof(cuStreamQuery_params) == sizeof(cuStreamQuery_ptsz_params));
+    return {true, static_cast<const cuStreamQuery_params*>(params)->hStream,
+            cbid == CUPTI_DRIVER_TRACE_CBID_cuStreamQuery_ptsz};
+  }
+  return {};
+}
+
 bool is_query(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
   if (domain == CUPTI_CB_DOMAIN_RUNTIME_API)
     return cbid == CUPTI_RUNTIME_TRACE_CBID_cudaEventQuery_v3020 || cbid == CUPTI_RUNTIME_TRACE_CBID_cudaStreamQuery_v3020 ||

@@ -2,7 +2,8 @@
 // recorded it on a stream (cudaEventRecord and the driver's, with flags or
 // per-thread) or found it complete (cudaEventQuery, cuEventQuery). With the
 // stream each event was last recorded on, a completed query says which
-// stream the host waited for. Pure, so it is tested with parameter structs.
+// stream's work the host knows is done; a stream query names its stream.
+// Pure, so it is tested with parameter structs.
 #pragma once
 
 #include <cupti.h>
@@ -20,6 +21,17 @@ struct EventUse {
 };
 
 EventUse event_use(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* params);
+
+// The stream a stream query asked about (cudaStreamQuery, cuStreamQuery and
+// their per-thread forms). Reported done, the query ordered all the work
+// queued on that stream before it, as a synchronisation of it would have.
+struct QueriedStream {
+  bool queried = false;
+  const void* stream = nullptr;    // the cudaStream_t / CUstream
+  bool per_thread_stream = false;  // a _ptsz call, whose stream 0 is the per-thread stream
+};
+
+QueriedStream queried_stream(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* params);
 
 // A stream or event query (cudaStreamQuery, cudaEventQuery and the
 // driver's), done or not: CUPTI reports each as a synchronisation record,

@@ -32,7 +32,7 @@ bool waits_for(const Sync& s, const Memcpy& c) {
     case SyncKind::Stream: return s.stream == c.stream;
     case SyncKind::Event:
     case SyncKind::Unknown: return true;  // the trace does not say which stream recorded the event: benefit of the doubt
-    case SyncKind::EventQuery: return s.stream == c.stream || s.stream == 0;  // done up to an event of that stream
+    case SyncKind::Query: return s.stream == c.stream || s.stream == 0;  // that stream done, up to its event or all of it
     case SyncKind::StreamWaitEvent: return false;  // the host does not wait
   }
   return false;

@@ -43,8 +43,8 @@ Orderings::Orderings(const Trace& t) : default_(default_streams(t)) {
         break;
       case SyncKind::Stream: (s.stream == 0 ? any_ : stream_[s.stream]).push_back(s.start_ns); break;
       case SyncKind::StreamWaitEvent: (s.stream == 0 ? any_ : waited_[s.stream]).push_back(s.start_ns); break;
-      // The host learnt that the stream the event was recorded on had done its work up to the event.
-      case SyncKind::EventQuery: (s.stream == 0 ? any_ : stream_[s.stream]).push_back(s.start_ns); break;
+      // The host learnt that the queried stream, or the one the event was recorded on, had done its work up to then.
+      case SyncKind::Query: (s.stream == 0 ? any_ : stream_[s.stream]).push_back(s.start_ns); break;
       case SyncKind::Event:
       case SyncKind::Unknown: any_.push_back(s.start_ns); break;
     }

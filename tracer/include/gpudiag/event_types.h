@@ -24,7 +24,7 @@ enum class SyncKind : std::uint8_t {
   Event = 3,            // cudaEventSynchronize
   StreamWaitEvent = 4,  // cudaStreamWaitEvent (device-side wait; host not blocked)
   Context = 5,          // cuCtxSynchronize
-  EventQuery = 6,       // cudaEventQuery that found the event done: ordered, but the host did not block
+  Query = 6,            // cudaEventQuery or cudaStreamQuery that found the work done: ordered, but the host did not block
 };
 
 enum class AccessKind : std::uint8_t { Read = 0, Write = 1 };
@@ -59,7 +59,7 @@ constexpr std::uint8_t max_value(SyncKind) { return 6; }
 
 // Whether the host waited in a sync of this kind: not in a stream's wait for
 // an event, nor in a query that found the work already done.
-constexpr bool host_waits(SyncKind k) { return k != SyncKind::StreamWaitEvent && k != SyncKind::EventQuery; }
+constexpr bool host_waits(SyncKind k) { return k != SyncKind::StreamWaitEvent && k != SyncKind::Query; }
 constexpr std::uint8_t max_value(AccessKind) { return 1; }
 constexpr std::uint8_t max_value(ApiDomain) { return 3; }
 
@@ -97,7 +97,7 @@ constexpr std::string_view to_string(SyncKind k) {
     case SyncKind::Event: return "event";
     case SyncKind::StreamWaitEvent: return "stream-wait-event";
     case SyncKind::Context: return "context";
-    case SyncKind::EventQuery: return "event-query";
+    case SyncKind::Query: return "query";
     case SyncKind::Unknown: break;
   }
   return "unknown";
