@@ -190,7 +190,10 @@ void unet_overhead(int rounds, const std::string& device) {
   }
   // One thread and no loader workers: the run's CPU time is then its work,
   // not spinning or waiting for cores that other jobs hold.
-  const std::vector<std::string> args = {train, "--device", device, "--epochs", "2", "--train", "128", "--val", "16",
+  // Eight epochs: in a run of two, the process's start (loading libraries,
+  // oneDNN's first primitives) was a third of it and its noise hid the
+  // recording's cost.
+  const std::vector<std::string> args = {train, "--device", device, "--epochs", "8", "--train", "128", "--val", "16",
                                          "--threads", "1", "--workers", "0", "--checkpoint", ""};
   const std::string out = (fs::temp_directory_path() / ("gpudiag-bench-unet-" + std::to_string(getpid()) + ".gdtrace")).string();
   struct Variant {
@@ -218,7 +221,7 @@ void unet_overhead(int rounds, const std::string& device) {
       if (!v.env.empty()) events = gpudiag::read_gdtrace(out).event_count();
     }
   fs::remove(out);
-  std::printf("traced/untraced UNet training run on the %s device: 2 epochs of 128 32x32 images,\n"
+  std::printf("traced/untraced UNet training run on the %s device: 8 epochs of 128 32x32 images,\n"
               "  --threads 1 --workers 0, %d interleaved runs each, %zu events recorded per traced run\n",
               device.c_str(), rounds, events);
   // Other jobs on the machine only ever add time: the minimum is the
