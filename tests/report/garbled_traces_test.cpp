@@ -140,12 +140,16 @@ void report_everything(const Trace& t) {
   EXPECT_FALSE(out.str().empty());
 }
 
-std::string shared_data(const std::string& name) { return std::string(GPUDIAG_SHARED_DATA_DIR) + "/" + name; }
+// "h200/..." is in this repository (tests/report/h200); the rest is shared data.
+std::string trace_path(const std::string& name) {
+  if (name.starts_with("h200/")) return std::string(GPUDIAG_SOURCE_DIR) + "/tests/report/" + name;
+  return std::string(GPUDIAG_SHARED_DATA_DIR) + "/" + name;
+}
 
 class GarbledTraces : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(GarbledTraces, AreReportedWithoutCrashing) {
-  const std::string path = shared_data(GetParam());
+  const std::string path = trace_path(GetParam());
   if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " is not here (the shared real traces sit beside the checkout)";
   const Trace seed = load_trace(path);
   report_everything(seed);
@@ -164,10 +168,18 @@ TEST_P(GarbledTraces, AreReportedWithoutCrashing) {
 }
 
 // gpudiag's own traces of real GPU programs (allocations, frees, copies,
-// kernel arguments, host accesses, a crash, an out-of-memory) and two Kineto
-// traces (memory counters, many streams).
+// kernel arguments, host accesses, a crash, an out-of-memory), and two
+// Kineto traces (memory counters, many streams). The H200 recordings add
+// what the H100 ones lack: kernel arguments read from launches, guarded
+// copy destinations, crash records, and gdrt's training steps on cuda.
 INSTANTIATE_TEST_SUITE_P(RealTraces, GarbledTraces,
-                         ::testing::Values("gpu/h100-cuda-freeasync_race.gdtrace.gz",
+                         ::testing::Values("h200/h200-cuda-freeasync_race.gdtrace.gz",
+                                           "h200/h200-cuda-unsynced_read.gdtrace.gz",
+                                           "h200/h200-cuda-host_ptr_kernel.gdtrace.gz",
+                                           "h200/h200-cuda-host_deref_device.gdtrace.gz",
+                                           "h200/h200-cuda-many_tiny.gdtrace.gz",
+                                           "h200/h200-gdrt-train_unet.gdtrace.gz",
+                                           "gpu/h100-cuda-freeasync_race.gdtrace.gz",
                                            "gpu/h100-cuda-unsynced_read.gdtrace.gz",
                                            "gpu/h100-cuda-host_ptr_kernel.gdtrace.gz",
                                            "gpu/h100-cuda-host_deref_device.gdtrace.gz",
