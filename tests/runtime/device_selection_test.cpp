@@ -3,8 +3,14 @@
 // tensors, modules and optimiser state, and checkpoints that load anywhere.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
 
 #include "gdrt/gdrt.h"
 #include "scratch_dir.h"
@@ -50,7 +56,79 @@ TEST(DeviceSelection, AnExplicitDeviceWinsOverTheEnvironmentWhichWinsOverTheDefa
 TEST(DeviceSelection, WithoutAChoiceItIsTheFirstFunctionalGpuElseCpu) {
   DeviceEnv env(nullptr);
   const Device gpu{DeviceKind::cuda, 0};
-  EXPECT_EQ(preferred_device(), functional(gpu) ? gpu : cpu_device());
+  const Device chosen = preferred_device();
+  if (functional(gpu)) {
+    EXPECT_EQ(chosen, gpu);
+  } else if (chosen != cpu_device()) {
+    EXPECT_TRUE(chosen.kind == DeviceKind::cuda && functional(chosen)) << chosen.str();
+  }
+}
+
+// A GPU that exists, working or not; only whether it works is ever asked.
+class StandInGpu final : public Backend {
+ public:
+  StandInGpu(int index, bool works) : index_(index), works_(works) {}
+  Device device() const override { return {DeviceKind::cuda, index_}; }
+  bool functional() const override { return works_; }
+  void* allocate(std::size_t, StreamId) override { throw Error("not a real GPU"); }
+  void deallocate(void*, std::size_t, StreamId, const std::vector<StreamId>&) override {}
+  void* allocate_pinned(std::size_t) override { throw Error("not a real GPU"); }
+  void deallocate_pinned(void*, std::size_t) override {}
+  void copy(void*, MemoryKind, const void*, MemoryKind, std::size_t, StreamId, std::uint64_t) override {
+    throw Error("not a real GPU");
+  }
+  void launch(const KernelOp&, StreamId, std::uint64_t) override { throw Error("not a real GPU"); }
+  StreamId create_stream(StreamFlags) override { throw Error("not a real GPU"); }
+  void destroy_stream(StreamId) override {}
+  EventId record_event(StreamId) override { throw Error("not a real GPU"); }
+  void destroy_event(EventId) override {}
+  void wait_event(StreamId, EventId) override {}
+  void synchronize_event(EventId) override {}
+  void synchronize(StreamId) override {}
+  void synchronize_device() override {}
+  bool host_accessible() const override { return false; }
+
+ private:
+  int index_;
+  bool works_;
+};
+
+// What preferred_device() picks on a machine of `count` GPUs of which those
+// in `working` run. In a child process: the stand-ins replace this build's
+// cuda backend, which the rest of the tests keep.
+std::string preferred_among(int count, std::vector<int> working) {
+  // A death test's child reports its result through its exit code: the
+  // preferred GPU's index, or 100 for the cpu.
+  int picked = -1;
+  EXPECT_EXIT(
+      {
+        unsetenv("GDRT_DEVICE");
+        register_backend(
+            DeviceKind::cuda,
+            [working](int index) -> std::unique_ptr<Backend> {
+              if (index >= 8) throw Error("no such GPU");
+              return std::make_unique<StandInGpu>(
+                  index, std::find(working.begin(), working.end(), index) != working.end());
+            },
+            [count] { return count; });
+        const Device d = preferred_device();
+        std::_Exit(d.kind == DeviceKind::cuda ? d.index : 100);
+      },
+      [&](int status) {
+        picked = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+        return true;
+      },
+      "");
+  return picked == 100 ? "cpu" : picked < 0 ? "no answer" : "cuda:" + std::to_string(picked);
+}
+
+TEST(DeviceSelection, TheFirstGpuThatWorksIsPreferredNotOnlyTheFirstGpu) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");  // the child starts afresh: this process has threads
+  EXPECT_EQ(preferred_among(3, {1, 2}), "cuda:1");
+  EXPECT_EQ(preferred_among(3, {0, 2}), "cuda:0");
+  EXPECT_EQ(preferred_among(2, {}), "cpu");
+  EXPECT_EQ(preferred_among(2, {5}), "cpu") << "a GPU beyond the count is not looked for";
+  EXPECT_EQ(preferred_among(0, {0}), "cpu") << "no GPU counted, none tried";
 }
 
 TEST(DeviceSelection, ABadEnvironmentValueIsAnErrorNamingTheVariable) {

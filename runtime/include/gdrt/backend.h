@@ -75,9 +75,14 @@ class Backend {
 };
 
 using BackendFactory = std::function<std::unique_ptr<Backend>(int index)>;
+// How many devices of a kind this machine has (cudaGetDeviceCount for cuda).
+using DeviceCounter = std::function<int()>;
 
-// Registers the factory for a device kind (a backend folder calls this once).
-void register_backend(DeviceKind kind, BackendFactory factory);
+// Registers the factory for a device kind (a backend folder calls this once),
+// replacing any before it. `count` says how many devices of the kind exist:
+// the search for the first functional GPU walks them. Without it only index
+// 0 is tried.
+void register_backend(DeviceKind kind, BackendFactory factory, DeviceCounter count = {});
 bool backend_registered(DeviceKind kind);
 // The backend serving `device`, created on first use; throws gdrt::Error if
 // this build has no backend for the device kind.

@@ -41,8 +41,10 @@ std::int32_t trace_device_id(const Device& device);
 bool functional(const Device& device);
 
 // The preferred device: an explicit `requested` string if non-empty, else the
-// GDRT_DEVICE environment variable, else the first functional GPU backend
-// (cuda:0, when its backend is registered and reports a usable device), else cpu.
+// GDRT_DEVICE environment variable, else the first functional GPU (cuda:0,
+// cuda:1, ... as the cuda backend counts them: one that exists but cannot
+// run, such as a device in exclusive mode held by another process, is
+// passed over), else cpu.
 Device preferred_device(std::string_view requested = {});
 
 // Bytes of tensor storage live on `device` now (pinned host buffers are

@@ -1,5 +1,6 @@
 #include "gdrt/device.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdlib>
 #include <map>
@@ -55,6 +56,7 @@ namespace {
 struct Registry {
   std::mutex mutex;
   std::map<DeviceKind, BackendFactory> factories;
+  std::map<DeviceKind, DeviceCounter> counters;
   std::map<std::pair<DeviceKind, int>, std::unique_ptr<Backend>> backends;
 };
 // Never destroyed: tensors held in other statics may be freed during exit,
@@ -62,17 +64,21 @@ struct Registry {
 Registry& registry() {
   static Registry* r = [] {
     auto* made = new Registry;
-    for (auto& [kind, factory] : builtin_backends()) made->factories[kind] = std::move(factory);
+    for (auto& [kind, factory, count] : builtin_backends()) {
+      made->factories[kind] = std::move(factory);
+      made->counters[kind] = std::move(count);
+    }
     return made;
   }();
   return *r;
 }
 }  // namespace
 
-void register_backend(DeviceKind kind, BackendFactory factory) {
+void register_backend(DeviceKind kind, BackendFactory factory, DeviceCounter count) {
   auto& r = registry();
   std::lock_guard lock(r.mutex);
   r.factories[kind] = std::move(factory);
+  r.counters[kind] = std::move(count);
 }
 
 bool backend_registered(DeviceKind kind) {
@@ -103,6 +109,26 @@ bool functional(const Device& device) {
   }
 }
 
+namespace {
+// Devices of `kind` to try, in index order: none without a backend, and
+// none when counting fails (a broken driver counts as no device).
+int device_count(DeviceKind kind) {
+  DeviceCounter count;
+  {
+    auto& r = registry();
+    std::lock_guard lock(r.mutex);
+    if (!r.factories.count(kind)) return 0;
+    count = r.counters[kind];
+  }
+  if (!count) return 1;
+  try {
+    return std::max(count(), 0);
+  } catch (const Error&) {
+    return 0;
+  }
+}
+}  // namespace
+
 Device preferred_device(std::string_view requested) {
   if (!requested.empty()) return Device::parse(requested);
   if (const char* env = std::getenv("GDRT_DEVICE"); env && *env) {
@@ -113,7 +139,8 @@ Device preferred_device(std::string_view requested) {
     }
   }
   // The first functional GPU, else the CPU, as documented.
-  if (const Device gpu{DeviceKind::cuda, 0}; functional(gpu)) return gpu;
+  for (int index = 0, n = device_count(DeviceKind::cuda); index < n; ++index)
+    if (const Device gpu{DeviceKind::cuda, index}; functional(gpu)) return gpu;
   return cpu_device();
 }
 

@@ -13,6 +13,7 @@ namespace gdrt {
 struct BackendRegistration {
   DeviceKind kind;
   BackendFactory factory;
+  DeviceCounter count = {};  // unset: one device, index 0
 };
 
 // Generated (runtime/CMakeLists.txt): the backends this build has.

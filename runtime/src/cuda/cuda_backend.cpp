@@ -214,8 +214,13 @@ void CudaBackend::synchronize_device() {
 }  // namespace cuda
 
 BackendRegistration cuda_backend_registration() {
-  return {DeviceKind::cuda, [](int index) -> std::unique_ptr<Backend> {
-            return std::make_unique<cuda::CudaBackend>(index);
+  return {DeviceKind::cuda,
+          [](int index) -> std::unique_ptr<Backend> { return std::make_unique<cuda::CudaBackend>(index); },
+          [] {
+            int count = 0;
+            if (cudaGetDeviceCount(&count) == cudaSuccess) return count;
+            (void)cudaGetLastError();  // no driver or no device: none to try
+            return 0;
           }};
 }
 
