@@ -94,6 +94,15 @@ TEST(SyncInLoop, EventQueriesThatFoundTheWorkDoneAreNoSyncs) {
   EXPECT_TRUE(only(detect(eight_syncs_per_step(SyncKind::Query)), "GD010").empty());
 }
 
+// One GD007 for growth on device 0, its stack topped by `function`.
+void expect_growth_from(const Trace& t, const char* function) {
+  const auto f = only(detect(t), "GD007");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_NE(f[0].message.find("live memory on device 0 grew by"), std::string::npos) << f[0].message;
+  ASSERT_FALSE(f[0].stack.empty());
+  EXPECT_EQ(f[0].stack[0].function, function);
+}
+
 TEST(MemoryLeak, MemoryThatGrowsEveryIterationIsALeakWithTheLoopsStack) {
   Trace t = training_loop(10, 0, 1'000'000);
   alloc(t, 1000, 0x10000000, 512u << 20, 0, stack_named(t, "caching_allocator_segment"));  // held to the end: no leak
@@ -101,11 +110,7 @@ TEST(MemoryLeak, MemoryThatGrowsEveryIterationIsALeakWithTheLoopsStack) {
     alloc(t, 1'000'000 + 1'000'000ull * s + 500'000, 0x40000000 + (4ull << 20) * s, 2u << 20, 0,
           stack_named(t, "losses_append"));
   t.sort_by_time();
-  const auto f = only(detect(t), "GD007");
-  ASSERT_EQ(f.size(), 1u);
-  EXPECT_NE(f[0].message.find("live memory on device 0 grew by"), std::string::npos) << f[0].message;
-  ASSERT_FALSE(f[0].stack.empty());
-  EXPECT_EQ(f[0].stack[0].function, "losses_append");
+  expect_growth_from(t, "losses_append");
 }
 
 // A CUDA loop queues all its steps before the GPU has run the first few: its
@@ -124,11 +129,7 @@ TEST(MemoryLeak, AHostFarAheadOfTheGpuStillShowsTheGrowthOfItsLaunches) {
     alloc(t, 1'000'000 + 20'000ull * s + 500, 0x40000000 + (4ull << 20) * s, 2u << 20, 0,
           stack_named(t, "pixel_loss_buffer"));
   t.sort_by_time();
-  const auto f = only(detect(t), "GD007");
-  ASSERT_EQ(f.size(), 1u);
-  EXPECT_NE(f[0].message.find("live memory on device 0 grew by"), std::string::npos) << f[0].message;
-  ASSERT_FALSE(f[0].stack.empty());
-  EXPECT_EQ(f[0].stack[0].function, "pixel_loss_buffer");
+  expect_growth_from(t, "pixel_loss_buffer");
 }
 
 TEST(MemoryLeak, MemoryHeldUntilExitWithoutGrowingIsNoLeakInALoop) {

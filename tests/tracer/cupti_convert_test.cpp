@@ -131,12 +131,18 @@ TEST(CuptiConvert, MemsetRecordsAndNoMemoryRecords) {
       << "allocations come from API callbacks: MEMORY2 records crash the driver and stay off";
 }
 
-TEST(CuptiConvert, SyncRecordsAndNoApiRecords) {
-  FakeHooks f;
+// A synchronisation record of `type`, from 1 to 9 ns.
+CUpti_ActivitySynchronization2 sync_record(CUpti_ActivitySynchronizationType type) {
   CUpti_ActivitySynchronization2 s{};
   s.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
-  s.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE;
+  s.type = type;
   s.start = 1, s.end = 9;
+  return s;
+}
+
+TEST(CuptiConvert, SyncRecordsAndNoApiRecords) {
+  FakeHooks f;
+  CUpti_ActivitySynchronization2 s = sync_record(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE);
   s.streamId = 3;
   Event e = convert(reinterpret_cast<CUpti_Activity*>(&s), f.hooks());
   EXPECT_EQ(as<rec::SyncEvent>(e).kind, SyncKind::Stream);
@@ -151,10 +157,7 @@ TEST(CuptiConvert, SyncRecordsAndNoApiRecords) {
 // CUPTI reports a cudaEventQuery as an event synchronisation; the host did not wait in it.
 TEST(CuptiConvert, TheSyncRecordOfAQueryIsNoSync) {
   FakeHooks f;
-  CUpti_ActivitySynchronization2 s{};
-  s.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
-  s.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE;
-  s.start = 1, s.end = 9;
+  CUpti_ActivitySynchronization2 s = sync_record(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE);
   s.correlationId = 88;
   EXPECT_TRUE(std::holds_alternative<std::monostate>(convert(reinterpret_cast<CUpti_Activity*>(&s), f.hooks())));
   s.correlationId = 89;
