@@ -42,26 +42,40 @@ std::string torch_skip_reason() {
   return "";
 }
 
-struct TracedRun {
+// A program's exit status and what it printed (stdout and stderr).
+struct ProgramRun {
   int status = 0;
-  std::string out;  // stdout and stderr
+  std::string out;
+};
+
+// Runs command (argv[0] a path, or a name looked up in PATH) with `env`
+// added, its output kept in `out_path`.
+ProgramRun run_capturing(const std::string& out_path, const std::vector<std::string>& command,
+                         const std::vector<std::string>& env = {}) {
+  std::vector<std::string> argv = {"/bin/sh", "-c", "exec \"$0\" \"$@\" >'" + out_path + "' 2>&1"};
+  argv.insert(argv.end(), command.begin(), command.end());
+  ProgramRun run;
+  run.status = test::run(argv, env);
+  run.out = test::read_file(out_path);
+  return run;
+}
+
+struct TracedRun : ProgramRun {
   Trace trace;
 };
 
-// Runs command (argv[0] a path, or a name looked up in PATH) under the CUPTI
-// injection library, as `gpudiag trace` would, and loads its trace.
+// Runs command under the CUPTI injection library, as `gpudiag trace` would,
+// and loads its trace.
 TracedRun traced_run(const std::string& name, const std::vector<std::string>& command) {
   // temp_path numbers each call: this run's trace is the one file with its prefix.
   const std::string pattern = test::temp_path(name + "-%p.gdtrace");
-  const std::string out = test::temp_path(name + "-output.txt");
-  std::vector<std::string> argv = {"/bin/sh", "-c", "exec \"$0\" \"$@\" >'" + out + "' 2>&1"};
-  argv.insert(argv.end(), command.begin(), command.end());
   TracedRun run;
   // PYTHONPATH: the startup hook that `gpudiag trace` gives Python, which
   // writes PyTorch's allocator history beside the trace.
-  run.status = test::run(argv, {"GPUDIAG_TRACE=" + pattern, "CUDA_INJECTION64_PATH=" GPUDIAG_CUPTI_LIBRARY,
-                                "PYTHONPATH=" GPUDIAG_PYTHON_HOOK_DIR});
-  run.out = test::read_file(out);
+  static_cast<ProgramRun&>(run) =
+      run_capturing(test::temp_path(name + "-output.txt"), command,
+                    {"GPUDIAG_TRACE=" + pattern, "CUDA_INJECTION64_PATH=" GPUDIAG_CUPTI_LIBRARY,
+                     "PYTHONPATH=" GPUDIAG_PYTHON_HOOK_DIR});
   const auto dir = std::filesystem::path(pattern).parent_path();
   const std::string file_name = std::filesystem::path(pattern).filename().string();
   const std::string stem = file_name.substr(0, file_name.find("%p"));
@@ -77,19 +91,8 @@ TracedRun traced_run(const std::string& name, const std::vector<std::string>& co
 // The same command run untraced: a symptom that depends on timing (an early
 // read seeing stale data) is measured so, since under the tracer the copy
 // guard holds that read until the copy has landed.
-struct UntracedRun {
-  int status = 0;
-  std::string out;  // stdout and stderr
-};
-
-UntracedRun untraced_run(const std::string& name, const std::vector<std::string>& command) {
-  const std::string out = test::temp_path(name + "-untraced.txt");
-  std::vector<std::string> argv = {"/bin/sh", "-c", "exec \"$0\" \"$@\" >'" + out + "' 2>&1"};
-  argv.insert(argv.end(), command.begin(), command.end());
-  UntracedRun run;
-  run.status = test::run(argv);
-  run.out = test::read_file(out);
-  return run;
+ProgramRun untraced_run(const std::string& name, const std::vector<std::string>& command) {
+  return run_capturing(test::temp_path(name + "-untraced.txt"), command);
 }
 
 // `args` also name the run's files, so that two runs of one program keep theirs apart.
@@ -160,7 +163,7 @@ TEST(GpuPrograms, AHostReadOfDeviceMemoryDiesOfSigsegvAndIsGD001) {
 
 TEST(GpuPrograms, ReadingAPinnedCopyBeforeTheSyncIsStaleAndIsGD003AndGD009) {
   if (const std::string why = cuda_skip_reason(); !why.empty()) GTEST_SKIP() << why;
-  const UntracedRun untraced = untraced_run("unsynced_read", {std::string(GPU_PROGRAMS_DIR) + "/gpu_program_unsynced_read"});
+  const ProgramRun untraced = untraced_run("unsynced_read", {std::string(GPU_PROGRAMS_DIR) + "/gpu_program_unsynced_read"});
   ASSERT_TRUE(exited_with(untraced.status, 0)) << untraced.out;
   EXPECT_GT(number_after(untraced.out, "unsynced_read: pinned stale "), 0) << untraced.out;
   EXPECT_EQ(number_after(untraced.out, "pageable stale "), 0) << "a pageable copy returns when done: " << untraced.out;
@@ -249,7 +252,7 @@ TEST(GpuPrograms, ABadLaunchIsSeenOnlyByTheLastErrorNotByTheNextSync) {
 
 TEST(GpuPrograms, PyTorchReadingANonBlockingCopyBeforeTheSyncIsGD003) {
   if (const std::string why = torch_skip_reason(); !why.empty()) GTEST_SKIP() << why;
-  const UntracedRun untraced = untraced_run(
+  const ProgramRun untraced = untraced_run(
       "torch_nonblocking_early_read", {"python3", std::string(GPU_PROGRAMS_SOURCE_DIR) + "/torch_nonblocking_early_read.py"});
   ASSERT_TRUE(exited_with(untraced.status, 0)) << untraced.out;
   EXPECT_GT(number_after(untraced.out, "torch_nonblocking_early_read: stale "), 0) << untraced.out;
