@@ -96,12 +96,6 @@ void report_growth(const DetectContext& ctx, const DeviceMemory& m, std::vector<
   out.push_back(std::move(f));
 }
 
-// Memory kept until exit on purpose, never to be freed: a caching
-// allocator's, for reuse (PyTorch's device and pinned-host allocators,
-// gdrt's cuda device), known by the allocator in the allocation's stack or,
-// with stacks off, by PyTorch's own history of the blocks it cut from the
-// segment; and a cuDNN or cuBLAS handle's, which PyTorch and gdrt keep for
-// the life of the process.
 // Functions that keep memory on purpose: named within (PyTorch's allocators
 // and handle pools), or from their start (gdrt's allocator, the libraries'
 // handle constructors).
@@ -119,13 +113,18 @@ bool keeps_memory(std::string_view function) {
                      [&](std::string_view prefix) { return function.starts_with(prefix); });
 }
 
+// Memory kept until exit on purpose, never to be freed: a caching
+// allocator's, for reuse (PyTorch's device and pinned-host allocators,
+// gdrt's cuda device), known by the allocator in the allocation's stack or,
+// with stacks off, by PyTorch's own history of the blocks it cut from the
+// segment; and a cuDNN or cuBLAS handle's, which PyTorch and gdrt keep for
+// the life of the process.
 bool held_until_exit_on_purpose(const Trace& t, const DeviceMemory& m, const Block& b) {
   if (b.stack < t.stacks.size())
     for (const StackFrame& f : t.stacks[b.stack].frames) {
       if (keeps_memory(t.str(f.function))) return true;
-      if (f.module < 0 || static_cast<std::size_t>(f.module) >= t.modules.size()) continue;
-      const std::string_view path = t.str(t.modules[static_cast<std::size_t>(f.module)].path);
-      const std::string_view file = path.substr(path.rfind('/') + 1);
+      const std::string_view file = module_file(t, f);
+      if (file.empty()) continue;
       if (std::any_of(std::begin(kKeeperModules), std::end(kKeeperModules),
                       [&](std::string_view module) { return file.starts_with(module); }))
         return true;

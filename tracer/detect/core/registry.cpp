@@ -40,16 +40,20 @@ Finding make_finding(std::string_view rule_id, std::string message) {
   return f;
 }
 
+std::string_view module_file(const Trace& trace, const StackFrame& frame) {
+  if (frame.module < 0 || static_cast<std::size_t>(frame.module) >= trace.modules.size()) return {};
+  const std::string_view path = trace.str(trace.modules[static_cast<std::size_t>(frame.module)].path);
+  return path.substr(path.rfind('/') == std::string_view::npos ? 0 : path.rfind('/') + 1);
+}
+
 namespace {
 
 // The CUDA libraries and gpudiag's own: frames in them are how a call was
 // recorded, not where the program made it.
 bool in_tooling(const Trace& trace, const StackFrame& frame) {
-  if (frame.module < 0 || static_cast<std::size_t>(frame.module) >= trace.modules.size()) return false;
-  std::string_view path = trace.str(trace.modules[static_cast<std::size_t>(frame.module)].path);
-  path.remove_prefix(path.rfind('/') == std::string_view::npos ? 0 : path.rfind('/') + 1);
+  const std::string_view file = module_file(trace, frame);
   for (std::string_view library : {"libcuda.so", "libcudart.so", "libcupti.so", "libcudnn", "libcublas", "libgpudiag_"})
-    if (path.starts_with(library)) return true;
+    if (!file.empty() && file.starts_with(library)) return true;
   return false;
 }
 

@@ -65,6 +65,9 @@ Finding make_finding(std::string_view rule_id, std::string message);
 // libcupti, cuDNN, cuBLAS) and gpudiag's are dropped, except from a crash's
 // stack, which starts where it faulted.
 std::vector<Frame> frames_of(const Trace& trace, StackId stack);
+// The file name of the module a frame is in ("libcudnn.so.9"), or "" when
+// the trace does not say.
+std::string_view module_file(const Trace& trace, const StackFrame& frame);
 // "the program crashed: SIGSEGV (address not mapped at 0x7f..) on thread 12, in main at train.cu:40".
 std::string describe_crash(const Trace& trace, const Crash& crash);
 // Crashes whose address is a memory access that faulted (SIGSEGV, SIGBUS).
