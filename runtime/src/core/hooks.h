@@ -53,7 +53,9 @@ bool recording();
 // True while a trace is being recorded and `device`'s work is the hooks' to
 // record: not a cuda device's under the CUPTI tracer, which records CUDA's
 // work itself (kernels, copies, syncs, allocations) with its own stream ids.
-// The hooks that take a device record nothing when this is false.
+// The hooks of a device's work (memory, copies, kernels, syncs, out of
+// memory) record nothing when this is false; host_access, which only emu's
+// fault handler calls, asks enabled().
 bool recording(const Device& device);
 std::uint64_t now_ns();
 

@@ -37,7 +37,7 @@ class KernelTimer {
     cudaEvent_t start;
     std::shared_ptr<Anchor> anchor;
   };
-  // Around one launch on `stream`, while hooks::recording(); abandon() when
+  // Around one launch on `stream`, while hooks::recording(device()); abandon() when
   // the launch threw instead.
   Started begin(cudaStream_t stream);
   void end(Started started, cudaStream_t stream, const char* name, StreamId id, std::uint64_t launch_id);
