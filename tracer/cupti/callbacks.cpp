@@ -276,12 +276,15 @@ void on_return(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_C
         is_allocation_call(cb.functionName))
       record_out_of_memory(cb, e, end, stack);
   } else if (kind != ApiKind::Other) {
-    // CUPTI reports every query, done or not, as a synchronisation record.
+    // CUPTI reports every query, done or not, as a synchronisation record,
+    // which is dropped: a query's stack goes only into its own Sync below.
     const bool query = is_query(domain, cbid);
     if (stack != 0 || query) {
       std::lock_guard<std::mutex> lock(state().stacks_mutex);
-      if (stack != 0) state().stacks[cb.correlationId] = stack;
-      if (query) state().queries.insert(cb.correlationId);
+      if (query)
+        state().queries.insert(cb.correlationId);
+      else
+        state().stacks[cb.correlationId] = stack;
     }
   }
   if (kind == ApiKind::Sync && status == 0) record_completed_query(domain, cbid, cb, start, end, stack);
