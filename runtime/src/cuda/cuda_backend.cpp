@@ -12,12 +12,22 @@
 
 namespace gdrt {
 namespace cuda {
+namespace {
+
+// cudaGetDeviceCount, with its error cleared so that the next call does not
+// report it (no driver, no device).
+cudaError_t count_devices(int& count) {
+  count = 0;
+  const cudaError_t status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess) (void)cudaGetLastError();
+  return status;
+}
+
+}  // namespace
 
 CudaBackend::CudaBackend(int index) : index_(index) {
   int count = 0;
-  const cudaError_t status = cudaGetDeviceCount(&count);
-  if (status != cudaSuccess) {
-    (void)cudaGetLastError();
+  if (const cudaError_t status = count_devices(count); status != cudaSuccess) {
     throw Error("cuda:" + std::to_string(index) + " is not available: cudaGetDeviceCount failed: " +
                 cudaGetErrorName(status) + " (" + cudaGetErrorString(status) + ")");
   }
@@ -218,9 +228,7 @@ BackendRegistration cuda_backend_registration() {
           [](int index) -> std::unique_ptr<Backend> { return std::make_unique<cuda::CudaBackend>(index); },
           [] {
             int count = 0;
-            if (cudaGetDeviceCount(&count) == cudaSuccess) return count;
-            (void)cudaGetLastError();  // no driver or no device: none to try
-            return 0;
+            return cuda::count_devices(count) == cudaSuccess ? count : 0;
           }};
 }
 
