@@ -10,7 +10,7 @@
 #include <random>
 
 #include "fuzz/fuzz_targets.h"
-#include "fuzz/gdtrace_checksums.h"
+#include "fuzz/gdtrace_image.h"
 #include "gpudiag/trace_io.h"
 #include "test_support.h"
 
@@ -75,7 +75,30 @@ std::string gdtrace_seed() {
   return test::read_file(path);
 }
 
-TEST(FuzzSmoke, GdtraceReaderSurvivesMutations) { run_mutations({gdtrace_seed()}, fuzz::gdtrace_reader, 20000, &mutate_gdtrace); }
+// A digest of what chunk payloads carry: event fields, strings, stacks.
+std::uint64_t payload_digest(const Trace& t) {
+  std::uint64_t d = t.event_count() + t.modules.size() + t.stacks.size();
+  for (const auto& k : t.kernels) d = d * 31 + k.start_ns + k.end_ns + t.str(k.name).size() + k.grid[0];
+  for (const auto& a : t.allocs) d = d * 31 + a.addr + a.bytes + a.time_ns + a.stack;
+  return d;
+}
+
+// Both forms of event chunks: compressed, as traces are written, and plain,
+// whose mutations reach the event records rather than stop at the inflater.
+TEST(FuzzSmoke, GdtraceReaderSurvivesMutations) {
+  const std::string seed = gdtrace_seed();
+  run_mutations({seed, fuzz::with_plain_event_chunks(seed)}, fuzz::gdtrace_reader, 20000, &mutate_gdtrace);
+}
+
+TEST(FuzzSmoke, TheSeedsHoldBothFormsOfEventChunks) {
+  const std::string seed = gdtrace_seed(), plain = fuzz::with_plain_event_chunks(seed);
+  using gdtrace::ChunkType;
+  EXPECT_GT(fuzz::count_chunks(seed, ChunkType::DeflatedEvents), 0u);
+  EXPECT_EQ(fuzz::count_chunks(seed, ChunkType::Events), 0u);
+  EXPECT_EQ(fuzz::count_chunks(plain, ChunkType::DeflatedEvents), 0u);
+  EXPECT_EQ(fuzz::count_chunks(plain, ChunkType::Events), fuzz::count_chunks(seed, ChunkType::DeflatedEvents));
+  EXPECT_EQ(payload_digest(read_gdtrace_bytes(plain, "plain.gdtrace")), payload_digest(read_gdtrace_bytes(seed, "seed.gdtrace")));
+}
 
 TEST(FuzzSmoke, ChecksumFixingKeepsAnUnchangedImageIntact) {
   std::string seed = gdtrace_seed();
@@ -90,19 +113,11 @@ TEST(FuzzSmoke, ChecksumFixingKeepsAnUnchangedImageIntact) {
   EXPECT_EQ(fixed.truncation_note.find("checksum"), std::string::npos) << fixed.truncation_note;
 }
 
-// A digest of what chunk payloads carry: event fields, strings, stacks.
-std::uint64_t payload_digest(const Trace& t) {
-  std::uint64_t d = t.event_count() + t.modules.size() + t.stacks.size();
-  for (const auto& k : t.kernels) d = d * 31 + k.start_ns + k.end_ns + t.str(k.name).size() + k.grid[0];
-  for (const auto& a : t.allocs) d = d * 31 + a.addr + a.bytes + a.time_ns + a.stack;
-  return d;
-}
-
 // The smoke run is only worth something if mutated payloads get past the
 // checksum to the chunk parsers: most inputs must, many of them must read
 // as a changed trace, and some must be refused there as malformed.
 TEST(FuzzSmoke, GdtraceMutationsReachChunkPayloads) {
-  const std::string seed = gdtrace_seed();
+  const std::string seed = fuzz::with_plain_event_chunks(gdtrace_seed());
   const std::uint64_t seed_digest = payload_digest(read_gdtrace_bytes(seed, "seed.gdtrace"));
   std::mt19937_64 rng(20260522);
   int checksum_stops = 0, malformed = 0, changed = 0;

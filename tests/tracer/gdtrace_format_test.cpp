@@ -3,9 +3,11 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
+#include <cstddef>
 #include <cstring>
 #include <random>
 
+#include "fuzz/gdtrace_image.h"
 #include "gdtrace_format.h"
 #include "gpudiag/trace_io.h"
 #include "test_support.h"
@@ -50,12 +52,8 @@ struct ChunkAt {
 
 std::vector<ChunkAt> chunks_of(const std::string& bytes) {
   std::vector<ChunkAt> out;
-  for (std::size_t pos = sizeof(gdtrace::FileHeader); pos + sizeof(gdtrace::ChunkHeader) <= bytes.size();) {
-    gdtrace::ChunkHeader h;
-    std::memcpy(&h, bytes.data() + pos, sizeof h);
-    out.push_back({pos, h.type, h.length});
-    pos += sizeof h + h.length;
-  }
+  fuzz::for_each_chunk(bytes.data(), bytes.size(),
+                       [&](std::size_t pos, const gdtrace::ChunkHeader& h) { out.push_back({pos, h.type, h.length}); });
   return out;
 }
 
@@ -371,16 +369,21 @@ TEST(GdtraceFormat, AGuardedAccessRoundTripsAsAHostAccessNamingItsCopy) {
   EXPECT_EQ(chunks, 1u);
 }
 
-TEST(GdtraceFormat, AMalformedGuardedAccessChunkIsDamageNotACrash) {
-  const std::string path = test::temp_path("guarded-base.gdtrace");
+// An empty trace's image, without the End chunk, then one chunk of `type`
+// with `payload` (its checksum right): that chunk is the file's last.
+std::string with_last_chunk(gdtrace::ChunkType type, const std::string& payload) {
+  const std::string path = test::temp_path("last-chunk-base.gdtrace");
   Trace empty;
-  empty.stopped_cleanly = false;  // no End chunk: what follows is the last chunk
+  empty.stopped_cleanly = false;
   write_gdtrace(empty, path);
-  const std::string base = test::read_file(path);
-  const auto with_chunk = [&](const std::string& payload) {
-    gdtrace::ChunkHeader h{gdtrace::kChunkTag, static_cast<std::uint16_t>(gdtrace::ChunkType::GuardedAccess), 0,
-                           static_cast<std::uint32_t>(payload.size()), gdtrace::checksum(payload.data(), payload.size())};
-    return base + std::string(reinterpret_cast<const char*>(&h), sizeof h) + payload;
+  const gdtrace::ChunkHeader h{gdtrace::kChunkTag, static_cast<std::uint16_t>(type), 0,
+                               static_cast<std::uint32_t>(payload.size()), gdtrace::checksum(payload.data(), payload.size())};
+  return test::read_file(path) + std::string(reinterpret_cast<const char*>(&h), sizeof h) + payload;
+}
+
+TEST(GdtraceFormat, AMalformedGuardedAccessChunkIsDamageNotACrash) {
+  const auto with_chunk = [](const std::string& payload) {
+    return with_last_chunk(gdtrace::ChunkType::GuardedAccess, payload);
   };
   // 32 bytes of fields whose frame count says 2, with one frame after them.
   std::string fields(32, '\0');
@@ -401,6 +404,85 @@ TEST(GdtraceFormat, AMalformedGuardedAccessChunkIsDamageNotACrash) {
   EXPECT_TRUE(cut.truncated);
   EXPECT_FALSE(cut.corrupt_chunk);
   EXPECT_TRUE(cut.host_accesses.empty());
+}
+
+// The events of a trace take a sixth of their 88 bytes each, compressed;
+// that needs version 2, which a version-1 reader refuses rather than skip
+// the chunk type it does not know, with every event in it.
+TEST(GdtraceFormat, EventsAreWrittenCompressedInAVersion2File) {
+  const std::string path = test::temp_path("deflated.gdtrace");
+  const Trace in = sample_trace();
+  write_gdtrace(in, path);
+  const std::string bytes = test::read_file(path);
+  gdtrace::FileHeader header;
+  std::memcpy(&header, bytes.data(), sizeof header);
+  EXPECT_EQ(header.version, 2u);
+  EXPECT_GT(fuzz::count_chunks(bytes, gdtrace::ChunkType::DeflatedEvents), 0u);
+  EXPECT_EQ(fuzz::count_chunks(bytes, gdtrace::ChunkType::Events), 0u);
+  EXPECT_LT(bytes.size(), in.event_count() * sizeof(gdtrace::RawEvent) / 4);
+  EXPECT_EQ(read_gdtrace_bytes(bytes, "deflated").event_count(), in.event_count());
+}
+
+TEST(GdtraceFormat, AVersion1FileOfPlainEventChunksReadsTheSame) {
+  const std::string path = test::temp_path("v1.gdtrace");
+  write_gdtrace(sample_trace(), path);
+  const std::string v2 = test::read_file(path);
+  std::string v1 = fuzz::with_plain_event_chunks(v2);
+  const std::uint32_t one = 1;
+  std::memcpy(v1.data() + offsetof(gdtrace::FileHeader, version), &one, sizeof one);
+  ASSERT_GT(v1.size(), v2.size());
+  const Trace a = read_gdtrace_bytes(v1, "v1"), b = read_gdtrace_bytes(v2, "v2");
+  EXPECT_EQ(a.format_version, 1u);
+  EXPECT_FALSE(a.truncated) << a.truncation_note;
+  EXPECT_EQ(a.event_count(), b.event_count());
+  EXPECT_EQ(a.allocs, b.allocs);
+  EXPECT_EQ(a.kernels.size(), b.kernels.size());
+}
+
+// A compressed chunk must inflate to exactly the events its count says:
+// anything else is a damaged chunk, read up to, and never a crash or a
+// count-sized allocation.
+TEST(GdtraceFormat, ADeflatedEventsChunkThatDoesNotInflateToItsCountIsDamage) {
+  std::vector<gdtrace::RawEvent> events(3);
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    events[i] = {};
+    events[i].kind = static_cast<std::uint8_t>(EventKind::Alloc);
+    events[i].t0 = events[i].t1 = 10 * (i + 1);
+    events[i].p[0] = 0x1000 * (i + 1);
+    events[i].p[1] = 64;
+  }
+  libdeflate_compressor* c = libdeflate_alloc_compressor(gdtrace::kDeflateLevel);
+  std::string stream(1024, '\0');
+  stream.resize(libdeflate_deflate_compress(c, events.data(), events.size() * sizeof(gdtrace::RawEvent), stream.data(),
+                                            stream.size()));
+  libdeflate_free_compressor(c);
+  ASSERT_FALSE(stream.empty());
+  const auto payload = [](std::uint32_t count, const std::string& body) {
+    const std::uint32_t head[2] = {7, count};
+    return std::string(reinterpret_cast<const char*>(head), sizeof head) + body;
+  };
+  const auto chunk = [](const std::string& p) { return with_last_chunk(gdtrace::ChunkType::DeflatedEvents, p); };
+
+  const Trace good = read_gdtrace_bytes(chunk(payload(3, stream)), "good");
+  ASSERT_EQ(good.allocs.size(), 3u) << good.truncation_note;
+  EXPECT_EQ(good.allocs[2].addr, 0x3000u);
+  EXPECT_EQ(good.allocs[0].tid, 7u) << "the chunk's thread";
+
+  std::string garbled = stream;
+  garbled[garbled.size() / 2] = static_cast<char>(garbled[garbled.size() / 2] ^ 0x41);
+  for (const std::string& bad : {payload(4, stream), payload(2, stream), payload(0, stream), payload(0xffffffffu, stream),
+                                 payload(3, "not a deflate stream"), payload(3, garbled), payload(3, ""),
+                                 std::string("\7\0\0", 3)}) {
+    const Trace t = read_gdtrace_bytes(chunk(bad), "bad");
+    EXPECT_TRUE(t.corrupt_chunk) << bad.size();
+    EXPECT_NE(t.truncation_note.find("malformed payload for chunk type 10"), std::string::npos) << t.truncation_note;
+    EXPECT_TRUE(t.allocs.empty());
+  }
+  // Cut short, it is a file that ends inside a chunk.
+  const std::string whole = chunk(payload(3, stream));
+  const Trace cut = read_gdtrace_bytes(whole.substr(0, whole.size() - 3), "cut");
+  EXPECT_TRUE(cut.truncated);
+  EXPECT_FALSE(cut.corrupt_chunk);
 }
 
 TEST(GdtraceFormat, ChunkChecksumIsZlibCrc32) {

@@ -7,8 +7,11 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
+#include <new>
 #include <type_traits>
 #include <unordered_map>
+#include <vector>
 
 #include "event_codec.h"
 #include "gdtrace_format.h"
@@ -34,7 +37,11 @@ T load(const char* p) {
 struct EventSpan {
   std::uint32_t tid;
   std::uint32_t count;
-  const char* events;  // unaligned RawEvents in the file's bytes
+  const char* events;  // unaligned RawEvents in the file's bytes, or inflated from them
+};
+
+struct FreeDecompressor {
+  void operator()(libdeflate_decompressor* d) const { libdeflate_free_decompressor(d); }
 };
 
 class Reader {
@@ -156,6 +163,7 @@ class Reader {
         spans_.push_back({tid, count, p + 8});
         return true;
       }
+      case ChunkType::DeflatedEvents: return inflate_events(p, n);
       case ChunkType::String:
         if (n < 4) return false;
         strings_[load<std::uint32_t>(p)] = trace_.intern(std::string_view(p + 4, n - 4));
@@ -228,6 +236,27 @@ class Reader {
     return true;  // a chunk type from a newer minor revision: skip it
   }
 
+  // A DeflatedEvents chunk must inflate to exactly its count of events,
+  // no more than a plain Events chunk may hold.
+  bool inflate_events(const char* p, std::uint32_t n) {
+    if (n < 8) return false;
+    const auto tid = load<std::uint32_t>(p);
+    const auto count = load<std::uint32_t>(p + 4);
+    const std::uint64_t bytes = std::uint64_t{count} * sizeof(RawEvent);
+    if (bytes + 8 > gdtrace::kMaxChunk) return false;
+    if (!decompressor_) {
+      decompressor_.reset(libdeflate_alloc_decompressor());
+      if (!decompressor_) throw std::bad_alloc();
+    }
+    std::vector<char> events(bytes);
+    if (libdeflate_deflate_decompress(decompressor_.get(), p + 8, n - 8, events.data(), events.size(), nullptr) !=
+        LIBDEFLATE_SUCCESS)
+      return false;
+    spans_.push_back({tid, count, events.data()});
+    inflated_.push_back(std::move(events));  // a vector's elements stay where they are when it moves
+    return true;
+  }
+
 public:
   StringId str(std::uint32_t file_id) const {
     auto it = strings_.find(file_id);
@@ -249,6 +278,8 @@ private:
   std::size_t chunks_ = 0;
   Trace trace_;
   std::vector<EventSpan> spans_;
+  std::vector<std::vector<char>> inflated_;
+  std::unique_ptr<libdeflate_decompressor, FreeDecompressor> decompressor_;
   std::unordered_map<std::uint32_t, StringId> strings_;
   std::unordered_map<std::uint32_t, StackId> stacks_;
 };

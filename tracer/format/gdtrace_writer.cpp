@@ -6,6 +6,8 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <memory>
+#include <new>
 #include <span>
 #include <type_traits>
 
@@ -20,7 +22,9 @@ using gdtrace::RawEvent;
 
 class Writer {
  public:
-  explicit Writer(std::ostream& out) : out_(out) {}
+  explicit Writer(std::ostream& out) : out_(out) {
+    if (!compressor_) throw std::bad_alloc();
+  }
 
   void chunk(gdtrace::ChunkType type, const std::string& payload) {
     gdtrace::ChunkHeader h{gdtrace::kChunkTag, static_cast<std::uint16_t>(type), 0,
@@ -42,16 +46,30 @@ class Writer {
   }
 
  private:
+  // Compressed as the recorder's writer thread compresses, unless that does not make it smaller.
   void flush(std::uint32_t tid, std::vector<RawEvent>& v) {
-    std::string payload(8 + v.size() * sizeof(RawEvent), '\0');
+    const std::size_t bytes = v.size() * sizeof(RawEvent);
+    std::string payload(8 + bytes, '\0');
     const std::uint32_t head[2] = {tid, static_cast<std::uint32_t>(v.size())};
     std::memcpy(payload.data(), head, 8);
-    std::memcpy(payload.data() + 8, v.data(), v.size() * sizeof(RawEvent));
-    chunk(gdtrace::ChunkType::Events, payload);
+    const std::size_t deflated =
+        libdeflate_deflate_compress(compressor_.get(), v.data(), bytes, payload.data() + 8, bytes > 0 ? bytes - 1 : 0);
+    if (deflated != 0) {
+      payload.resize(8 + deflated);
+      chunk(gdtrace::ChunkType::DeflatedEvents, payload);
+    } else {
+      std::memcpy(payload.data() + 8, v.data(), bytes);
+      chunk(gdtrace::ChunkType::Events, payload);
+    }
     v.clear();
   }
 
+  struct FreeCompressor {
+    void operator()(libdeflate_compressor* c) const { libdeflate_free_compressor(c); }
+  };
+
   std::ostream& out_;
+  std::unique_ptr<libdeflate_compressor, FreeCompressor> compressor_{libdeflate_alloc_compressor(gdtrace::kDeflateLevel)};
   std::map<std::uint32_t, std::vector<RawEvent>> pending_;
 };
 

@@ -167,7 +167,8 @@ void emergency_flush() noexcept {
     for (int i = 0; i < 500 && g_flushing.load() != 0; ++i) pause_briefly();
     return;
   }
-  // Let a write the writer thread started finish, so its chunk stays whole.
+  // Let a drain the writer thread started finish: the range it claimed (being
+  // compressed or written) is not ours to write, and its chunk stays whole.
   for (int i = 0; i < 200 && r->writes_in_flight.load() != 0; ++i) pause_briefly();
   r->writes_in_flight.fetch_add(1);
   drain_all(*r);

@@ -1,12 +1,15 @@
 // Getting events from the buffers into the file: chunk framing, and draining
 // a buffer's unwritten events with one writev(2) straight from the buffer
-// (no staging copy). Everything here is async-signal-safe, for the crash
-// handlers, except write_small_chunk with a payload over 4 KiB.
+// (no staging copy), or from the writer thread's compressed copy. Everything
+// here is async-signal-safe, for the crash handlers, except
+// write_small_chunk with a payload over 4 KiB, and compressing.
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <new>
 #include <vector>
 
 #include "recorder_state.h"
@@ -70,7 +73,24 @@ bool write_small_chunk(int fd, gdtrace::ChunkType type, const void* payload, std
   return write_chunk(fd, type, staging, bytes);
 }
 
-void drain_buffer(Recorder& r, Buffer& b) noexcept {
+Deflater::Deflater(std::uint32_t capacity_events) noexcept
+    : compressor_(libdeflate_alloc_compressor(gdtrace::kDeflateLevel)),
+      room_(std::size_t{capacity_events} * sizeof(gdtrace::RawEvent)) {
+  if (compressor_ != nullptr) out_ = new (std::nothrow) char[room_];
+}
+
+Deflater::~Deflater() {
+  libdeflate_free_compressor(compressor_);
+  delete[] out_;
+}
+
+std::size_t Deflater::compress(const void* data, std::size_t bytes) noexcept {
+  if (out_ == nullptr || bytes < 2) return 0;
+  // Room for one byte less than the events: what does not shrink stays as it is.
+  return libdeflate_deflate_compress(compressor_, data, bytes, out_, std::min(room_, bytes - 1));
+}
+
+void drain_buffer(Recorder& r, Buffer& b, Deflater* deflater) noexcept {
   // flushed before committed: recycling resets committed first, so a stale
   // pair can only look empty, never like a range to write. `readers` stays
   // up until the write is done: recycling waits for it, and an owner that
@@ -78,29 +98,43 @@ void drain_buffer(Recorder& r, Buffer& b) noexcept {
   // Most buffers have nothing new when the writer thread passes: two loads,
   // not a locked add on a cache line their owner is writing.
   if (b.committed.load(std::memory_order_acquire) <= b.flushed.load(std::memory_order_acquire)) return;
+  // In flight from before the claim to the end of the write: a crash
+  // handler waits for what is in flight, and must not find a range claimed
+  // (so not its to write) but still being compressed.
+  r.writes_in_flight.fetch_add(1, std::memory_order_acq_rel);
   b.readers.fetch_add(1);
   std::uint32_t f = b.flushed.load();
   const std::uint32_t c = b.committed.load();
   if (c <= f || !b.flushed.compare_exchange_strong(f, c)) {
     b.readers.fetch_sub(1);
+    r.writes_in_flight.fetch_sub(1, std::memory_order_acq_rel);
     return;
   }
   const std::uint32_t count = c - f;
   const std::uint32_t head[2] = {b.tid, count};
-  const auto bytes = static_cast<std::uint32_t>(8 + std::size_t{count} * sizeof(gdtrace::RawEvent));
-  const gdtrace::ChunkHeader h{gdtrace::kChunkTag, static_cast<std::uint16_t>(gdtrace::ChunkType::Events), 0, bytes,
-                               gdtrace::checksum(b.events + f, bytes - 8u, gdtrace::checksum(head, 8))};
+  const void* body = b.events + f;
+  std::size_t body_bytes = std::size_t{count} * sizeof(gdtrace::RawEvent);
+  auto type = gdtrace::ChunkType::Events;
+  if (deflater != nullptr) {
+    if (const std::size_t n = deflater->compress(body, body_bytes); n != 0) {
+      body = deflater->out();
+      body_bytes = n;
+      type = gdtrace::ChunkType::DeflatedEvents;
+    }
+  }
+  const auto bytes = static_cast<std::uint32_t>(8 + body_bytes);
+  const gdtrace::ChunkHeader h{gdtrace::kChunkTag, static_cast<std::uint16_t>(type), 0, bytes,
+                               gdtrace::checksum(body, body_bytes, gdtrace::checksum(head, 8))};
   iovec iov[3] = {{const_cast<gdtrace::ChunkHeader*>(&h), sizeof h},
                   {const_cast<std::uint32_t*>(head), 8},
-                  {b.events + f, bytes - 8u}};
-  r.writes_in_flight.fetch_add(1, std::memory_order_acq_rel);
+                  {const_cast<void*>(body), body_bytes}};
   writev_all(r.fd, iov, 3);
-  r.writes_in_flight.fetch_sub(1, std::memory_order_acq_rel);
   r.events_written.fetch_add(count, std::memory_order_relaxed);
   b.readers.fetch_sub(1);
+  r.writes_in_flight.fetch_sub(1, std::memory_order_acq_rel);
 }
 
-void drain_all(Recorder& r) noexcept {
+void drain_all(Recorder& r, Deflater* deflater) noexcept {
   // Selection by acquisition order, O(pool_size^2): no allocation, so the
   // crash handlers can call it, and the pool is a few dozen buffers.
   for (std::uint64_t after = 0;;) {
@@ -114,7 +148,7 @@ void drain_all(Recorder& r) noexcept {
       }
     }
     if (next == nullptr) break;
-    drain_buffer(r, *next);
+    drain_buffer(r, *next, deflater);
     after = next_acquired;
   }
   const std::uint64_t dropped = r.dropped.load(std::memory_order_relaxed);

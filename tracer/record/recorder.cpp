@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <optional>
 
 #include "recorder_state.h"
 
@@ -172,6 +173,8 @@ void recycle_drained(Recorder& r) {
 // Writes completed halves as soon as an owner reports one, and everything
 // recorded so far every flush_interval_ms.
 void writer_loop(Recorder* r) {
+  std::optional<Deflater> deflater;
+  if (r->options.compress) deflater.emplace(r->capacity);
   std::unique_lock<std::mutex> lock(r->wake_mutex);
   while (!r->stop_requested) {
     r->writer_asleep.store(true);
@@ -180,7 +183,7 @@ void writer_loop(Recorder* r) {
     r->writer_asleep.store(false);
     r->work_pending.store(false);
     lock.unlock();
-    drain_all(*r);
+    drain_all(*r, deflater ? &*deflater : nullptr);
     recycle_drained(*r);
     lock.lock();
     if (r->owners_waiting.load() != 0) r->written.notify_all();
@@ -410,6 +413,7 @@ __attribute__((constructor)) void start_from_environment() {
   if (pattern == nullptr || *pattern == '\0') return;
   Options options;
   if (const char* s = std::getenv("GPUDIAG_TRACE_STACKS")) options.stacks = std::strcmp(s, "off") != 0;
+  if (const char* s = std::getenv("GPUDIAG_TRACE_COMPRESS")) options.compress = std::strcmp(s, "off") != 0;
   if (const char* s = std::getenv("GPUDIAG_TRACE_BUFFER_EVENTS")) options.buffer_events = static_cast<std::uint32_t>(std::strtoul(s, nullptr, 10));
   if (const char* s = std::getenv("GPUDIAG_TRACE_BUFFERS")) options.buffer_count = static_cast<std::uint32_t>(std::strtoul(s, nullptr, 10));
   start(pattern, options);

@@ -1,7 +1,7 @@
 #include <string_view>
 
 #include "fuzz_targets.h"
-#include "gdtrace_checksums.h"
+#include "gdtrace_image.h"
 #include "gpudiag/trace_io.h"
 
 namespace gpudiag::fuzz {

@@ -139,6 +139,11 @@ struct Options {
   // Without a writer thread, events reach the file only on flush()/stop():
   // for tests and tools that want deterministic buffer use.
   bool writer_thread = true;
+  // The writer thread compresses what it writes (DeflatedEvents chunks, about
+  // 6 times smaller). Events written by other threads (a thread that could
+  // not wait for the writer, one that exits, a crash handler) are written
+  // as they are. GPUDIAG_TRACE_COMPRESS=off turns it off.
+  bool compress = true;
 };
 
 // Starts recording into `path_pattern` (`%p` is replaced by the pid). Returns
