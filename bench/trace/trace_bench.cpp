@@ -200,10 +200,13 @@ void unet_overhead(int rounds, const std::string& device) {
     const char* name;
     std::vector<std::string> env;
     std::vector<double> wall, cpu;
+    std::uintmax_t trace_bytes = 0;
   };
-  std::vector<Variant> variants = {{"untraced", {}, {}, {}},
-                                   {"traced (stacks on, the default)", {"GPUDIAG_TRACE=" + out, "GPUDIAG_TRACE_STACKS=on"}, {}, {}},
-                                   {"traced, --stacks=off", {"GPUDIAG_TRACE=" + out, "GPUDIAG_TRACE_STACKS=off"}, {}, {}}};
+  std::vector<Variant> variants = {
+      {"untraced", {}, {}, {}},
+      {"traced (stacks on, the default)", {"GPUDIAG_TRACE=" + out, "GPUDIAG_TRACE_STACKS=on"}, {}, {}},
+      {"traced, --stacks=off", {"GPUDIAG_TRACE=" + out, "GPUDIAG_TRACE_STACKS=off"}, {}, {}},
+      {"traced, uncompressed", {"GPUDIAG_TRACE=" + out, "GPUDIAG_TRACE_STACKS=on", "GPUDIAG_TRACE_COMPRESS=off"}, {}, {}}};
   std::size_t events = 0;
   // The order rotates each round: none of the variants always runs first,
   // after the machine was idle, or last.
@@ -218,7 +221,10 @@ void unet_overhead(int rounds, const std::string& device) {
       }
       v.wall.push_back(r.wall);
       v.cpu.push_back(r.cpu);
-      if (!v.env.empty()) events = gpudiag::read_gdtrace(out).event_count();
+      if (!v.env.empty()) {
+        events = gpudiag::read_gdtrace(out).event_count();
+        v.trace_bytes = fs::file_size(out);
+      }
     }
   fs::remove(out);
   std::printf("traced/untraced UNet training run on the %s device: 8 epochs of 128 32x32 images,\n"
@@ -232,6 +238,9 @@ void unet_overhead(int rounds, const std::string& device) {
     const double cpu = median(v.cpu), wall = median(v.wall), min = least(v.cpu);
     std::printf("  %-32s CPU min %6.3f s (ratio %.3f), median %6.3f s (ratio %.3f); wall median %6.3f s (ratio %.3f)%s\n",
                 v.name, min, min / min0, cpu, cpu / cpu0, wall, wall / wall0, &v == &variants[0] ? "" : "  goal <= 1.03");
+    if (v.trace_bytes != 0)
+      std::printf("  %-32s trace %.2f MB, %.1f bytes an event\n", "", static_cast<double>(v.trace_bytes) / 1e6,
+                  static_cast<double>(v.trace_bytes) / static_cast<double>(std::max<std::size_t>(events, 1)));
   }
 }
 
