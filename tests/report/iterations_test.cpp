@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include "detect_support.h"
 #include "gpudiag/analysis/iterations.h"
 #include "trace_builder.h"
@@ -214,6 +216,28 @@ TEST(Iterations, TheLoopIsFoundAfterAStartUpOfOtherKernels) {
   EXPECT_LT(p.iterations.front().begin, 51'000'000u);
   EXPECT_EQ(p.source, "repeating kernel sequence");
   EXPECT_GT(p.startup_ns(), 49'000'000u);
+}
+
+// Each step's kernels go to one of two streams by chance, so neither stream
+// repeats but their device does; another device runs more kernels, none of
+// them a loop. The loop is looked for on the busiest stream's device.
+TEST(Iterations, WhereNoStreamRepeatsTheBusiestStreamsDeviceIsSearchedNotTheBusiestDevice) {
+  Trace t;
+  std::mt19937 rng(11);
+  for (std::uint64_t s = 0; s < 40; ++s)
+    for (std::uint64_t k = 0; k < 20; ++k) {
+      const std::uint64_t at = 1'000'000 * s + 40'000 * k;
+      kernel(t, at, at + 10'000, "layer" + std::to_string(k), 0, rng() % 2 == 0 ? 7 : 8);
+    }
+  for (std::uint64_t k = 0; k < 1000; ++k)
+    kernel(t, 1000 + 39'000 * k, 1000 + 39'000 * k + 5'000, "op" + std::to_string(k), 1, 20 + k % 10);
+  t.sort_by_time();
+  Trace one_stream = t;
+  std::erase_if(one_stream.kernels, [](const Kernel& k) { return k.stream != 7; });
+  ASSERT_TRUE(detect_iterations(one_stream).empty()) << "no stream alone shows the loop";
+  const auto it = detect_iterations(t);
+  ASSERT_EQ(it.size(), 39u);
+  EXPECT_EQ(it[0].length(), 1'000'000u);
 }
 
 // A model of 12 identical layers: the layer's kernels repeat 12 times a

@@ -165,9 +165,9 @@ std::vector<Interval> detect_iterations(const Trace& trace, const IterationOptio
   const auto* stream = busiest(by_stream);
   if (!stream) return {};
   if (auto found = repeating_sequence(*stream, options); !found.empty()) return found;
-  const auto* device = busiest(by_device);
-  if (device->size() == stream->size()) return {};
-  return repeating_sequence(*device, options);
+  const std::vector<const Kernel*>& device = by_device.at(stream->front()->device);
+  if (device.size() == stream->size()) return {};
+  return repeating_sequence(device, options);
 }
 
 std::uint64_t median_iteration_ns(const RunPhases& phases) {
