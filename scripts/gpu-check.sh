@@ -40,7 +40,7 @@ steps=(
   train_unet "build/samples/train_unet/train_unet --epochs 2 --train 64 --val 32 --size 32 --checkpoint ''"
   samples "build/tests/samples/samples_test --gtest_filter=*SampleRun*_cuda_*:*SampleRun*_torch_*"
   record "record_traces"
-  trace_bench "build/bench/trace/trace_bench gpu 1"
+  trace_bench "build/bench/trace/trace_bench gpu 3"
 )
 
 # Files under build/ the steps run or load; folders take every executable and
