@@ -11,6 +11,18 @@ namespace {
 
 using namespace gpudiag::testing;
 
+// Launch calls for every kernel of a training_loop, far ahead of the GPU:
+// kernel j of step s launched at 1 ms + s * 20 us + j us.
+void launch_far_ahead(Trace& t) {
+  std::uint64_t correlation = 0;
+  for (std::size_t i = 0; i < t.kernels.size(); ++i) {
+    const std::uint64_t step = i / 20, at = 1'000'000 + 20'000 * step + 1'000 * (i % 20);
+    t.kernels[i].correlation = ++correlation;
+    t.api_calls.push_back({.start_ns = at, .end_ns = at + 500, .name = t.intern("cudaLaunchKernel"),
+                           .correlation = correlation});
+  }
+}
+
 TEST(Iterations, TheRepeatingKernelSequenceMarksEachStep) {
   const auto it = detect_iterations(training_loop(6, 0));
   ASSERT_EQ(it.size(), 5u);  // the last, possibly partial, step is left out
@@ -120,13 +132,7 @@ TEST(MemoryLeak, MemoryThatGrowsEveryIterationIsALeakWithTheLoopsStack) {
 // The leak shows on the clock of the launches that start each iteration.
 TEST(MemoryLeak, AHostFarAheadOfTheGpuStillShowsTheGrowthOfItsLaunches) {
   Trace t = training_loop(10, 0, 50'000'000);
-  std::uint64_t correlation = 0;
-  for (std::size_t i = 0; i < t.kernels.size(); ++i) {
-    const std::uint64_t step = i / 20, at = 1'000'000 + 20'000 * step + 1'000 * (i % 20);
-    t.kernels[i].correlation = ++correlation;
-    t.api_calls.push_back({.start_ns = at, .end_ns = at + 500, .name = t.intern("cudaLaunchKernel"),
-                           .correlation = correlation});
-  }
+  launch_far_ahead(t);
   for (int s = 0; s < 10; ++s)
     alloc(t, 1'000'000 + 20'000ull * s + 500, 0x40000000 + (4ull << 20) * s, 2u << 20, 0,
           stack_named(t, "pixel_loss_buffer"));
@@ -216,6 +222,30 @@ TEST(Iterations, TheLoopIsFoundAfterAStartUpOfOtherKernels) {
   EXPECT_LT(p.iterations.front().begin, 51'000'000u);
   EXPECT_EQ(p.source, "repeating kernel sequence");
   EXPECT_GT(p.startup_ns(), 49'000'000u);
+}
+
+// Found from the GPU's kernels, the iterations are when the GPU ran them;
+// the host's run from the launch of each iteration's first kernel, which
+// may be long before. Without the launches, the host's are the GPU's.
+TEST(Iterations, TheHostsIterationsRunFromTheLaunchOfEachIterationsFirstKernel) {
+  Trace t = training_loop(10, 0, 50'000'000);
+  launch_far_ahead(t);
+  t.sort_by_time();
+  const RunPhases p = find_phases(t);
+  ASSERT_EQ(p.iterations.size(), 9u);
+  ASSERT_EQ(p.host_iterations.size(), p.iterations.size());
+  for (std::size_t k = 0; k < p.iterations.size(); ++k) {
+    // The GPU ran kernel j of step s at 50 ms + s ms + j * 40 us; the host launched it at 1 ms + s * 20 us + j us.
+    const std::uint64_t since = p.iterations[k].begin - 50'000'000, s = since / 1'000'000, j = since % 1'000'000 / 40'000;
+    EXPECT_EQ(p.host_iterations[k].begin, 1'000'000 + 20'000 * s + 1'000 * j) << k;
+    EXPECT_EQ(p.host_iterations[k].length(), 20'000u) << k;
+    EXPECT_EQ(p.iterations[k].length(), 1'000'000u) << k;
+  }
+  EXPECT_LT(p.host_steady().end, p.steady().begin);
+
+  t.api_calls.clear();
+  const RunPhases unlaunched = find_phases(t);
+  EXPECT_EQ(unlaunched.host_iterations, unlaunched.iterations);
 }
 
 // Each step's kernels go to one of two streams by chance, so neither stream

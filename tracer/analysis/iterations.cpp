@@ -4,6 +4,7 @@
 #include <cctype>
 #include <map>
 #include <string_view>
+#include <unordered_map>
 
 namespace gpudiag {
 namespace {
@@ -119,8 +120,10 @@ std::vector<Interval> named_steps(const Trace& trace, const IterationOptions& op
   return best;
 }
 
-// Whole iterations of the kernels `ks` (one device's or one stream's).
-std::vector<Interval> repeating_sequence(std::vector<const Kernel*> ks, const IterationOptions& options) {
+// The kernels that start each whole iteration of `ks` (one device's or one
+// stream's), then the one that starts the iteration after the last; empty
+// when no loop shows.
+std::vector<const Kernel*> repeating_sequence(std::vector<const Kernel*> ks, const IterationOptions& options) {
   std::stable_sort(ks.begin(), ks.end(), [](const Kernel* a, const Kernel* b) { return a->start_ns < b->start_ns; });
   const std::size_t m = std::min(options.signature, ks.size() / (options.min_iterations + 1));
   if (m < 4) return {};
@@ -137,8 +140,8 @@ std::vector<Interval> repeating_sequence(std::vector<const Kernel*> ks, const It
     if (starts.size() >= options.min_iterations + 1 && span(starts) > span(best)) best = std::move(starts);
   }
   if (best.size() < options.min_iterations + 1) return {};
-  std::vector<Interval> out;
-  for (std::size_t k = 0; k + 1 < best.size(); ++k) out.push_back({ks[best[k]]->start_ns, ks[best[k + 1]]->start_ns});
+  std::vector<const Kernel*> out;
+  for (std::size_t start : best) out.push_back(ks[start]);
   return out;
 }
 
@@ -150,9 +153,8 @@ const std::vector<const Kernel*>* busiest(const std::map<Key, std::vector<const 
   return most;
 }
 
-}  // namespace
-
-std::vector<Interval> detect_iterations(const Trace& trace, const IterationOptions& options) {
+// The kernels that bound the loop's iterations (see repeating_sequence).
+std::vector<const Kernel*> iteration_kernels(const Trace& trace, const IterationOptions& options) {
   // The stream that ran the most kernels carries the loop: work on other
   // streams (a metrics or copy stream) interleaves with it differently from
   // step to step. Where that stream shows none, its whole device.
@@ -168,6 +170,43 @@ std::vector<Interval> detect_iterations(const Trace& trace, const IterationOptio
   const std::vector<const Kernel*>& device = by_device.at(stream->front()->device);
   if (device.size() == stream->size()) return {};
   return repeating_sequence(device, options);
+}
+
+std::vector<Interval> between(const std::vector<std::uint64_t>& bounds) {
+  std::vector<Interval> out;
+  for (std::size_t k = 0; k + 1 < bounds.size(); ++k) out.push_back({bounds[k], bounds[k + 1]});
+  return out;
+}
+
+// The launch calls of the bounding kernels, when every one is known and
+// they come in order: the iterations as the host issued them.
+std::vector<Interval> as_launched(const Trace& trace, const std::vector<const Kernel*>& bounds) {
+  std::unordered_map<std::uint64_t, const ApiCall*> launch;  // correlation -> launch call, nullptr until seen
+  for (const Kernel* k : bounds)
+    if (k->correlation != 0) launch.emplace(k->correlation, nullptr);
+  for (const ApiCall& a : trace.api_calls)
+    if (auto it = launch.find(a.correlation); it != launch.end() && it->second == nullptr && trace.is_launch(a))
+      it->second = &a;
+  std::vector<std::uint64_t> at;
+  for (const Kernel* k : bounds) {
+    const auto it = launch.find(k->correlation);
+    if (it == launch.end() || it->second == nullptr) return {};
+    at.push_back(it->second->start_ns);
+  }
+  if (!std::is_sorted(at.begin(), at.end())) return {};
+  return between(at);
+}
+
+std::vector<std::uint64_t> starts_of(const std::vector<const Kernel*>& kernels) {
+  std::vector<std::uint64_t> at;
+  for (const Kernel* k : kernels) at.push_back(k->start_ns);
+  return at;
+}
+
+}  // namespace
+
+std::vector<Interval> detect_iterations(const Trace& trace, const IterationOptions& options) {
+  return between(starts_of(iteration_kernels(trace, options)));
 }
 
 std::uint64_t median_iteration_ns(const RunPhases& phases) {
@@ -188,10 +227,12 @@ RunPhases find_phases(const Trace& trace, const IterationOptions& options) {
   } else if (auto named = named_steps(trace, options); !named.empty()) {
     p.iterations = std::move(named);
     p.source = "named ranges";
-  } else if (auto repeated = detect_iterations(trace, options); !repeated.empty()) {
-    p.iterations = std::move(repeated);
+  } else if (auto bounds = iteration_kernels(trace, options); !bounds.empty()) {
+    p.iterations = between(starts_of(bounds));
+    p.host_iterations = as_launched(trace, bounds);
     p.source = "repeating kernel sequence";
   }
+  if (p.host_iterations.empty()) p.host_iterations = p.iterations;
   return p;
 }
 

@@ -15,7 +15,6 @@
 #include <algorithm>
 #include <iterator>
 #include <string_view>
-#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -34,37 +33,20 @@ std::string where(const Trace& t, std::int32_t device) {
 constexpr std::size_t kMinGrowingIterations = 3;
 
 // The iterations' boundaries (each start, then the last end) on the host's
-// clock, where allocations happen. Iterations found from the GPU's repeating
-// kernels are on the GPU's: the host, which allocates as it launches, may be
-// far ahead (a CUDA loop of 200 steps all queued before the GPU ran the
-// tenth). There each boundary is the launch of the kernel that starts it,
-// when every one is known; elsewhere the boundaries themselves.
-std::vector<std::uint64_t> host_boundaries(const DetectContext& ctx) {
-  const auto& iterations = ctx.phases.iterations;
+// clock, where allocations happen.
+std::vector<std::uint64_t> host_boundaries(const RunPhases& phases) {
   std::vector<std::uint64_t> at;
-  for (const Interval& it : iterations) at.push_back(it.begin);
-  at.push_back(iterations.back().end);
-  if (ctx.phases.source != "repeating kernel sequence") return at;
-  const Launches launches(ctx.trace);
-  std::unordered_map<std::uint64_t, std::uint64_t> launch_of_start;  // kernel start -> its launch call's
-  for (const Kernel& k : ctx.trace.kernels)
-    if (const ApiCall* call = launches.call(k.correlation)) launch_of_start.emplace(k.start_ns, call->start_ns);
-  std::vector<std::uint64_t> host;
-  for (std::uint64_t b : at) {
-    const auto found = launch_of_start.find(b);
-    if (found == launch_of_start.end()) return at;
-    host.push_back(found->second);
-  }
-  return std::is_sorted(host.begin(), host.end()) ? host : at;
+  for (const Interval& it : phases.host_iterations) at.push_back(it.begin);
+  at.push_back(phases.host_iterations.back().end);
+  return at;
 }
 
 // Live memory at the start of each iteration after the first and at the end
 // of the last: a leak grows it by at least 1 MiB overall, in most of those
 // iterations, and never gives it back.
 void report_growth(const DetectContext& ctx, const DeviceMemory& m, std::vector<Finding>& out) {
-  const auto& iterations = ctx.phases.iterations;
-  if (iterations.size() < kMinGrowingIterations + 1) return;
-  const std::vector<std::uint64_t> bounds = host_boundaries(ctx);
+  if (ctx.phases.host_iterations.size() < kMinGrowingIterations + 1) return;
+  const std::vector<std::uint64_t> bounds = host_boundaries(ctx.phases);
   std::vector<std::uint64_t> live;
   for (std::size_t i = 1; i < bounds.size(); ++i) live.push_back(live_bytes_at(m, bounds[i]));
   std::size_t grew = 0, shrank = 0;

@@ -45,7 +45,8 @@ void detect_sync_in_loop(const DetectContext& ctx, std::vector<Finding>& out) {
   const Trace& t = ctx.trace;
   const RunPhases& phases = ctx.phases;
   if (!phases.has_loop()) return;
-  const Interval window = phases.steady();
+  // On the host's clock, where it waits.
+  const Interval window = phases.host_steady();
   const std::set<std::uint32_t> outside_the_loop = threads_outside_the_loop(t, window);
   std::vector<Interval> blocked;
   std::map<StackId, std::pair<std::uint64_t, std::uint64_t>> by_stack;  // count, ns
@@ -67,7 +68,7 @@ void detect_sync_in_loop(const DetectContext& ctx, std::vector<Finding>& out) {
   // In most iterations (not a checkpoint's syncs in one of them), and either
   // costly or many: under a profiler the host is the bottleneck and each
   // sync waits little, yet syncs after every layer still serialise the loop.
-  const auto& iterations = phases.iterations;
+  const auto& iterations = phases.host_iterations;
   std::vector<double> shares;
   std::size_t with_sync = 0;
   for (const Interval& it : iterations) {
@@ -79,8 +80,9 @@ void detect_sync_in_loop(const DetectContext& ctx, std::vector<Finding>& out) {
     with_sync += in > 0;
     shares.push_back(it.length() ? static_cast<double>(in) / static_cast<double>(it.length()) : 0.0);
   }
-  // A sync in each iteration: not one long wait that the GPU's iterations
-  // ran under (a loop queued at once and waited for at its end).
+  // A sync in each iteration: not one long wait that the iterations ran
+  // under (a loop queued at once and waited for at its end, whose
+  // iterations are the GPU's where their launches are not in the trace).
   if (with_sync * 2 <= iterations.size() || blocked.size() * 2 < iterations.size()) return;
   const double per_iteration_syncs = static_cast<double>(blocked.size()) / static_cast<double>(iterations.size());
   if (share < ctx.options.sync_share && per_iteration_syncs < ctx.options.syncs_per_iteration) return;

@@ -19,6 +19,7 @@ struct Interval {
   std::uint64_t begin = 0;
   std::uint64_t end = 0;
   std::uint64_t length() const { return end - begin; }
+  bool operator==(const Interval&) const = default;
 };
 
 // Sorts and merges touching or overlapping intervals.

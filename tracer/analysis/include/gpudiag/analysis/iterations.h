@@ -30,17 +30,28 @@ std::vector<Interval> detect_iterations(const Trace& trace, const IterationOptio
 
 struct RunPhases {
   std::vector<Interval> iterations;  // empty: no loop shows
+  // The same iterations as the host lived them, where it allocates and
+  // waits. Found from the GPU's repeating kernels, `iterations` are when the
+  // GPU ran them, and the host may be far ahead (a loop of 200 steps all
+  // queued before the GPU ran the tenth): these run from the launch of each
+  // iteration's first kernel, where every one is known. Otherwise, and for
+  // the host's own ranges (profiler steps, named ranges), `iterations`.
+  std::vector<Interval> host_iterations;
   std::string_view source;  // "profiler steps", "named ranges", "repeating kernel sequence", or ""
   std::uint64_t begin_ns = 0, end_ns = 0;  // of the whole trace
 
   bool has_loop() const { return !iterations.empty(); }
   // From the start of the first iteration to the end of the last; the whole
   // trace when no loop shows (its last instant included).
-  Interval steady() const {
-    return has_loop() ? Interval{iterations.front().begin, iterations.back().end} : Interval{begin_ns, end_ns + 1};
-  }
+  Interval steady() const { return span_of(iterations); }
+  Interval host_steady() const { return span_of(host_iterations); }
   std::uint64_t startup_ns() const { return has_loop() ? iterations.front().begin - begin_ns : 0; }
   bool in_steady_state(std::uint64_t t) const { return t >= steady().begin && t < steady().end; }
+
+ private:
+  Interval span_of(const std::vector<Interval>& its) const {
+    return its.empty() ? Interval{begin_ns, end_ns + 1} : Interval{its.front().begin, its.back().end};
+  }
 };
 
 RunPhases find_phases(const Trace& trace, const IterationOptions& options = {});
