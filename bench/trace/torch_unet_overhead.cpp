@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "python_with_torch.h"
 #include "timed_run.h"
 
 namespace gpudiag::bench {
@@ -42,10 +43,7 @@ double median_step_ms(const std::string& out) {
 }  // namespace
 
 void torch_unet_overhead(int rounds) {
-  // The python3 on PATH, as a user runs it (a GPU machine's PyTorch is often in
-  // a virtual environment); GPUDIAG_PYTHON names another.
-  const char* chosen = std::getenv("GPUDIAG_PYTHON");
-  const std::string python = chosen != nullptr ? chosen : "python3";
+  const std::string python = gdrt_bench::python_with_torch();
   const std::string script = GPUDIAG_TORCH_UNET_STEP, library = GPUDIAG_CUPTI_LIBRARY;
   if (library.empty()) {
     std::printf("PyTorch UNet on a GPU: skipped: gpudiag was built without CUDA (no CUPTI injection library)\n");

@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "python_with_torch.h"
+
 namespace gdrt_bench {
 
 // One step's wall time and the CPU time all the process's threads spent in
@@ -31,15 +33,7 @@ inline double median(std::vector<double> v) {
 
 class TorchPeer {
  public:
-  // The Python with PyTorch: GPUDIAG_PYTHON, else python3 on PATH (a GPU
-  // machine's PyTorch is often in a virtual environment), else Debian's.
-  static std::string python() {
-    if (const char* chosen = std::getenv("GPUDIAG_PYTHON")) return chosen;
-    const int status = std::system("python3 -c 'import torch' >/dev/null 2>&1");
-    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? "python3" : "/usr/bin/python3";
-  }
-
-  // Starts `script` (run by python()) with `args`; false unless it says "ready".
+  // Starts `script` (run by python_with_torch()) with `args`; false unless it says "ready".
   bool start(const std::string& script, const std::vector<std::string>& args) {
     int to[2], from[2];
     if (::pipe(to) != 0) return false;
@@ -47,7 +41,7 @@ class TorchPeer {
       ::close(to[0]), ::close(to[1]);
       return false;
     }
-    std::vector<std::string> all = {python(), script};
+    std::vector<std::string> all = {python_with_torch(), script};
     all.insert(all.end(), args.begin(), args.end());
     std::vector<char*> argv;  // built before fork: the child only calls async-signal-safe functions
     for (const auto& a : all) argv.push_back(const_cast<char*>(a.c_str()));
