@@ -119,7 +119,7 @@ void recording_cost(std::uint64_t events) {
                 threads, threads == 1 ? " " : "s", cost, cost / 30.0, *std::min_element(thread_cpu.begin(), thread_cpu.end()),
                 *std::max_element(thread_cpu.begin(), thread_cpu.end()), last.allocs.size(),
                 static_cast<unsigned long long>(last.dropped_events));
-    std::printf("    whole process %6.2f ns/event CPU (writer thread, checksums, write(2) into the page cache), "
+    std::printf("    whole process %6.2f ns/event CPU (writer thread: compression, checksums, write(2) into the page cache), "
                 "%6.2f ns/event wall\n", median(process_cpu), median(wall));
   }
   {

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <csignal>
 #include <cstring>
@@ -317,9 +318,14 @@ TEST(Recorder, TheWriterThreadCompressesEventsUnlessTurnedOff) {
     o.flush_interval_ms = 1;
     o.compress = compress;
     ASSERT_TRUE(rec::start(path.c_str(), o));
-    constexpr std::uint64_t kEvents = 50000;
-    for (std::uint64_t i = 1; i <= kEvents; ++i)
+    constexpr std::uint64_t kEvents = 20000;
+    // Less than a half-buffer at a time, which the writer writes before the
+    // next is full: a thread that has to wait for it gets its events written
+    // at once, uncompressed.
+    for (std::uint64_t i = 1; i <= kEvents; ++i) {
       rec::record(rec::AllocEvent{.time_ns = i, .addr = 0x1000 + 64 * i, .bytes = 64});
+      if (i % 100 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
     rec::stop();
     const std::string bytes = test::read_file(path);
     // Events the writer thread did not get to (the owner's own writes, stop()) stay plain.

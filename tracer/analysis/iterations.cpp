@@ -172,6 +172,7 @@ std::vector<const Kernel*> iteration_kernels(const Trace& trace, const Iteration
   return repeating_sequence(device, options);
 }
 
+// The intervals from each bound to the next.
 std::vector<Interval> between(const std::vector<std::uint64_t>& bounds) {
   std::vector<Interval> out;
   for (std::size_t k = 0; k + 1 < bounds.size(); ++k) out.push_back({bounds[k], bounds[k + 1]});

@@ -148,7 +148,8 @@ void drain_all(Recorder& r, Deflater* deflater) noexcept {
       }
     }
     if (next == nullptr) break;
-    drain_buffer(r, *next, deflater);
+    // A thread waiting for its events to be written waits for no compression.
+    drain_buffer(r, *next, r.owners_waiting.load(std::memory_order_relaxed) == 0 ? deflater : nullptr);
     after = next_acquired;
   }
   const std::uint64_t dropped = r.dropped.load(std::memory_order_relaxed);

@@ -140,9 +140,10 @@ struct Options {
   // for tests and tools that want deterministic buffer use.
   bool writer_thread = true;
   // The writer thread compresses what it writes (DeflatedEvents chunks, about
-  // 6 times smaller). Events written by other threads (a thread that could
-  // not wait for the writer, one that exits, a crash handler) are written
-  // as they are. GPUDIAG_TRACE_COMPRESS=off turns it off.
+  // 6 times smaller), except while a thread waits for it to write. Events
+  // written by other threads (a thread that could not wait for the writer,
+  // one that exits, a crash handler) are written as they are.
+  // GPUDIAG_TRACE_COMPRESS=off turns it off.
   bool compress = true;
 };
 
