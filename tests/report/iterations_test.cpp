@@ -108,6 +108,24 @@ TEST(SyncInLoop, EventQueriesThatFoundTheWorkDoneAreNoSyncs) {
   EXPECT_TRUE(only(detect(eight_syncs_per_step(SyncKind::Query)), "GD010").empty());
 }
 
+// CUPTI's records of the same queries, as nsys, Kineto and older traces
+// hold them: event syncs whose calls are cudaEventQuery. Loaded, they are
+// no syncs either; taken as the event syncs they claim to be, they were.
+TEST(SyncInLoop, EventQueriesReportedAsEventSyncsAreNoSyncsOnceLoaded) {
+  Trace t = eight_syncs_per_step(SyncKind::Event);
+  std::uint64_t correlation = 1000;
+  for (Sync& s : t.syncs) {
+    s.correlation = ++correlation;
+    t.api_calls.push_back({.start_ns = s.start_ns - 100, .end_ns = s.end_ns + 100,
+                           .name = t.intern("cudaEventQuery_v3020"), .correlation = correlation});
+  }
+  t.sort_by_time();
+  ASSERT_EQ(only(detect(t), "GD010").size(), 1u);
+  t.join_syncs_with_their_calls();
+  EXPECT_TRUE(only(detect(t), "GD010").empty());
+}
+
+
 // One GD007 for growth on device 0, its stack topped by `function`.
 void expect_growth_from(const Trace& t, const char* function) {
   const auto f = only(detect(t), "GD007");

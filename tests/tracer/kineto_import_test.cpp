@@ -113,6 +113,25 @@ TEST(KinetoImport, VitMemoryEventsCarryAddressesAndTotals) {
   EXPECT_EQ(t.memory_counters.front().reserved_bytes, 245366784u);
 }
 
+// CUPTI reports cudaEventQuery as an event sync: in this real trace three of
+// the five syncs are the queries of a multi-stream program, which never
+// waited. They are Query syncs, on the thread that queried.
+TEST(KinetoImport, EventQueriesReportedAsEventSyncsAreQueries) {
+  const Trace t = import_kineto(std::string(GPUDIAG_SHARED_DATA_DIR) + "/traces/a100-event-sync-multistream.trace.json.gz");
+  std::map<SyncKind, int> kinds;
+  for (const Sync& s : t.syncs) ++kinds[s.kind];
+  EXPECT_EQ(kinds[SyncKind::Query], 3);
+  EXPECT_EQ(kinds[SyncKind::Event], 0);
+  EXPECT_EQ(kinds[SyncKind::StreamWaitEvent], 1);
+  EXPECT_EQ(kinds[SyncKind::Context], 1);
+  std::map<std::uint64_t, std::uint32_t> caller;
+  for (const ApiCall& a : t.api_calls) caller[a.correlation] = a.tid;
+  for (const Sync& s : t.syncs) {
+    EXPECT_NE(s.tid, 0u) << "the thread of the call with correlation " << s.correlation;
+    EXPECT_EQ(s.tid, caller[s.correlation]);
+  }
+}
+
 TEST(KinetoImport, DevicePropertiesBecomeDevices) {
   const std::string path = std::string(GPUDIAG_SHARED_DATA_DIR) + "/traces/a100-alexnet.trace.json.gz";
   if (!fs::exists(path)) GTEST_SKIP() << path << " is not present";

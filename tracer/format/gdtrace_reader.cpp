@@ -55,7 +55,7 @@ class Reader {
       if (!read_chunk(pos)) break;
     }
     convert_events();
-    trace_.attribute_syncs_to_calling_threads();
+    trace_.join_syncs_with_their_calls();
     trace_.sort_by_time();
     return std::move(trace_);
   }

@@ -102,18 +102,32 @@ void Trace::sort_by_time() {
   std::stable_sort(crashes.begin(), crashes.end(), [](const Crash& a, const Crash& b) { return a.time_ns < b.time_ns; });
 }
 
-void Trace::attribute_syncs_to_calling_threads() {
+void Trace::join_syncs_with_their_calls() {
   // Keyed by the syncs' correlation ids only: a trace has far fewer syncs
   // than calls, and this runs on every load.
-  std::unordered_map<std::uint64_t, std::uint32_t> caller;  // correlation -> thread, 0 until its call is seen
+  struct Call {
+    const ApiCall* call = nullptr;  // the first with the correlation id
+    std::uint32_t tid = 0;          // the first such call's that names its thread
+  };
+  std::unordered_map<std::uint64_t, Call> calls;
   for (const Sync& s : syncs)
-    if (s.correlation != 0) caller.emplace(s.correlation, 0);
-  if (caller.empty()) return;
+    if (s.correlation != 0) calls.emplace(s.correlation, Call{});
+  if (calls.empty()) return;
   for (const ApiCall& a : api_calls)
-    if (a.tid != 0)
-      if (auto it = caller.find(a.correlation); it != caller.end() && it->second == 0) it->second = a.tid;
-  for (Sync& s : syncs)
-    if (auto it = caller.find(s.correlation); it != caller.end() && it->second != 0) s.tid = it->second;
+    if (auto it = calls.find(a.correlation); it != calls.end()) {
+      if (it->second.call == nullptr) it->second.call = &a;
+      if (it->second.tid == 0) it->second.tid = a.tid;
+    }
+  std::erase_if(syncs, [&](Sync& s) {
+    const auto it = calls.find(s.correlation);
+    if (it == calls.end()) return false;
+    if (it->second.tid != 0) s.tid = it->second.tid;
+    const ApiCall* call = it->second.call;
+    if (call == nullptr || s.kind == SyncKind::Query || !is_query_call(str(call->name))) return false;
+    if (call->status == kCudaNotReady) return true;
+    s.kind = SyncKind::Query;
+    return false;
+  });
 }
 
 bool Trace::is_launch(const ApiCall& call) const {

@@ -321,6 +321,7 @@ class KinetoImporter {
         if (auto k = import::sync_of_runtime_call(trace_.str(a.name)))
           trace_.syncs.push_back({.start_ns = a.start_ns, .end_ns = a.end_ns, .kind = *k, .tid = a.tid, .correlation = a.correlation});
     }
+    trace_.join_syncs_with_their_calls();
     trace_.sort_by_time();
   }
 

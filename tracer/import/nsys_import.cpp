@@ -113,7 +113,7 @@ class NsysImporter {
     syncs();
     memory();
     nvtx_ranges();
-    trace_.attribute_syncs_to_calling_threads();
+    trace_.join_syncs_with_their_calls();
     trace_.sort_by_time();
     return std::move(trace_);
   }

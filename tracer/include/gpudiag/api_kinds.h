@@ -44,6 +44,11 @@ constexpr ApiKind api_kind(std::string_view name) {
   return ApiKind::Other;
 }
 
+// Stream and event queries: the host asks whether work is done, and does not wait.
+constexpr bool is_query_call(std::string_view name) {
+  return detail::starts_with_any(name, {"cudaStreamQuery", "cudaEventQuery", "cuStreamQuery", "cuEventQuery"});
+}
+
 // Calls that allocate (a failure of one is an out-of-memory, GD008).
 constexpr bool is_allocation_call(std::string_view name) {
   return api_kind(name) == ApiKind::Memory &&

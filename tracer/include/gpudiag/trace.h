@@ -181,11 +181,18 @@ struct Trace {
   std::uint64_t end_ns() const;
   // Sorts every column by start time (importers call it once at the end).
   void sort_by_time();
-  // CUPTI's synchronisation records name no thread: a recorder writes them
-  // from the thread that drains CUPTI's buffers, and nsys leaves it out. The
-  // thread that waited is the one whose API call has the record's
-  // correlation id; each such sync is given that thread.
-  void attribute_syncs_to_calling_threads();
+  // Each sync with the API call of its correlation id, as CUPTI's
+  // synchronisation records need (readers and importers call it once):
+  // - they name no thread (a recorder writes them from the thread that
+  //   drains CUPTI's buffers; nsys and Kineto leave it out): the thread that
+  //   waited is the call's;
+  // - CUPTI reports every stream or event query as a stream or event
+  //   synchronisation, though the host did not wait. A query that found the
+  //   work done ordered it: a Query sync. One that found it still running
+  //   (cudaErrorNotReady) ordered nothing: dropped. The recorder has told
+  //   them apart itself since it records Query syncs; older traces, nsys
+  //   and Kineto need this.
+  void join_syncs_with_their_calls();
   // Whether a call launched a kernel: a CUDA launch call, or one that names
   // the kernel it launched (gdrt's calls are named by their kernels).
   bool is_launch(const ApiCall& call) const;
