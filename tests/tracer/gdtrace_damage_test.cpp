@@ -235,11 +235,9 @@ TEST(GdtraceDamage, ADeflatedEventsChunkThatDoesNotInflateToItsCountIsDamage) {
     events[i].p[0] = 0x1000 * (i + 1);
     events[i].p[1] = 64;
   }
-  libdeflate_compressor* c = libdeflate_alloc_compressor(gdtrace::kDeflateLevel);
-  std::string stream(1024, '\0');
-  stream.resize(libdeflate_deflate_compress(c, events.data(), events.size() * sizeof(gdtrace::RawEvent), stream.data(),
-                                            stream.size()));
-  libdeflate_free_compressor(c);
+  gdtrace::Deflater deflater(events.size());
+  const std::string stream(deflater.out() ? deflater.out() : "",
+                           deflater.compress(events.data(), events.size() * sizeof(gdtrace::RawEvent)));
   ASSERT_FALSE(stream.empty());
   const auto payload = [](std::uint32_t count, const std::string& body) {
     const std::uint32_t head[2] = {7, count};

@@ -3,8 +3,10 @@
 // users read traces through gpudiag/trace.h. All integers little-endian.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <new>
 
 #include <libdeflate.h>
 
@@ -47,12 +49,6 @@ enum class ChunkType : std::uint16_t {
   // raw DEFLATE stream (RFC 1951). Since version 2.
   DeflatedEvents = 10,
 };
-
-// Events compress about 6 times at level 1, at 440 MB/s on one core (a
-// PyTorch UNet's trace recorded on an H200); level 6 saves another 11% at a
-// third of the speed, on the recorder's writer thread, whose CPU time the
-// traced program pays for.
-inline constexpr int kDeflateLevel = 1;
 
 inline constexpr std::uint16_t kCrashStartsAtFault = 1;
 inline constexpr std::uint16_t kGuardedWrite = 2;          // the access was a write
@@ -117,5 +113,41 @@ static_assert(sizeof(RawEvent) == 88);
 
 inline constexpr std::uint16_t kFlagAsync = 1;
 inline constexpr std::uint16_t kFlagHandleKnown = 2;  // Stream: p0 is the CUDA stream handle
+
+// Events compress about 6 times at level 1, at 440 MB/s on one core (a
+// PyTorch UNet's trace recorded on an H200); level 6 saves another 11% at a
+// third of the speed, on the recorder's writer thread, whose CPU time the
+// traced program pays for.
+inline constexpr int kDeflateLevel = 1;
+
+// Compresses event records for a DeflatedEvents chunk, unless that would not
+// make them smaller. Room for `capacity_events` compressed is made once, so
+// compressing allocates nothing; one Deflater serves one thread at a time.
+class Deflater {
+ public:
+  explicit Deflater(std::size_t capacity_events) noexcept
+      : compressor_(libdeflate_alloc_compressor(kDeflateLevel)), room_(capacity_events * sizeof(RawEvent)) {
+    if (compressor_ != nullptr) out_ = new (std::nothrow) char[room_];
+  }
+  ~Deflater() {
+    libdeflate_free_compressor(compressor_);
+    delete[] out_;
+  }
+  Deflater(const Deflater&) = delete;
+  Deflater& operator=(const Deflater&) = delete;
+
+  // The compressed size of `bytes` at data, in out(); 0 when it would not be
+  // smaller, or when the compressor could not be made: then write them plain.
+  std::size_t compress(const void* data, std::size_t bytes) noexcept {
+    if (out_ == nullptr || bytes < 2) return 0;
+    return libdeflate_deflate_compress(compressor_, data, bytes, out_, std::min(room_, bytes - 1));
+  }
+  const char* out() const noexcept { return out_; }
+
+ private:
+  libdeflate_compressor* compressor_ = nullptr;
+  char* out_ = nullptr;
+  std::size_t room_ = 0;
+};
 
 }  // namespace gpudiag::gdtrace

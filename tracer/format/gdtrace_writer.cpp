@@ -6,8 +6,6 @@
 #include <cstring>
 #include <fstream>
 #include <map>
-#include <memory>
-#include <new>
 #include <span>
 #include <type_traits>
 
@@ -22,9 +20,7 @@ using gdtrace::RawEvent;
 
 class Writer {
  public:
-  explicit Writer(std::ostream& out) : out_(out) {
-    if (!compressor_) throw std::bad_alloc();
-  }
+  explicit Writer(std::ostream& out) : out_(out) {}
 
   void chunk(gdtrace::ChunkType type, const std::string& payload) {
     gdtrace::ChunkHeader h{gdtrace::kChunkTag, static_cast<std::uint16_t>(type), 0,
@@ -37,7 +33,7 @@ class Writer {
   void event(std::uint32_t tid, const RawEvent& e) {
     auto& v = pending_[tid];
     v.push_back(e);
-    if (v.size() == 4096) flush(tid, v);
+    if (v.size() == kChunkEvents) flush(tid, v);
   }
 
   void flush_all() {
@@ -46,30 +42,25 @@ class Writer {
   }
 
  private:
-  // Compressed as the recorder's writer thread compresses, unless that does not make it smaller.
+  static constexpr std::size_t kChunkEvents = 4096;
+
+  // Compressed as the recorder's writer thread compresses.
   void flush(std::uint32_t tid, std::vector<RawEvent>& v) {
-    const std::size_t bytes = v.size() * sizeof(RawEvent);
-    std::string payload(8 + bytes, '\0');
     const std::uint32_t head[2] = {tid, static_cast<std::uint32_t>(v.size())};
-    std::memcpy(payload.data(), head, 8);
-    const std::size_t deflated =
-        libdeflate_deflate_compress(compressor_.get(), v.data(), bytes, payload.data() + 8, bytes > 0 ? bytes - 1 : 0);
-    if (deflated != 0) {
-      payload.resize(8 + deflated);
+    std::string payload(reinterpret_cast<const char*>(head), sizeof head);
+    const std::size_t bytes = v.size() * sizeof(RawEvent);
+    if (const std::size_t deflated = deflater_.compress(v.data(), bytes); deflated != 0) {
+      payload.append(deflater_.out(), deflated);
       chunk(gdtrace::ChunkType::DeflatedEvents, payload);
     } else {
-      std::memcpy(payload.data() + 8, v.data(), bytes);
+      payload.append(reinterpret_cast<const char*>(v.data()), bytes);
       chunk(gdtrace::ChunkType::Events, payload);
     }
     v.clear();
   }
 
-  struct FreeCompressor {
-    void operator()(libdeflate_compressor* c) const { libdeflate_free_compressor(c); }
-  };
-
   std::ostream& out_;
-  std::unique_ptr<libdeflate_compressor, FreeCompressor> compressor_{libdeflate_alloc_compressor(gdtrace::kDeflateLevel)};
+  gdtrace::Deflater deflater_{kChunkEvents};
   std::map<std::uint32_t, std::vector<RawEvent>> pending_;
 };
 

@@ -6,10 +6,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <new>
 #include <vector>
 
 #include "recorder_state.h"
@@ -73,24 +71,7 @@ bool write_small_chunk(int fd, gdtrace::ChunkType type, const void* payload, std
   return write_chunk(fd, type, staging, bytes);
 }
 
-Deflater::Deflater(std::uint32_t capacity_events) noexcept
-    : compressor_(libdeflate_alloc_compressor(gdtrace::kDeflateLevel)),
-      room_(std::size_t{capacity_events} * sizeof(gdtrace::RawEvent)) {
-  if (compressor_ != nullptr) out_ = new (std::nothrow) char[room_];
-}
-
-Deflater::~Deflater() {
-  libdeflate_free_compressor(compressor_);
-  delete[] out_;
-}
-
-std::size_t Deflater::compress(const void* data, std::size_t bytes) noexcept {
-  if (out_ == nullptr || bytes < 2) return 0;
-  // Room for one byte less than the events: what does not shrink stays as it is.
-  return libdeflate_deflate_compress(compressor_, data, bytes, out_, std::min(room_, bytes - 1));
-}
-
-void drain_buffer(Recorder& r, Buffer& b, Deflater* deflater) noexcept {
+void drain_buffer(Recorder& r, Buffer& b, gdtrace::Deflater* deflater) noexcept {
   // flushed before committed: recycling resets committed first, so a stale
   // pair can only look empty, never like a range to write. `readers` stays
   // up until the write is done: recycling waits for it, and an owner that
@@ -134,7 +115,7 @@ void drain_buffer(Recorder& r, Buffer& b, Deflater* deflater) noexcept {
   r.writes_in_flight.fetch_sub(1, std::memory_order_acq_rel);
 }
 
-void drain_all(Recorder& r, Deflater* deflater) noexcept {
+void drain_all(Recorder& r, gdtrace::Deflater* deflater) noexcept {
   // Selection by acquisition order, O(pool_size^2): no allocation, so the
   // crash handlers can call it, and the pool is a few dozen buffers.
   for (std::uint64_t after = 0;;) {

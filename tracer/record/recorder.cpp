@@ -173,7 +173,7 @@ void recycle_drained(Recorder& r) {
 // Writes completed halves as soon as an owner reports one, and everything
 // recorded so far every flush_interval_ms.
 void writer_loop(Recorder* r) {
-  std::optional<Deflater> deflater;
+  std::optional<gdtrace::Deflater> deflater;
   if (r->options.compress) deflater.emplace(r->capacity);
   std::unique_lock<std::mutex> lock(r->wake_mutex);
   while (!r->stop_requested) {

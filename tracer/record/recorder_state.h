@@ -93,33 +93,13 @@ bool write_chunk(int fd, gdtrace::ChunkType type, char* staging, std::uint32_t p
 // Same for a payload given separately (copies into a stack or heap buffer).
 bool write_small_chunk(int fd, gdtrace::ChunkType type, const void* payload, std::uint32_t bytes) noexcept;
 
-// The writer thread's compressor, and room for one buffer's events
-// compressed. Compressing allocates nothing, but a compressor may serve one
-// thread at a time.
-class Deflater {
- public:
-  explicit Deflater(std::uint32_t capacity_events) noexcept;
-  ~Deflater();
-  Deflater(const Deflater&) = delete;
-  Deflater& operator=(const Deflater&) = delete;
-  // The compressed size of `bytes` at data, in out(); 0 when it would not be
-  // smaller, or when the compressor could not be made.
-  std::size_t compress(const void* data, std::size_t bytes) noexcept;
-  const char* out() const noexcept { return out_; }
-
- private:
-  libdeflate_compressor* compressor_ = nullptr;
-  char* out_ = nullptr;
-  std::size_t room_ = 0;
-};
-
 // Claims the unwritten events of b and writes them from the buffer with one
 // writev(2), compressed when a deflater is given. Async-signal-safe without one.
-void drain_buffer(Recorder& r, Buffer& b, Deflater* deflater = nullptr) noexcept;
+void drain_buffer(Recorder& r, Buffer& b, gdtrace::Deflater* deflater = nullptr) noexcept;
 // Drains every buffer in the pool, oldest acquisition first (a thread's
 // retired buffer before the one it now fills: no hole if the process is
 // killed mid-way), and writes the dropped count if it changed.
-void drain_all(Recorder& r, Deflater* deflater = nullptr) noexcept;
+void drain_all(Recorder& r, gdtrace::Deflater* deflater = nullptr) noexcept;
 
 // The generation of the active recording (each start() makes a new one), or
 // 0 when none: the hot path compares it with the thread's cursor.
