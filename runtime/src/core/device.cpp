@@ -55,8 +55,7 @@ std::int32_t trace_device_id(const Device& d) {
 namespace {
 struct Registry {
   std::mutex mutex;
-  std::map<DeviceKind, BackendFactory> factories;
-  std::map<DeviceKind, DeviceCounter> counters;
+  std::map<DeviceKind, BackendRegistration> registered;
   std::map<std::pair<DeviceKind, int>, std::unique_ptr<Backend>> backends;
 };
 // Never destroyed: tensors held in other statics may be freed during exit,
@@ -64,10 +63,8 @@ struct Registry {
 Registry& registry() {
   static Registry* r = [] {
     auto* made = new Registry;
-    for (auto& [kind, factory, count] : builtin_backends()) {
-      made->factories[kind] = std::move(factory);
-      made->counters[kind] = std::move(count);
-    }
+    for (BackendRegistration& registration : builtin_backends())
+      made->registered[registration.kind] = std::move(registration);
     return made;
   }();
   return *r;
@@ -77,14 +74,13 @@ Registry& registry() {
 void register_backend(DeviceKind kind, BackendFactory factory, DeviceCounter count) {
   auto& r = registry();
   std::lock_guard lock(r.mutex);
-  r.factories[kind] = std::move(factory);
-  r.counters[kind] = std::move(count);
+  r.registered[kind] = {kind, std::move(factory), std::move(count)};
 }
 
 bool backend_registered(DeviceKind kind) {
   auto& r = registry();
   std::lock_guard lock(r.mutex);
-  return r.factories.count(kind) != 0;
+  return r.registered.count(kind) != 0;
 }
 
 Backend& backend(const Device& device) {
@@ -93,11 +89,11 @@ Backend& backend(const Device& device) {
   auto key = std::make_pair(device.kind, device.index);
   auto it = r.backends.find(key);
   if (it != r.backends.end()) return *it->second;
-  auto f = r.factories.find(device.kind);
-  if (f == r.factories.end())
+  auto f = r.registered.find(device.kind);
+  if (f == r.registered.end())
     throw Error("device " + device.str() + " is not available: this build of gdrt has no backend for it "
                 "(use cpu, or build with the backend enabled)");
-  return *r.backends.emplace(key, f->second(device.index)).first->second;
+  return *r.backends.emplace(key, f->second.factory(device.index)).first->second;
 }
 
 bool functional(const Device& device) {
@@ -117,8 +113,9 @@ int device_count(DeviceKind kind) {
   {
     auto& r = registry();
     std::lock_guard lock(r.mutex);
-    if (!r.factories.count(kind)) return 0;
-    count = r.counters[kind];
+    const auto it = r.registered.find(kind);
+    if (it == r.registered.end()) return 0;
+    count = it->second.count;
   }
   if (!count) return 1;
   try {
