@@ -106,7 +106,6 @@ bool held_until_exit_on_purpose(const Trace& t, const DeviceMemory& m, const Blo
     for (const StackFrame& f : t.stacks[b.stack].frames) {
       if (keeps_memory(t.str(f.function))) return true;
       const std::string_view file = module_file(t, f);
-      if (file.empty()) continue;
       if (std::any_of(std::begin(kKeeperModules), std::end(kKeeperModules),
                       [&](std::string_view module) { return file.starts_with(module); }))
         return true;

@@ -53,7 +53,7 @@ namespace {
 bool in_tooling(const Trace& trace, const StackFrame& frame) {
   const std::string_view file = module_file(trace, frame);
   for (std::string_view library : {"libcuda.so", "libcudart.so", "libcupti.so", "libcudnn", "libcublas", "libgpudiag_"})
-    if (!file.empty() && file.starts_with(library)) return true;
+    if (file.starts_with(library)) return true;
   return false;
 }
 
