@@ -9,6 +9,7 @@
 #include <zlib.h>
 
 #include "gpudiag/trace_io.h"
+#include "kineto_json.h"
 #include "run_command.h"
 #include "test_support.h"
 
@@ -192,6 +193,43 @@ TEST(KinetoImport, ProfilerStepsAreKeptAndOtherOperatorNamesAreNotParsed) {
   EXPECT_EQ(t.ranges[0].start_ns, 10'000u);
   EXPECT_EQ(t.ranges[0].end_ns, 60'000u);
   EXPECT_EQ(t.ranges[1].tid, t.ranges[0].tid);
+}
+
+// Microseconds since the epoch with nanosecond decimals, as PyTorch writes
+// them in several set-ups: 19 significant digits, more than a double holds
+// (its step there is 0.25 us), read exactly or not at all.
+TEST(KinetoImport, EpochTimestampsWithNanosecondDecimalsAreExact) {
+  const std::string json = R"json({"traceEvents": [
+    {"ph": "X", "cat": "kernel", "name": "a", "pid": 0, "tid": 7, "ts": 1712195495505582.988, "dur": 5, "args": {"device": 0, "stream": 7}},
+    {"ph": "X", "cat": "kernel", "name": "b", "pid": 0, "tid": 7, "ts": 1712195495605582.989, "dur": 5.001, "args": {"device": 0, "stream": 7}},
+    {"ph": "X", "cat": "kernel", "name": "c", "pid": 0, "tid": 7, "ts": "1712195495605590.5", "dur": "1e0", "args": {"device": 0, "stream": 7}}
+  ]})json";
+  const Trace t = import_kineto_bytes(json, "epoch.json");
+  ASSERT_EQ(t.kernels.size(), 3u);
+  EXPECT_EQ(t.kernels[0].start_ns, 1712195495505582988u);
+  EXPECT_EQ(t.kernels[1].start_ns, 1712195495605582989u);
+  EXPECT_EQ(t.kernels[1].end_ns - t.kernels[1].start_ns, 5001u);
+  EXPECT_EQ(t.kernels[2].start_ns, 1712195495605590500u) << "quoted numbers are read exactly too";
+  EXPECT_EQ(t.kernels[2].end_ns - t.kernels[2].start_ns, 1000u);
+  EXPECT_EQ(t.end_ns() - t.begin_ns(), 100'008'512u) << "100 ms apart, not lost";
+}
+
+TEST(KinetoImport, DecimalMicrosecondsRoundToTheNearestNanosecond) {
+  using import::kineto_json::decimal_micros_to_ns;
+  EXPECT_EQ(decimal_micros_to_ns("12"), 12'000u);
+  EXPECT_EQ(decimal_micros_to_ns(" 12.25"), 12'250u);
+  EXPECT_EQ(decimal_micros_to_ns("0.0004"), 0u);
+  EXPECT_EQ(decimal_micros_to_ns("0.0005"), 1u);
+  EXPECT_EQ(decimal_micros_to_ns("1.5e3"), 1'500'000u);
+  EXPECT_EQ(decimal_micros_to_ns("15E-1"), 1'500u);
+  EXPECT_EQ(decimal_micros_to_ns("1712195495505582.98849999999999"), 1712195495505582988u);
+  EXPECT_EQ(decimal_micros_to_ns("1712195495505582.9885"), 1712195495505582989u);
+  EXPECT_EQ(decimal_micros_to_ns("0"), 0u);
+  EXPECT_FALSE(decimal_micros_to_ns("-3"));
+  EXPECT_FALSE(decimal_micros_to_ns("."));
+  EXPECT_FALSE(decimal_micros_to_ns("1e"));
+  EXPECT_FALSE(decimal_micros_to_ns("1e400"));
+  EXPECT_FALSE(decimal_micros_to_ns("99999999999999999999999999999999999999999"));
 }
 
 TEST(KinetoImport, BareArrayIsAcceptedAsChromeTrace) {

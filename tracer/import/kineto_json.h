@@ -64,6 +64,9 @@ struct Number {
   std::int64_t i = 0;
   std::uint64_t u = 0;
   double d = 0;
+  // A Double's text as written, valid while the document is: a timestamp of
+  // 19 significant digits (1712195495505582.988) is exact only there.
+  std::string_view text;
 
   std::optional<double> as_double() const {
     switch (kind) {
@@ -83,16 +86,17 @@ inline Number read_number(od::value v) {
   if (type == od::json_type::string) {
     std::string_view s;
     if (!found(v.get_string().get(s))) return n;
-    if (auto d = quoted_number(s)) n.kind = Number::Kind::Double, n.d = *d;
+    if (auto d = quoted_number(s)) n.kind = Number::Kind::Double, n.d = *d, n.text = s;
     return n;
   }
   if (type != od::json_type::number) return n;
+  const std::string_view text = v.raw_json_token();
   od::number num;
   if (!found(v.get_number().get(num))) return n;
   switch (num.get_number_type()) {
     case od::number_type::signed_integer: n.kind = Number::Kind::Int, n.i = num.get_int64(); break;
     case od::number_type::unsigned_integer: n.kind = Number::Kind::Uint, n.u = num.get_uint64(); break;
-    default: n.kind = Number::Kind::Double, n.d = num.get_double(); break;
+    default: n.kind = Number::Kind::Double, n.d = num.get_double(), n.text = text; break;
   }
   return n;
 }
@@ -119,13 +123,72 @@ inline std::string_view str_field(od::object& o, std::string_view key) {
   return s;
 }
 
+// Microseconds beyond this are absurd for a timestamp (year 2540) and would
+// overflow nanoseconds in 64 bits.
+inline constexpr std::uint64_t kMaxMicros = 18'000'000'000'000'000ull;
+
+// A decimal number of microseconds ("1712195495505582.988", "1.5e3", " 12")
+// to nanoseconds, exactly, rounded half up past the nanosecond: near 1.7e15
+// microseconds a double's step is 0.25 us, so the text is read digit by
+// digit. nullopt for text that is not such a number, negative, or absurd.
+inline std::optional<std::uint64_t> decimal_micros_to_ns(std::string_view s) {
+  std::size_t i = 0;
+  const auto digit = [&](std::size_t k) { return k < s.size() && s[k] >= '0' && s[k] <= '9'; };
+  while (i < s.size() && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r')) ++i;
+  if (i < s.size() && s[i] == '+') ++i;
+  // The significant digits (leading zeros dropped), and how many of them
+  // stand before the decimal point.
+  char digits[40];
+  std::size_t count = 0;
+  long point = 0;
+  bool any = false;
+  const auto take = [&](char c, bool before_point) {
+    any = true;
+    if (count == 0 && c == '0') {
+      if (!before_point) --point;
+      return;
+    }
+    if (count < sizeof digits) digits[count++] = c;
+    else if (!before_point) return;  // past 1e-30 us: nothing a nanosecond rounds on
+    if (before_point) ++point;
+  };
+  for (; digit(i); ++i) take(s[i], true);
+  if (i < s.size() && s[i] == '.')
+    for (++i; digit(i); ++i) take(s[i], false);
+  if (!any) return std::nullopt;
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    bool negative = false;
+    if (i < s.size() && (s[i] == '+' || s[i] == '-')) negative = s[i++] == '-';
+    if (!digit(i)) return std::nullopt;
+    long e = 0;
+    for (; digit(i); ++i) e = std::min(e * 10 + (s[i] - '0'), 1000L);
+    point += negative ? -e : e;
+  }
+  if (count == 0) return 0;
+  point += 3;  // microseconds to nanoseconds
+  constexpr std::uint64_t kMaxNs = kMaxMicros * 1000;
+  std::uint64_t ns = 0;
+  for (long k = 0; k < point; ++k) {
+    const unsigned d = k < static_cast<long>(count) ? static_cast<unsigned>(digits[k] - '0') : 0;
+    if (ns > (kMaxNs - d) / 10) return std::nullopt;
+    ns = ns * 10 + d;
+  }
+  // Half up, on the first digit past the nanosecond.
+  if (point >= 0 && point < static_cast<long>(count) && digits[point] >= '5') ++ns;
+  if (ns > kMaxNs) return std::nullopt;
+  return ns;
+}
+
 // Chrome-trace timestamps are microseconds (fractions carry nanoseconds).
-// Integers are converted exactly; negative or absurd values become 0.
+// Integers and decimal text are converted exactly; negative or absurd values
+// become 0.
 inline std::uint64_t micros_to_ns(const Number& n) {
-  if (n.kind == Number::Kind::Uint) return n.u * 1000u;
-  if (n.kind == Number::Kind::Int) return n.i > 0 ? static_cast<std::uint64_t>(n.i) * 1000u : 0;
+  if (n.kind == Number::Kind::Uint) return n.u <= kMaxMicros ? n.u * 1000u : 0;
+  if (n.kind == Number::Kind::Int) return n.i > 0 && static_cast<std::uint64_t>(n.i) <= kMaxMicros ? static_cast<std::uint64_t>(n.i) * 1000u : 0;
+  if (!n.text.empty()) return decimal_micros_to_ns(n.text).value_or(0);
   auto v = n.as_double();
-  if (!v || !std::isfinite(*v) || *v <= 0 || *v > 1.8e16) return 0;
+  if (!v || !std::isfinite(*v) || *v <= 0 || *v > static_cast<double>(kMaxMicros)) return 0;
   return static_cast<std::uint64_t>(std::llround(*v * 1000.0));
 }
 
