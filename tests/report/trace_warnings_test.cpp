@@ -15,7 +15,7 @@ namespace {
 
 using namespace gpudiag::testing;
 
-constexpr const char* kUnclean = "the recording did not stop cleanly";
+constexpr const char* kUnclean = "the recording has no end";
 
 Trace small_trace() {
   Trace t;
@@ -53,7 +53,8 @@ TEST(TraceWarnings, UncleanStopIsShownInTheSummaryJsonAndHtml) {
   EXPECT_EQ(ids(trace_warnings(t)), std::vector<std::string>{"unclean-stop"});
   const std::string s = summary(t);
   EXPECT_NE(s.find(kUnclean), std::string::npos) << s;
-  EXPECT_NE(s.find("the newest events of each thread may be missing"), std::string::npos) << s;
+  EXPECT_NE(s.find("the events after its last chunk are missing"), std::string::npos) << s;
+  EXPECT_EQ(s.find("SIGKILL"), std::string::npos) << "a cut between two chunks looks the same: no cause is blamed\n" << s;
 
   const auto j = report_json(t, analyze(t));
   EXPECT_EQ(j["trace"]["stopped_cleanly"], false);
@@ -83,15 +84,41 @@ TEST(TraceWarnings, AnAllocatorHistoryThatCouldNotBeReadIsSaidInEveryForm) {
   EXPECT_EQ(html_data(t, analyze(t))["warnings"].size(), 1u);
 }
 
-TEST(TraceWarnings, AFileThatEndsEarlyEndsWhereTheRecordingStopped) {
+// A file cut short is said to be cut, once: not also blamed on a killed process.
+TEST(TraceWarnings, AFileThatEndsEarlyIsCutShortAndNothingElse) {
   Trace t = small_trace();
   t.truncated = true;
   t.truncation_note = "file ends inside a chunk at byte 812; read the 9 whole chunks before it";
   t.stopped_cleanly = false;
-  EXPECT_EQ(ids(trace_warnings(t)), (std::vector<std::string>{"truncated-trace", "unclean-stop"}));
+  EXPECT_EQ(ids(trace_warnings(t)), std::vector<std::string>{"truncated-trace"});
   const std::string s = summary(t);
   EXPECT_NE(s.find("the trace is truncated (file ends inside a chunk at byte 812"), std::string::npos) << s;
-  EXPECT_NE(s.find("it ends where the recording stopped"), std::string::npos) << s;
+  EXPECT_NE(s.find("the events after the cut are missing"), std::string::npos) << s;
+  EXPECT_EQ(s.find(kUnclean), std::string::npos) << s;
+  EXPECT_EQ(s.find("SIGKILL"), std::string::npos) << s;
+}
+
+// A trace whole only up to a point says so, and how much it leaves out; its
+// findings are judged on that part alone.
+TEST(TraceWarnings, AnIncompleteTraceSaysUpToWhenItIsWholeAndJudgesOnlyThat) {
+  Trace t = small_trace();
+  t.stopped_cleanly = false;
+  t.complete_until_ns = 2000;  // the free at 5000 may be gone with the rest
+  const auto w = trace_warnings(t);
+  ASSERT_EQ(ids(w), (std::vector<std::string>{"unclean-stop", "incomplete-evidence"}));
+  EXPECT_NE(w[1].message.find("present until 1.00 us after the start of the trace, and its events stop at 4.00 us"),
+            std::string::npos)
+      << w[1].message;
+  EXPECT_NE(w[1].message.find("leaves out the 1 event after it"), std::string::npos) << w[1].message;
+  const Report r = analyze(t);
+  ASSERT_EQ(r.memory.devices.size(), 1u);
+  EXPECT_EQ(r.memory.devices[0].blocks.size(), 1u);
+  ASSERT_EQ(r.findings.size(), 1u) << "the block is not freed by the end of what is whole";
+  EXPECT_EQ(r.findings[0].rule_id, "GD007");
+  EXPECT_EQ(r.findings[0].severity, Severity::Note);
+  EXPECT_NE(r.findings[0].message.find("not freed by the end of the recording"), std::string::npos)
+      << r.findings[0].message;
+  EXPECT_EQ(r.findings[0].message.find("never"), std::string::npos) << r.findings[0].message;
 }
 
 TEST(TraceWarnings, ACorruptChunkIsDamageNotWhereTheRecordingStopped) {
@@ -129,12 +156,13 @@ TEST(TraceWarnings, ImportedTracesCountAsComplete) {
   EXPECT_TRUE(trace_warnings(t).empty());
 }
 
-TEST(ReportSarif, CarriesDroppedEventsTruncationAndUncleanStopAsNotifications) {
+TEST(ReportSarif, CarriesDroppedEventsTruncationAndIncompleteEvidenceAsNotifications) {
   Trace t = small_trace();
   t.dropped_events = 17;
   t.truncated = true;
   t.truncation_note = "file ends inside a chunk at byte 812";
   t.stopped_cleanly = false;
+  t.complete_until_ns = 2000;
   SarifOptions options;
   options.tool_version = "9.9";
   const auto log = report_sarif(t, analyze(t), options);
@@ -146,7 +174,7 @@ TEST(ReportSarif, CarriesDroppedEventsTruncationAndUncleanStopAsNotifications) {
   ASSERT_EQ(notes.size(), 3u) << notes.dump(2);
   EXPECT_NE(notes[0]["message"]["text"].get<std::string>().find("17 events were dropped"), std::string::npos);
   EXPECT_NE(notes[1]["message"]["text"].get<std::string>().find("byte 812"), std::string::npos);
-  EXPECT_NE(notes[2]["message"]["text"].get<std::string>().find(kUnclean), std::string::npos);
+  EXPECT_NE(notes[2]["message"]["text"].get<std::string>().find("the report judges the first 1.00 us"), std::string::npos);
   const auto& descriptors = run["tool"]["driver"]["notifications"];
   for (const auto& n : notes) {
     EXPECT_EQ(n["level"], "warning");

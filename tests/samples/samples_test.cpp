@@ -143,6 +143,27 @@ std::string program(const Sample& s) {
   return "python3 " + shell_quote(s.source().string());
 }
 
+// A healthy run's trace, damaged: cut at each tenth of its length, or with
+// 8 bytes flipped in the middle. What is left may show less, never an error
+// the run did not have, and the report blames no cause the file does not show.
+void expect_no_error_from_damage(const std::string& trace) {
+  const std::string bytes = gpudiag::test::read_file(trace);
+  ASSERT_GT(bytes.size(), 64u);
+  std::vector<std::pair<std::string, std::string>> damaged;  // what was done, the file
+  for (int tenth = 1; tenth <= 9; ++tenth)
+    damaged.emplace_back("cut at " + std::to_string(tenth * 10) + "%", bytes.substr(0, bytes.size() * tenth / 10));
+  std::string flipped = bytes;
+  for (std::size_t i = 0; i < 8; ++i) flipped[flipped.size() / 2 + i] = static_cast<char>(~flipped[flipped.size() / 2 + i]);
+  damaged.emplace_back("8 bytes flipped in the middle", flipped);
+  for (std::size_t i = 0; i < damaged.size(); ++i) {
+    const std::string path = trace + ".damaged-" + std::to_string(i);
+    std::ofstream(path, std::ios::binary) << damaged[i].second;
+    const CommandResult report = run_command(shell_quote(GPUDIAG_EXE) + " report " + shell_quote(path) + " 2>&1");
+    EXPECT_EQ(report.status, 0) << damaged[i].first << ": an error the healthy run did not have\n" << report.out;
+    EXPECT_EQ(report.out.find("SIGKILL"), std::string::npos) << damaged[i].first << "\n" << report.out;
+  }
+}
+
 class SampleRun : public ::testing::TestWithParam<Sample> {};
 
 TEST_P(SampleRun, TracedRunShowsTheSymptomAndTheReportNamesIt) {
@@ -185,6 +206,7 @@ TEST_P(SampleRun, TracedRunShowsTheSymptomAndTheReportNamesIt) {
   for (const std::string& rule : severe)
     EXPECT_TRUE(expected.count(rule)) << "the report gave " << rule << ", which the " << s.variant()
                                       << " sample does not do\n" << report.out;
+  if (!s.buggy) expect_no_error_from_damage(trace);
 }
 
 INSTANTIATE_TEST_SUITE_P(Samples, SampleRun, ::testing::ValuesIn(all_samples()), test_name);

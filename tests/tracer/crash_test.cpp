@@ -151,6 +151,26 @@ TEST(CrashSafety, SigkillLosesAtMostTheLastBufferOfEachLiveThread) {
   expect_only_a_tail_lost(seen, kEvents / 2 + 1, kEvents, kBufferEvents - 1, "live worker");
 }
 
+// What a report of the killed run judges is whole: no thread lost an event
+// from before the reader's horizon. Each thread recorded its events back to
+// back, so a thread that lost its tail lost it from just after the last
+// event it kept: the horizon is no later than that (with a millisecond for
+// a thread descheduled between two events).
+TEST(CrashSafety, SigkillsHorizonIsBelowEveryLostEvent) {
+  auto o = die("kill-live");
+  expect_signal(o.status, SIGKILL);
+  ASSERT_FALSE(o.trace.complete());
+  const auto seen = addresses(o.trace);
+  for (const auto& [first, last] : {std::pair<std::uint64_t, std::uint64_t>{1, kEvents / 2}, {kEvents / 2 + 1, kEvents}}) {
+    std::uint64_t kept_until = 0;
+    std::uint64_t kept = 0;
+    for (const Alloc& a : o.trace.allocs)
+      if (a.addr >= first && a.addr <= last) kept_until = std::max(kept_until, a.time_ns), ++kept;
+    if (kept == last + 1 - first) continue;  // this thread lost nothing
+    EXPECT_LE(o.trace.complete_until_ns, kept_until + 1'000'000) << "events " << first << ".." << last;
+  }
+}
+
 TEST(CrashSafety, NormalReturnKeepsEveryEvent) {
   auto o = die("none");
   ASSERT_TRUE(WIFEXITED(o.status));

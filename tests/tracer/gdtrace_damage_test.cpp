@@ -4,6 +4,7 @@
 // clean stop.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -50,6 +51,69 @@ std::string with_last_chunk(gdtrace::ChunkType type, const std::string& payload)
   const gdtrace::ChunkHeader h{gdtrace::kChunkTag, static_cast<std::uint16_t>(type), 0,
                                static_cast<std::uint32_t>(payload.size()), gdtrace::checksum(payload.data(), payload.size())};
   return test::read_file(path) + std::string(reinterpret_cast<const char*>(&h), sizeof h) + payload;
+}
+
+// Of a file cut anywhere, every event up to the reader's horizon is there:
+// what a report judges is whole, and the horizon is no earlier than it must be.
+void expect_whole_up_to_the_horizon(const std::string& bytes, const char* what) {
+  const Trace full = read_gdtrace_bytes(bytes, "full");
+  ASSERT_TRUE(full.complete());
+  std::size_t judged = 0;
+  for (int percent = 5; percent < 100; percent += 5) {
+    const std::size_t at = bytes.size() * static_cast<std::size_t>(percent) / 100;
+    SCOPED_TRACE(std::string(what) + ", cut at " + std::to_string(percent) + "%");
+    const Trace cut = read_gdtrace_bytes(bytes.substr(0, at), "cut");
+    ASSERT_FALSE(cut.complete());
+    const std::uint64_t h = cut.complete_until_ns;
+    const auto up_to_h = [h](const auto& column) {
+      return std::count_if(column.begin(), column.end(), [h](const auto& e) { return start_of(e) < h; });
+    };
+    EXPECT_EQ(up_to_h(cut.allocs), up_to_h(full.allocs));
+    EXPECT_EQ(up_to_h(cut.kernels), up_to_h(full.kernels));
+    judged += static_cast<std::size_t>(up_to_h(cut.allocs));
+  }
+  EXPECT_GT(judged, 0u) << "some cut is judged on some events";
+}
+
+TEST(GdtraceDamage, ACutFileIsWholeUpToItsLastDrainedMarker) {
+  const std::string path = test::temp_path("drained.gdtrace");
+  write_gdtrace(sample_trace(), path);
+  const std::string bytes = test::read_file(path);
+  ASSERT_GT(fuzz::count_chunks(bytes, gdtrace::ChunkType::Drained), 5u);
+  expect_whole_up_to_the_horizon(bytes, "with Drained markers");
+  const Trace half = read_gdtrace_bytes(bytes.substr(0, bytes.size() / 2), "half");
+  EXPECT_GT(half.complete_until_ns, 10'000u) << "the markers give a horizon past the first passes";
+}
+
+// A file from before the markers, cut: a thread whose first chunk is missing
+// may have recorded at any time, so nothing in it is known to be whole.
+TEST(GdtraceDamage, WithoutMarkersNothingInACutFileIsWhole) {
+  const std::string path = test::temp_path("no-markers.gdtrace");
+  write_gdtrace(sample_trace(), path);
+  const std::string bytes = test::read_file(path);
+  std::string stripped = bytes.substr(0, sizeof(gdtrace::FileHeader));
+  fuzz::for_each_chunk(bytes.data(), bytes.size(), [&](std::size_t pos, const gdtrace::ChunkHeader& h) {
+    if (h.type != static_cast<std::uint16_t>(gdtrace::ChunkType::Drained)) stripped += bytes.substr(pos, sizeof h + h.length);
+  });
+  ASSERT_EQ(fuzz::count_chunks(stripped, gdtrace::ChunkType::Drained), 0u);
+  const Trace cut = read_gdtrace_bytes(stripped.substr(0, stripped.size() / 2), "cut");
+  EXPECT_GT(cut.allocs.size(), 0u);
+  EXPECT_EQ(cut.complete_until_ns, 0u);
+  EXPECT_EQ(cut.whole_part().event_count(), cut.crashes.size());
+  EXPECT_TRUE(read_gdtrace_bytes(stripped, "whole").complete());
+}
+
+TEST(GdtraceDamage, ADrainedMarkerAfterTheEndChunkKeepsTheStopClean) {
+  const std::string path = test::temp_path("drained-after-end.gdtrace");
+  write_gdtrace(sample_trace(), path);
+  const std::uint64_t late = 99;
+  const gdtrace::ChunkHeader h{gdtrace::kChunkTag, static_cast<std::uint16_t>(gdtrace::ChunkType::Drained), 0,
+                               sizeof late, gdtrace::checksum(&late, sizeof late)};
+  const Trace t = read_gdtrace_bytes(test::read_file(path) + std::string(reinterpret_cast<const char*>(&h), sizeof h) +
+                                         std::string(reinterpret_cast<const char*>(&late), sizeof late),
+                                     "late-marker");
+  EXPECT_TRUE(t.stopped_cleanly);
+  EXPECT_TRUE(t.complete());
 }
 
 TEST(GdtraceDamage, TruncatedFileReadsUpToTheLastWholeChunk) {

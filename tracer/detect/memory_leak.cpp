@@ -129,6 +129,13 @@ void detect_memory_leak(const DetectContext& ctx, std::vector<Finding>& out) {
   if (!t.crashes.empty()) return;
   if (std::any_of(t.api_calls.begin(), t.api_calls.end(), [](const ApiCall& a) { return is_kernel_error(a.status); }))
     return;
+  // A trace that lacks its end shows only that a block was not freed by the
+  // end of the recording; its frees may be in the part that is missing.
+  const bool whole_run = t.complete();
+  const std::string_view unfreed = whole_run ? "never freed" : "not freed by the end of the recording";
+  const auto severity = [&](Finding& f) {
+    if (!whole_run) f.severity = Severity::Note;
+  };
   for (const DeviceMemory& m : ctx.memory.devices) {
     std::vector<std::uint32_t> leaked;
     for (std::uint32_t i : m.leaked)
@@ -146,16 +153,19 @@ void detect_memory_leak(const DetectContext& ctx, std::vector<Finding>& out) {
       ++shown;
       const Block& b = m.blocks[g.first_block];
       Finding f = make_finding(
-          "GD007", fmt::format("{} in {} allocation{} on {} never freed (first at 0x{:x}, {} {}); free it on every "
+          "GD007", fmt::format("{} in {} allocation{} on {} {} (first at 0x{:x}, {} {}); free it on every "
                                "path, or hold it in an owner (RAII, a tensor) that frees it",
                                format_bytes(g.bytes), g.count, g.count == 1 ? "" : "s", where(ctx.trace, m.device),
-                               b.addr, to_string(b.kind), "memory"));
+                               unfreed, b.addr, to_string(b.kind), "memory"));
       f.stack = frames_of(t, g.stack);
+      severity(f);
       out.push_back(std::move(f));
     }
     if (rest_count > 0) {
-      Finding f = make_finding("GD007", fmt::format("and {} more in {} allocations from {} other stacks never freed",
-                                                    format_bytes(rest_bytes), rest_count, groups.size() - shown));
+      Finding f = make_finding("GD007", fmt::format("and {} more in {} allocations from {} other stacks {}",
+                                                    format_bytes(rest_bytes), rest_count, groups.size() - shown,
+                                                    unfreed));
+      severity(f);
       out.push_back(std::move(f));
     }
   }

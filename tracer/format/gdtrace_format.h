@@ -48,6 +48,11 @@ enum class ChunkType : std::uint16_t {
   // u32 tid, u32 count, then the count x RawEvent of an Events chunk as one
   // raw DEFLATE stream (RFC 1951). Since version 2.
   DeflatedEvents = 10,
+  // u64 time: every event that a thread had recorded by then is in a chunk
+  // before this one. Written by the recorder's writer thread after each pass
+  // that wrote events, so that a reader of a file without its end knows up
+  // to when its evidence is whole.
+  Drained = 11,
 };
 
 inline constexpr std::uint16_t kCrashStartsAtFault = 1;

@@ -57,6 +57,7 @@ class Reader {
     convert_events();
     trace_.join_syncs_with_their_calls();
     trace_.sort_by_time();
+    if (trace_.truncated || !trace_.stopped_cleanly) trace_.complete_until_ns = evidence_horizon();
     return std::move(trace_);
   }
 
@@ -147,7 +148,9 @@ class Reader {
     }
     // A crash handler's End may be followed by more of the recording (the
     // program's own handler let it go on): only an End written last counts.
-    if (h.type != static_cast<std::uint16_t>(ChunkType::End)) trace_.stopped_cleanly = false;
+    // A writer's Drained marker may still follow it: it adds no events.
+    if (h.type != static_cast<std::uint16_t>(ChunkType::End) && h.type != static_cast<std::uint16_t>(ChunkType::Drained))
+      trace_.stopped_cleanly = false;
     ++chunks_;
     pos = next;
     return true;
@@ -200,6 +203,10 @@ class Reader {
       case ChunkType::End:
         if (n != 8) return false;
         trace_.stopped_cleanly = true;
+        return true;
+      case ChunkType::Drained:
+        if (n != 8) return false;
+        drained_ns_ = std::max(drained_ns_, load<std::uint64_t>(p));
         return true;
       case ChunkType::Crash: {
         if (n < 32) return false;
@@ -257,6 +264,25 @@ class Reader {
     return true;
   }
 
+  // Before when a file without its end holds every thread's events: the
+  // writer's last Drained marker says so. Without one (a file from before
+  // the markers, or cut before the first pass) nothing is known to be
+  // whole: a thread whose first chunk is missing may have recorded at any
+  // time. GPU activity that CUPTI delivers late, in batches, is whole only
+  // up to the end of the last such record read.
+  std::uint64_t evidence_horizon() const {
+    std::uint64_t horizon = drained_ns_;
+    std::uint64_t gpu_last = 0;
+    bool gpu = false;
+    const auto note = [&](const auto& column) {
+      for (const auto& e : column)
+        if (e.device != kHostDevice) gpu = true, gpu_last = std::max(gpu_last, e.end_ns);
+    };
+    note(trace_.kernels), note(trace_.memcpys), note(trace_.memsets);
+    if (gpu) horizon = std::min(horizon, gpu_last);
+    return horizon;
+  }
+
 public:
   StringId str(std::uint32_t file_id) const {
     auto it = strings_.find(file_id);
@@ -280,6 +306,7 @@ private:
   std::vector<EventSpan> spans_;
   std::vector<std::vector<char>> inflated_;
   std::unique_ptr<libdeflate_decompressor, FreeDecompressor> decompressor_;
+  std::uint64_t drained_ns_ = 0;  // the latest Drained marker's time; 0 before the first
   std::unordered_map<std::uint32_t, StringId> strings_;
   std::unordered_map<std::uint32_t, StackId> stacks_;
 };

@@ -8,6 +8,7 @@
 #include <map>
 #include <span>
 #include <type_traits>
+#include <vector>
 
 #include "event_codec.h"
 #include "gdtrace_format.h"
@@ -64,6 +65,9 @@ class Writer {
   std::map<std::uint32_t, std::vector<RawEvent>> pending_;
 };
 
+// Events between two Drained markers, as a writer pass of a busy recorder writes.
+constexpr std::size_t kEventsPerPass = 1024;
+
 template <class... W>
 std::string words(W... w) {
   std::string s;
@@ -119,10 +123,29 @@ void write_gdtrace(const Trace& t, const std::string& path) {
   }
   for (const auto& d : t.devices) w.event(0, gdtrace::to_raw(gdtrace::encode(d)));
   for (const auto& st : t.streams) w.event(0, gdtrace::to_raw(gdtrace::encode(st)));
+  // In time order, as threads record them, with the writer thread's Drained
+  // marker after each pass: a file of it cut anywhere reads as a recording
+  // cut there would.
+  struct Timed {
+    std::uint64_t time;
+    std::uint32_t tid;
+    RawEvent raw;
+  };
+  std::vector<Timed> events;
+  events.reserve(t.event_count());
   t.for_each_event_column([&](const auto& column) {
     for (const auto& e : column)
-      if (written_as_event(e)) w.event(tid_of(e), gdtrace::to_raw(gdtrace::encode(e)));
+      if (written_as_event(e)) events.push_back({start_of(e), tid_of(e), gdtrace::to_raw(gdtrace::encode(e))});
   });
+  std::stable_sort(events.begin(), events.end(), [](const Timed& a, const Timed& b) { return a.time < b.time; });
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    w.event(events[i].tid, events[i].raw);
+    const bool pass_ends = (i + 1) % kEventsPerPass == 0 && i + 1 < events.size();
+    if (pass_ends) {
+      w.flush_all();
+      w.chunk(gdtrace::ChunkType::Drained, words(events[i + 1].time));  // every event before the next one's time
+    }
+  }
   w.flush_all();
   for (const auto& c : t.crashes) {
     const Stack& stack = t.stack(c.stack);

@@ -97,6 +97,14 @@ std::uint64_t Trace::end_ns() const {
   return hi;
 }
 
+Trace Trace::whole_part() const {
+  Trace part = *this;
+  if (!complete())
+    part.for_each_event_column(
+        [&](auto& column) { std::erase_if(column, [&](const auto& e) { return start_of(e) >= complete_until_ns; }); });
+  return part;
+}
+
 void Trace::sort_by_time() {
   for_each_event_column([](auto& column) { sort_column(column); });
   std::stable_sort(crashes.begin(), crashes.end(), [](const Crash& a, const Crash& b) { return a.time_ns < b.time_ns; });

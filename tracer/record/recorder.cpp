@@ -170,6 +170,8 @@ void recycle_drained(Recorder& r) {
   }
 }
 
+constexpr std::uint64_t kCommitMargin = 1'000'000;  // ns between an event's timestamp and its commit, at most
+
 // Writes completed halves as soon as an owner reports one, and everything
 // recorded so far every flush_interval_ms.
 void writer_loop(Recorder* r) {
@@ -183,7 +185,15 @@ void writer_loop(Recorder* r) {
     r->writer_asleep.store(false);
     r->work_pending.store(false);
     lock.unlock();
+    // What the pass writes holds every event committed before it began; one
+    // timestamped up to a millisecond earlier may still have been on its
+    // way into its buffer.
+    const std::uint64_t began = now_ns();
+    const std::uint64_t whole_until = began > kCommitMargin ? began - kCommitMargin : 0;
+    const std::uint64_t written = r->events_written.load(std::memory_order_relaxed);
     drain_all(*r, deflater ? &*deflater : nullptr);
+    if (r->events_written.load(std::memory_order_relaxed) != written)
+      write_small_chunk(r->fd, gdtrace::ChunkType::Drained, &whole_until, sizeof whole_until);
     recycle_drained(*r);
     lock.lock();
     if (r->owners_waiting.load() != 0) r->written.notify_all();

@@ -9,7 +9,9 @@
 
 namespace gpudiag {
 
-Report analyze(const Trace& trace, const DetectOptions& options) {
+namespace {
+
+Report analyze_events(const Trace& trace, const DetectOptions& options) {
   Report r;
   r.memory = build_memory_timeline(trace);
   r.phases = find_phases(trace);
@@ -19,6 +21,18 @@ Report analyze(const Trace& trace, const DetectOptions& options) {
   const DetectContext ctx{trace, r.memory, r.gpu_time, options, r.phases};
   r.findings = run_detectors(ctx);
   return r;
+}
+
+}  // namespace
+
+Report analyze(const Trace& trace, const DetectOptions& options) {
+  // The rule for incomplete evidence: a trace that lacks its end is judged
+  // on the part whose every thread's events are present, so that no finding
+  // stands on the absence of an event the cut took (a free, a sync, an
+  // allocation that reused the memory). Columns are in time order: what is
+  // left out is each one's tail, and indexes into the part hold for the trace.
+  if (!trace.complete()) return analyze_events(trace.whole_part(), options);
+  return analyze_events(trace, options);
 }
 
 std::string gpu_time_span(const GpuTime& g) {

@@ -1,5 +1,6 @@
 // What a trace may be missing, in the words every report form uses, and the
 // SARIF log that carries them as tool execution notifications.
+#include <algorithm>
 #include <ostream>
 
 #include <fmt/format.h>
@@ -18,15 +19,41 @@ std::vector<SarifNotification> trace_warnings(const Trace& trace) {
     out.push_back({"dropped-events", "Events were dropped while recording the trace",
                    fmt::format("{} events were dropped while recording: the findings may miss what they held",
                                trace.dropped_events)});
+  // What the file shows of its end, and nothing it does not: a cut, damage,
+  // or no End record (a killed process and a file cut between two chunks
+  // look alike).
   if (trace.truncated && trace.corrupt_chunk)
     // Bytes may follow the corrupt chunk: the recording did not necessarily stop there.
     out.push_back({"corrupt-trace", "The trace file has a corrupt chunk; reading stopped there",
                    fmt::format("the trace file is damaged ({}): the events in and after the corrupt chunk are missing",
                                trace.truncation_note.empty() ? "a corrupt chunk" : trace.truncation_note)});
   else if (trace.truncated)
-    out.push_back({"truncated-trace", "The trace file ends inside a chunk (the process died mid-write)",
-                   fmt::format("the trace is truncated ({}): it ends where the recording stopped",
-                               trace.truncation_note.empty() ? "the process died mid-write" : trace.truncation_note)});
+    out.push_back({"truncated-trace", "The trace file ends inside a chunk: it was cut short",
+                   fmt::format("the trace is truncated ({}): the events after the cut are missing",
+                               trace.truncation_note.empty() ? "the file ends inside a chunk" : trace.truncation_note)});
+  else if (!trace.stopped_cleanly)
+    out.push_back({"unclean-stop", "The recording has no end",
+                   "the recording has no end (no End chunk): its process was killed before gpudiag could close the "
+                   "trace, or the file was cut between two chunks; the events after its last chunk are missing"});
+  if (!trace.complete()) {
+    std::size_t left_out = 0;
+    trace.for_each_event_column([&](const auto& column) {
+      left_out += static_cast<std::size_t>(std::count_if(column.begin(), column.end(), [&](const auto& e) {
+        return start_of(e) >= trace.complete_until_ns;
+      }));
+    });
+    const std::uint64_t begin = trace.begin_ns();
+    const std::uint64_t whole = trace.complete_until_ns > begin ? trace.complete_until_ns - begin : 0;
+    out.push_back({"incomplete-evidence", "The trace is whole only up to a point; findings are judged up to it",
+                   fmt::format("every thread's events are present until {} after the start of the trace, and its "
+                               "events stop at {}: the report judges the first {}{}, so that no finding stands on an "
+                               "event the missing part could contradict",
+                               format_duration(whole), format_duration(trace.end_ns() - begin),
+                               format_duration(whole),
+                               left_out ? fmt::format(" and leaves out the {} event{} after it", left_out,
+                                                      left_out == 1 ? "" : "s")
+                                        : std::string())});
+  }
   if (!trace.modules_without_lines.empty()) {
     std::string names;
     for (StringId m : trace.modules_without_lines) {
@@ -43,10 +70,6 @@ std::vector<SarifNotification> trace_warnings(const Trace& trace) {
                    fmt::format("the allocator history beside the trace could not be read ({}): frees of PyTorch's "
                                "cached blocks are not judged",
                                trace.allocator_history_note)});
-  if (!trace.stopped_cleanly)
-    out.push_back({"unclean-stop", "The recording did not stop cleanly",
-                   "the recording did not stop cleanly (the process was killed: SIGKILL, the OOM killer?): the newest "
-                   "events of each thread may be missing"});
   return out;
 }
 

@@ -124,6 +124,14 @@ struct Trace {
   // handlers once every buffer is written. Imports and traces built in code
   // count as complete.
   bool stopped_cleanly = true;
+  // Every thread's events that start before this time are in the trace; a
+  // trace that lacks its end (cut, damaged, or its process killed) may miss
+  // later ones.
+  // kCompleteTrace when nothing is missing. Detectors judge what a trace does
+  // not show (no free, no sync) only up to here: detect.h, within_evidence.
+  static constexpr std::uint64_t kCompleteTrace = ~std::uint64_t{0};
+  std::uint64_t complete_until_ns = kCompleteTrace;
+  bool complete() const { return complete_until_ns == kCompleteTrace; }
 
   StringTable strings;
   std::vector<Module> modules;
@@ -196,6 +204,10 @@ struct Trace {
   // Whether a call launched a kernel: a CUDA launch call, or one that names
   // the kernel it launched (gdrt's calls are named by their kernels).
   bool is_launch(const ApiCall& call) const;
+  // A copy holding only the events that start before complete_until_ns, the part
+  // whose evidence is whole (crashes stay: the process did die of them). For
+  // analyses of a trace that lacks its end.
+  Trace whole_part() const;
   // The description of a device, or nullptr.
   const DeviceDesc* device(std::int32_t id) const;
   // How reports name a device: "host", "device 0", or with the name the
