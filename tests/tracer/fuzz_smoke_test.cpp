@@ -11,6 +11,7 @@
 
 #include "fuzz/fuzz_targets.h"
 #include "fuzz/gdtrace_image.h"
+#include "fuzz/report_properties.h"
 #include "gpudiag/trace_io.h"
 #include "test_support.h"
 
@@ -149,6 +150,50 @@ TEST(FuzzSmoke, KinetoImporterSurvivesMutations) {
   const std::string real = std::string(GPUDIAG_SHARED_DATA_DIR) + "/traces/a100-event-sync-multistream.trace.json.gz";
   if (std::filesystem::exists(real)) seeds.push_back(test::read_file(real));
   run_mutations(seeds, fuzz::kineto_importer, 3000);
+}
+
+TEST(FuzzSmoke, AllocatorHistoryReaderSurvivesMutations) {
+  run_mutations({fuzz::allocator_history_seed()}, fuzz::allocator_history, 3000);
+}
+
+// The properties the targets check must be able to fail: the history seed
+// makes a GD004 that stands on the trace's launch, and one of a trace with no
+// use after the free stands on nothing.
+TEST(FuzzSmoke, TheFindingsPropertyTellsAFindingWithoutEvidence) {
+  const std::string seed = fuzz::allocator_history_seed();
+  EXPECT_EQ(fuzz::allocator_history(reinterpret_cast<const std::uint8_t*>(seed.data()), seed.size()), 0);
+  Trace t;
+  t.allocs.push_back({.time_ns = 10, .addr = 0x100, .bytes = 64, .device = 0});
+  t.frees.push_back({.time_ns = 20, .addr = 0x100, .bytes = 64, .device = 0});
+  Report r;
+  Finding invented;
+  invented.rule_id = "GD004";
+  invented.severity = Severity::Error;
+  invented.message = "invented";
+  r.findings.push_back(invented);
+  EXPECT_NE(fuzz::finding_without_evidence(t, r).find("GD004"), std::string::npos);
+  t.kernel_args.push_back({.time_ns = 30, .value = 0x100, .device = 0});
+  EXPECT_EQ(fuzz::finding_without_evidence(t, r), "");
+}
+
+// A recording cut anywhere loses its newest events; the whole-evidence rule
+// keeps a report of what is left from turning their absence into an error.
+TEST(FuzzSmoke, CutsOfARecordingWithFreesAndLaunchesGiveNoNewError) {
+  Trace t;
+  t.pid = 1;
+  t.stopped_cleanly = true;
+  for (std::uint64_t i = 0; i < 3000; ++i) {
+    const std::uint64_t at = 1'000'000 * i, addr = 0x10000 + 0x1000 * (i % 7);
+    t.allocs.push_back({.time_ns = at, .addr = addr, .bytes = 256, .kind = MemKind::Device, .device = 0, .tid = static_cast<std::uint32_t>(1 + i % 2)});
+    t.kernel_args.push_back({.time_ns = at + 1000, .value = addr, .memory = MemKind::Device, .device = 0, .stream = 1, .tid = 1, .correlation = i + 1});
+    t.kernels.push_back({.start_ns = at + 2000, .end_ns = at + 3000, .name = t.intern("k"), .device = 0, .stream = 1, .correlation = i + 1});
+    t.frees.push_back({.time_ns = at + 500'000, .addr = addr, .bytes = 256, .kind = MemKind::Device, .device = 0, .tid = static_cast<std::uint32_t>(1 + i % 2)});
+  }
+  t.sort_by_time();
+  const std::string path = test::temp_path("frees-and-launches.gdtrace");
+  write_gdtrace(t, path);
+  const std::string bytes = test::read_file(path);
+  EXPECT_EQ(fuzz::error_only_in_a_cut(bytes, 20), "");
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 
 #include <fmt/format.h>
@@ -129,11 +130,16 @@ void read_allocator_history(Trace& trace, const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) return;
   std::ifstream in(path, std::ios::binary);
+  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  read_allocator_history_text(trace, text, path);
+}
+
+void read_allocator_history_text(Trace& trace, std::string_view text, const std::string& name) {
   try {
-    read_history(trace, json::parse(in));
+    read_history(trace, json::parse(text));
   } catch (const std::exception& e) {
     trace.cached_blocks.clear();
-    trace.allocator_history_note = path + ": " + e.what();
+    trace.allocator_history_note = name + ": " + e.what();
   }
 }
 

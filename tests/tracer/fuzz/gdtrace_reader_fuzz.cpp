@@ -3,18 +3,25 @@
 #include "fuzz_targets.h"
 #include "gdtrace_image.h"
 #include "gpudiag/trace_io.h"
+#include "report_properties.h"
 
 namespace gpudiag::fuzz {
 
 int gdtrace_reader(const std::uint8_t* data, std::size_t size) {
+  const std::string_view bytes(reinterpret_cast<const char*>(data), size);
   try {
-    const Trace t = read_gdtrace_bytes(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz.gdtrace");
+    const Trace t = read_gdtrace_bytes(bytes, "fuzz.gdtrace");
     // Touch what analyses touch: ids must resolve without going out of range.
     for (const auto& k : t.kernels) (void)t.str(k.name).size();
     for (const auto& a : t.allocs) (void)t.stack(a.stack).frames.size();
     (void)t.begin_ns();
+    require(finding_without_evidence(t, analyze(t)));
   } catch (const TraceError&) {
+    return 0;
   }
+  // Whatever a file holds, cutting it short takes evidence away and must
+  // never make an error appear.
+  require(error_only_in_a_cut(bytes, 3));
   return 0;
 }
 

@@ -2,6 +2,7 @@
 
 #include "fuzz_targets.h"
 #include "gpudiag/trace_io.h"
+#include "report_properties.h"
 
 namespace gpudiag::fuzz {
 
@@ -10,6 +11,7 @@ int kineto_importer(const std::uint8_t* data, std::size_t size) {
     const Trace t = import_kineto_bytes(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz.json");
     for (const auto& k : t.kernels) (void)t.str(k.name).size();
     (void)t.end_ns();
+    require(finding_without_evidence(t, analyze(t)));
   } catch (const TraceError&) {
   }
   return 0;

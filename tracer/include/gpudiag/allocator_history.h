@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "gpudiag/trace.h"
 
@@ -19,5 +20,7 @@ std::string allocator_history_path(const std::string& trace_path);
 // trace's ids. An unreadable history leaves no blocks and says why in
 // trace.allocator_history_note; it never stops the trace from loading.
 void read_allocator_history(Trace& trace, const std::string& path);
+// The same, from the history's text; `name` says where it came from in the note.
+void read_allocator_history_text(Trace& trace, std::string_view text, const std::string& name);
 
 }  // namespace gpudiag::import
