@@ -6,6 +6,8 @@
 
 namespace gpudiag {
 
+bool is_communication_kernel(std::string_view name) { return name.find("nccl") != std::string_view::npos; }
+
 std::vector<Interval> merge_intervals(std::vector<Interval> intervals) {
   std::sort(intervals.begin(), intervals.end(), [](const Interval& a, const Interval& b) { return a.begin < b.begin; });
   std::vector<Interval> merged;
@@ -70,8 +72,7 @@ std::vector<GpuTime> breakdown(const Trace& trace, const std::optional<Interval>
     d.all.push_back(*i);
     d.kernels.push_back(*i);
     ++d.kernels_n;
-    // TraceLens's rule: a kernel whose name mentions nccl is communication.
-    if (trace.str(k.name).find("nccl") != std::string_view::npos)
+    if (is_communication_kernel(trace.str(k.name)))
       d.communication.push_back(*i);
     else
       d.computation.push_back(*i);

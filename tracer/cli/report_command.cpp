@@ -34,9 +34,7 @@ struct ReportOptions {
   bool no_color = false;
   double idle_gap_ms = 500;
   double short_kernel_us = 50;
-  std::uint64_t tiny_bytes = 8;
-  std::uint64_t tiny_count = 10;
-  double sync_share = 0.10;
+  DetectOptions detect;  // the thresholds below that need no unit conversion bind to it directly
 };
 
 // Stage timings on stderr when the trace is large enough to make a user wait.
@@ -83,12 +81,9 @@ int run_report(const ReportOptions& o) {
   if (trace.source == TraceSource::Gdtrace) symbolize(trace);
   if (trace.event_count() > 2'000'000) progress.enable();
   progress.stage(fmt::format("loaded {} events; analysing", trace.event_count()));
-  DetectOptions detect;
+  DetectOptions detect = o.detect;
   detect.idle_gap_ns = static_cast<std::uint64_t>(o.idle_gap_ms * 1e6);
   detect.short_kernel_ns = static_cast<std::uint64_t>(o.short_kernel_us * 1e3);
-  detect.tiny_transfer_bytes = o.tiny_bytes;
-  detect.tiny_transfer_count = o.tiny_count;
-  detect.sync_share = o.sync_share;
   const Report report = analyze(trace, detect);
   progress.stage(fmt::format("{} findings; writing", report.findings.size()));
 
@@ -156,9 +151,26 @@ void add_report_command(CLI::App& app, int& status) {
   cmd->add_option("--idle-gap-ms", o->idle_gap_ms, "GD011: report GPU idle gaps longer than this")->capture_default_str();
   cmd->add_option("--short-kernel-us", o->short_kernel_us, "GD011: kernels shorter than this count as short")
       ->capture_default_str();
-  cmd->add_option("--tiny-bytes", o->tiny_bytes, "GD005: copies of at most this many bytes are tiny")->capture_default_str();
-  cmd->add_option("--tiny-count", o->tiny_count, "GD005: report from this many tiny copies on")->capture_default_str();
-  cmd->add_option("--sync-share", o->sync_share, "GD010: report when syncs block at least this share of wall time")
+  cmd->add_option("--idle-share", o->detect.idle_share,
+                  "GD011: a note when the GPU is idle (or copying more than computing) at least this share of the time")
+      ->capture_default_str();
+  DetectOptions& d = o->detect;
+  cmd->add_option("--tiny-bytes", d.tiny_transfer_bytes, "GD005: copies of at most this many bytes are tiny")
+      ->capture_default_str();
+  cmd->add_option("--tiny-count", d.tiny_transfer_count, "GD005: report from this many tiny copies on")
+      ->capture_default_str();
+  cmd->add_option("--sync-share", d.sync_share,
+                  "GD010: a warning when syncs block at least this share of the training loop's time")
+      ->capture_default_str();
+  cmd->add_option("--syncs-per-iteration", d.syncs_per_iteration,
+                  "GD010: a note when syncs cost less than --sync-share but every iteration has at least this many")
+      ->capture_default_str();
+  cmd->add_option("--float64-share", d.float64_share,
+                  "GD002: a warning when Float64 kernels take at least this share of kernel time; a note below")
+      ->capture_default_str();
+  cmd->add_option("--pageable-share", d.pageable_share,
+                  "GD009: a warning when pageable async copies take at least this share of the time judged; a note "
+                  "below")
       ->capture_default_str();
   cmd->callback([o, &status] { status = run_report(*o); });
 }

@@ -85,15 +85,39 @@ void detect_float64_leak(const DetectContext& ctx, std::vector<Finding>& out) {
     u.ns += k.end_ns - k.start_ns;
     if (u.stack == kNoStack) u.stack = k.stack;
   }
+  if (uses.empty()) return;
+  std::uint64_t fp64_ns = 0;
+  for (const auto& [name, u] : uses) fp64_ns += u.ns;
+  const double share = all_ns ? static_cast<double>(fp64_ns) / static_cast<double>(all_ns) : 1.0;
+  const auto percent = [&](std::uint64_t ns) {
+    return all_ns ? fmt::format(", {:.1f}% of kernel time", 100.0 * static_cast<double>(ns) / static_cast<double>(all_ns))
+                  : std::string();
+  };
+  if (share < ctx.options.float64_share) {
+    // What they cost decides: a few Float64 kernels at a sliver of the
+    // kernel time are worth knowing, not worth fixing first.
+    std::vector<std::pair<StringId, Use>> by_time(uses.begin(), uses.end());
+    std::sort(by_time.begin(), by_time.end(), [](const auto& a, const auto& b) { return a.second.ns > b.second.ns; });
+    std::string names;
+    for (std::size_t i = 0; i < by_time.size() && i < ctx.options.max_groups; ++i)
+      names += fmt::format("{}'{}'", i ? ", " : "", ctx.trace.str(by_time[i].first));
+    if (by_time.size() > ctx.options.max_groups) names += fmt::format(" and {} more", by_time.size() - ctx.options.max_groups);
+    Finding f = make_finding(
+        "GD002", fmt::format("{} kernel{} computed in Float64 for {}{}, below the {:.0f}% of kernel time at which "
+                             "this is a warning (--float64-share): {}",
+                             by_time.size(), by_time.size() == 1 ? "" : "s", format_duration(fp64_ns), percent(fp64_ns),
+                             ctx.options.float64_share * 100.0, names));
+    f.severity = Severity::Note;
+    f.stack = frames_of(ctx.trace, by_time.front().second.stack);
+    out.push_back(std::move(f));
+    return;
+  }
   for (const auto& [name, u] : uses) {
     Finding f = make_finding(
         "GD002", fmt::format("kernel '{}' computes in Float64 ({} launches, {} of GPU time{}); GPUs run FP64 many times "
                              "slower than FP32: find where double data enters (a double literal, np.float64 input, "
                              "torch.float64 tensor) and convert it to float32",
-                             ctx.trace.str(name), u.count, format_duration(u.ns),
-                             all_ns ? fmt::format(", {:.1f}% of kernel time", 100.0 * static_cast<double>(u.ns) /
-                                                                                   static_cast<double>(all_ns))
-                                    : std::string()));
+                             ctx.trace.str(name), u.count, format_duration(u.ns), percent(u.ns)));
     f.stack = frames_of(ctx.trace, u.stack);
     out.push_back(std::move(f));
   }

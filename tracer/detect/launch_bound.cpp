@@ -3,11 +3,12 @@
 // them, and copies taking more GPU time than computation. Judged on the
 // training loop when the trace shows one: start-up (module loading,
 // autotuning) is no idleness of the loop. Kernels a CPU device ran (device
-// -1, the host) have no GPU to keep busy. Short kernels, or kernels shorter
-// than their launch, make the finding only where they set the pace: the GPU
-// was idle most of the window, or most of its kernel time went to short
-// kernels. A GPU busy most of the loop with long kernels (convolutions) is
-// not held up by the many short element-wise ones around them.
+// -1, the host) have no GPU to keep busy. What it costs decides whether it
+// is said at all: the GPU idle at least --idle-share of the window, or busy
+// copying that much more than computing. A GPU busy most of the loop, with
+// long kernels or with communication (NCCL kernels, which are busy time
+// and not the host's launches), is not held up by the short kernels around
+// them.
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -34,11 +35,20 @@ void detect_launch_bound(const DetectContext& ctx, std::vector<Finding>& out) {
       if (const std::uint64_t lo = std::max(b.begin, window.begin), hi = std::min(b.end, window.end); lo < hi)
         busy.push_back({lo, hi});
     if (busy.empty() || window.length() == 0) continue;
+    // Idle time while the host was inside a CUDA call that launches nothing
+    // (a sync, a blocking copy) is not the launches' fault: the GPU waited
+    // with the host for something else, another rank's collective or data.
+    std::vector<Interval> occupied = busy;
+    for (const ApiCall& a : t.api_calls)
+      if (!t.is_launch(a))
+        if (const std::uint64_t lo = std::max(a.start_ns, window.begin), hi = std::min(a.end_ns, window.end); lo < hi)
+          occupied.push_back({lo, hi});
+    occupied = merge_intervals(std::move(occupied));
     std::vector<std::string> reasons;
-    // Idle gaps between merged busy intervals.
+    // Idle gaps, between what kept the GPU busy or the host waiting.
     std::uint64_t gaps = 0, gap_ns = 0, longest = 0;
-    for (std::size_t i = 1; i < busy.size(); ++i) {
-      const std::uint64_t gap = busy[i].begin - busy[i - 1].end;
+    for (std::size_t i = 1; i < occupied.size(); ++i) {
+      const std::uint64_t gap = occupied[i].begin - occupied[i - 1].end;
       if (gap <= o.idle_gap_ns) continue;
       ++gaps;
       gap_ns += gap;
@@ -61,6 +71,7 @@ void detect_launch_bound(const DetectContext& ctx, std::vector<Finding>& out) {
       if (in_window(c.device, c.start_ns)) memcpy_ns += c.end_ns - c.start_ns;
     for (const Kernel& k : t.kernels) {
       if (!in_window(k.device, k.start_ns)) continue;
+      if (is_communication_kernel(t.str(k.name))) continue;  // a collective's time is the network's, not a launch's
       ++kernels;
       const std::uint64_t d = k.end_ns - k.start_ns;
       computation_ns += d;
@@ -74,10 +85,19 @@ void detect_launch_bound(const DetectContext& ctx, std::vector<Finding>& out) {
     }
     const double busy_share =
         static_cast<double>(total_length(busy)) / static_cast<double>(window.length());
+    const double idle_share = 1.0 - busy_share;
+    const double launch_idle_share =
+        1.0 - static_cast<double>(total_length(occupied)) / static_cast<double>(window.length());
+    const double copy_share = std::min(1.0, static_cast<double>(memcpy_ns) / static_cast<double>(window.length()));
     const double short_share = kernels ? static_cast<double>(short_kernels) / static_cast<double>(kernels) : 0.0;
     const double short_time_share = kernel_ns ? static_cast<double>(short_ns) / static_cast<double>(kernel_ns) : 0.0;
     const double outrun_share = with_launch ? static_cast<double>(outrun) / static_cast<double>(with_launch) : 0.0;
-    const bool launch_paced = busy_share < 0.5 || short_time_share >= 0.25;
+    const bool copies_dominate = memcpy_ns > computation_ns && copy_share >= o.idle_share;
+    // Below the threshold the GPU works, or waits with the host, most of the
+    // time: nothing to say.
+    const bool launch_paced = launch_idle_share >= o.idle_share;
+    if (!launch_paced && !copies_dominate) continue;
+    if (!launch_paced) reasons.clear();  // gaps of a GPU busy copying are not the host's launches
     const bool many_short = launch_paced && kernels >= o.min_kernels && short_share >= o.short_kernel_share;
     if (many_short)
       reasons.push_back(fmt::format("{:.0f}% of {} kernels ran shorter than {} ({:.0f}% of the kernel time)",
@@ -86,15 +106,20 @@ void detect_launch_bound(const DetectContext& ctx, std::vector<Finding>& out) {
     if (launch_paced && with_launch >= o.min_kernels && outrun_share >= o.short_kernel_share)
       reasons.push_back(fmt::format("{:.0f}% of kernels took less GPU time than the CPU spent launching them",
                                     outrun_share * 100.0));
-    const bool copies_dominate = memcpy_ns > computation_ns && memcpy_ns > 0;
     if (copies_dominate)
       reasons.push_back(fmt::format("copies took {} of GPU time against {} of computation",
                                     format_duration(memcpy_ns), format_duration(computation_ns)));
     if (reasons.empty()) continue;
-    std::string msg = fmt::format("{} was busy only {:.1f}% of {}{}: ", t.device_label(g.device), busy_share * 100.0,
-                                  phases.has_loop() ? "the training loop's " : "", format_duration(window.length()));
+    std::string msg = fmt::format(
+        "{} was idle {:.1f}% of {}{}{} and copying {:.1f}% (at least {:.0f}% is worth a note, --idle-share): ",
+        t.device_label(g.device), idle_share * 100.0, phases.has_loop() ? "the training loop's " : "",
+        format_duration(window.length()),
+        launch_idle_share < idle_share - 0.0005
+            ? fmt::format(", {:.1f}% while the host launched, not waiting in a CUDA call", launch_idle_share * 100.0)
+            : std::string(),
+        copy_share * 100.0, o.idle_share * 100.0);
     for (std::size_t i = 0; i < reasons.size(); ++i) msg += (i ? "; " : "") + reasons[i];
-    if (busy_share < 0.5 && many_short)
+    if (many_short)
       msg += ". The GPU is launch-bound: it waits for the host to launch one small kernel after another";
     msg += ". Launch fewer, larger kernels: capture the step in a CUDA graph (torch.cuda.graphs, cudaStreamBeginCapture), "
            "compile it to fuse small ops (torch.compile), use larger batches; keep data on the device between steps "

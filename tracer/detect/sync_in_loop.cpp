@@ -85,7 +85,11 @@ void detect_sync_in_loop(const DetectContext& ctx, std::vector<Finding>& out) {
   // iterations are the GPU's where their launches are not in the trace).
   if (with_sync * 2 <= iterations.size() || blocked.size() * 2 < iterations.size()) return;
   const double per_iteration_syncs = static_cast<double>(blocked.size()) / static_cast<double>(iterations.size());
-  if (share < ctx.options.sync_share && per_iteration_syncs < ctx.options.syncs_per_iteration) return;
+  // What the waits cost decides: a share of the loop is a warning; many
+  // cheap syncs (under a profiler the host is the bottleneck and each waits
+  // little) still serialise the loop, which is worth a note.
+  const bool costly = share >= ctx.options.sync_share;
+  if (!costly && per_iteration_syncs < ctx.options.syncs_per_iteration) return;
   std::string per_iteration;
   {
     std::sort(shares.begin(), shares.end());
@@ -99,12 +103,18 @@ void detect_sync_in_loop(const DetectContext& ctx, std::vector<Finding>& out) {
   std::vector<std::pair<StackId, std::pair<std::uint64_t, std::uint64_t>>> groups(by_stack.begin(), by_stack.end());
   std::sort(groups.begin(), groups.end(), [](const auto& a, const auto& b) { return a.second.second > b.second.second; });
   Finding f = make_finding(
-      "GD010", fmt::format("the host was blocked in {} synchronisations for {} of {} {} ({:.1f}%){}; each sync "
+      "GD010", fmt::format("the host was blocked in {} synchronisations for {} of {} {} ({:.1f}%){}{}; each sync "
                            "drains the GPU queue so the CPU cannot run ahead: drop per-step syncs (.item(), "
                            "cudaDeviceSynchronize, blocking copies), accumulate metrics on the device and read them "
                            "every N steps",
                            blocked.size(), format_duration(blocked_ns), format_duration(wall), "in the training loop",
-                           share * 100.0, per_iteration));
+                           share * 100.0, per_iteration,
+                           costly ? std::string()
+                                  : fmt::format(", below the {:.0f}% of the loop at which this is a warning "
+                                                "(--sync-share), but at least {:g} syncs an iteration "
+                                                "(--syncs-per-iteration)",
+                                                ctx.options.sync_share * 100.0, ctx.options.syncs_per_iteration)));
+  if (!costly) f.severity = Severity::Note;
   f.stack = frames_of(t, groups.front().first);
   for (std::size_t i = 0; i < groups.size() && i < ctx.options.max_groups; ++i)
     f.notes.push_back({fmt::format("{} syncs, {} blocked, from here", groups[i].second.first,

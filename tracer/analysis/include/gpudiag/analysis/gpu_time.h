@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "gpudiag/trace.h"
@@ -50,6 +51,10 @@ struct GpuTime {
   bool windowed = false;
   std::uint64_t before_window_ns = 0, after_window_ns = 0;
 };
+
+// A collective's kernel: communication, not computation. TraceLens's rule,
+// a name that mentions nccl (RCCL's kernels keep NCCL's names).
+bool is_communication_kernel(std::string_view name);
 
 // One entry per device that ran GPU work, ordered by device id.
 std::vector<GpuTime> gpu_time_breakdown(const Trace& trace);

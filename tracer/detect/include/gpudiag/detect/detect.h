@@ -18,16 +18,21 @@
 
 namespace gpudiag {
 
-// Thresholds, with the defaults `gpudiag report --help` documents.
+// Thresholds, with the defaults `gpudiag report --help` documents. A
+// finding's severity follows its measured cost: below its rule's threshold
+// it is a note, or nothing.
 struct DetectOptions {
   std::uint64_t idle_gap_ns = 500'000'000;     // GD011: gaps longer than this (Nsight Systems: 500 ms)
   std::uint64_t short_kernel_ns = 50'000;      // GD011: kernels shorter than this are short (HTA: 50 us)
   double short_kernel_share = 0.5;             // GD011: launch-bound when at least this share of kernels is short
   std::uint64_t min_kernels = 20;              // GD011: kernel statistics need at least this many kernels
+  double idle_share = 0.25;                    // GD011: said when the GPU idles (or copies) this share of the time
   std::uint64_t tiny_transfer_bytes = 8;       // GD005: a copy of at most this many bytes is tiny
   std::uint64_t tiny_transfer_count = 10;      // GD005: report from this many tiny copies on
-  double sync_share = 0.10;                    // GD010: report when syncs block at least this share of the loop's time
-  double syncs_per_iteration = 4.0;            // GD010: or this many per iteration, whatever they cost
+  double sync_share = 0.10;                    // GD010: a warning when syncs block at least this share of the loop's time
+  double syncs_per_iteration = 4.0;            // GD010: a note when this many a iteration block less than that
+  double float64_share = 0.05;                 // GD002: a warning when Float64 kernels take this share of kernel time
+  double pageable_share = 0.01;                // GD009: a warning when pageable async copies hold the host this share of the time judged
   std::size_t max_groups = 5;                  // stacks or names listed per finding
 };
 
