@@ -111,6 +111,21 @@ TEST(CrashSafety, UncaughtExceptionKeepsEveryEvent) {
   expect_events(o.trace, false);
 }
 
+// A program started with stderr closed: the trace file must not take
+// descriptor 2, or std::terminate's message lands in it and hides the crash
+// record written after it.
+TEST(CrashSafety, UncaughtExceptionWithStderrClosedKeepsTheCrashRecord) {
+  const std::string path = test::temp_path("crash-throw-closed-stderr.gdtrace");
+  const int status = test::run(
+      {"/bin/sh", "-c", "exec 2>&-; exec \"$0\" \"$@\"", GDTRACE_CRASH_CHILD, "throw", path, std::to_string(kEvents)});
+  expect_signal(status, SIGABRT);
+  const Trace t = read_gdtrace(path);
+  expect_events(t, false);
+  EXPECT_FALSE(t.corrupt_chunk);
+  ASSERT_EQ(t.crashes.size(), 1u);
+  EXPECT_EQ(t.crashes[0].signal, SIGABRT);
+}
+
 // What a thread recorded, from `first` to `last`, may miss only a tail of
 // fewer than buffer_events events (its last buffer): never a hole.
 void expect_only_a_tail_lost(const std::set<std::uint64_t>& seen, std::uint64_t first, std::uint64_t last,

@@ -23,8 +23,10 @@ struct CliRun {
   std::string err;
 };
 
-// Runs gpudiag with args (and extra environment entries) in `dir`, capturing stderr.
-CliRun gpudiag(const std::vector<std::string>& args, const std::string& dir, const std::vector<std::string>& env = {}) {
+// Runs gpudiag with args (and extra environment entries) in `dir`, capturing
+// stderr; started with descriptor `closed` closed when it is 0, 1 or 2.
+CliRun gpudiag(const std::vector<std::string>& args, const std::string& dir, const std::vector<std::string>& env = {},
+               int closed = -1) {
   const std::string err_file = dir + "/stderr.txt";
   pid_t pid = fork();
   if (pid == 0) {
@@ -32,6 +34,7 @@ CliRun gpudiag(const std::vector<std::string>& args, const std::string& dir, con
     for (const auto& e : env) putenv(const_cast<char*>(e.c_str()));
     FILE* f = freopen(err_file.c_str(), "w", stderr);
     (void)f;
+    if (closed >= 0) close(closed);
     std::vector<char*> argv{const_cast<char*>(GPUDIAG_EXE)};
     for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
@@ -178,6 +181,48 @@ TEST(TraceCommand, OutputInAMissingDirectoryIsAUsageError) {
   const CliRun r = gpudiag({"trace", "-o", "missing/run.gdtrace", "--", TRACED_PROGRAM, "0"}, dir);
   EXPECT_EQ(r.status, 2) << r.err;
   EXPECT_NE(r.err.find("does not exist"), std::string::npos) << r.err;
+}
+
+// A command started with stdout closed behaves as untraced: its writes there
+// fail with EBADF, and none of them lands in the trace file.
+TEST(TraceCommand, CommandWithStdoutClosedKeepsItClosedAndTheTraceWhole) {
+  const std::string dir = fresh_dir("closed-stdout");
+  const std::string closed = "exec 1>&-; exec \"$0\" 0 print";
+  const int untraced = test::run({"/bin/sh", "-c", closed, TRACED_PROGRAM});
+  ASSERT_TRUE(WIFEXITED(untraced));
+  ASSERT_EQ(WEXITSTATUS(untraced), 9) << "untraced, the write to the closed stdout fails with EBADF";
+  const CliRun r = gpudiag({"trace", "-o", "run.gdtrace", "--", "/bin/sh", "-c", closed, TRACED_PROGRAM}, dir);
+  EXPECT_EQ(r.status, 9) << r.err;
+  const Trace t = load_trace(dir + "/run.gdtrace");
+  EXPECT_EQ(t.allocs.size(), 100u);
+  EXPECT_FALSE(t.corrupt_chunk);
+  EXPECT_TRUE(t.stopped_cleanly);
+  EXPECT_EQ(test::read_file(dir + "/run.gdtrace").find("printed"), std::string::npos);
+}
+
+// `gpudiag trace ... >&-`: the command starts with stdout closed, as gpudiag did.
+TEST(TraceCommand, GpudiagStartedWithStdoutClosedGivesTheCommandAClosedStdout) {
+  const std::string dir = fresh_dir("gpudiag-closed-stdout");
+  const CliRun r = gpudiag({"trace", "-o", "run.gdtrace", "--", TRACED_PROGRAM, "0", "print"}, dir, {}, STDOUT_FILENO);
+  EXPECT_EQ(r.status, 9) << r.err;
+  const Trace t = load_trace(dir + "/run.gdtrace");
+  EXPECT_EQ(t.allocs.size(), 100u);
+  EXPECT_FALSE(t.corrupt_chunk);
+}
+
+// With stderr closed, std::terminate's message must not land in the trace
+// (it would hide the SIGABRT crash record written after it).
+TEST(TraceCommand, AbortWithStderrClosedKeepsTheCrashRecord) {
+  const std::string dir = fresh_dir("closed-stderr-abort");
+  const CliRun r = gpudiag(
+      {"trace", "-o", "run.gdtrace", "--", "/bin/sh", "-c", "exec 2>&-; exec \"$0\" 0 throw", TRACED_PROGRAM}, dir);
+  EXPECT_EQ(r.status, 128 + SIGABRT) << r.err;
+  const Trace t = load_trace(dir + "/run.gdtrace");
+  EXPECT_EQ(t.allocs.size(), 100u);
+  EXPECT_FALSE(t.corrupt_chunk);
+  ASSERT_EQ(t.crashes.size(), 1u) << r.err;
+  EXPECT_EQ(t.crashes[0].signal, SIGABRT);
+  EXPECT_EQ(test::read_file(dir + "/run.gdtrace").find("terminate called"), std::string::npos);
 }
 
 TEST(TraceCommand, OutputDirectoryGetsTraceGdtraceInside) {

@@ -1,14 +1,19 @@
 // A program for `gpudiag trace` tests. It links libgpudiag_record, so
 // recording starts by itself from GPUDIAG_TRACE. Usage:
-//   traced_program EXIT_CODE [fork] [exec] [sleep] [segv] [kill]
+//   traced_program EXIT_CODE [fork] [exec] [sleep] [print] [segv] [kill] [throw]
 // records 100 allocations (and, with "fork", a forked child records 50 more
 // into its own trace), optionally sleeps until signalled, then exits.
+// "print" writes a line to stdout and exits 9 if that fails with EBADF
+// (stdout closed), 8 if it fails otherwise; "throw" dies of an uncaught
+// exception (std::terminate's message on stderr, then SIGABRT).
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 
 #include "gpudiag/record.h"
@@ -23,13 +28,16 @@ static void record(int n, std::uint64_t base) {
 
 int main(int argc, char** argv) {
   const int code = argc > 1 ? std::atoi(argv[1]) : 0;
-  bool fork_child = false, exec_child = false, sleep_forever = false, segv = false, killed = false;
+  bool fork_child = false, exec_child = false, sleep_forever = false, print = false, segv = false, killed = false,
+       uncaught = false;
   for (int i = 2; i < argc; ++i) {
     fork_child |= std::strcmp(argv[i], "fork") == 0;
     exec_child |= std::strcmp(argv[i], "exec") == 0;
     sleep_forever |= std::strcmp(argv[i], "sleep") == 0;
     segv |= std::strcmp(argv[i], "segv") == 0;
     killed |= std::strcmp(argv[i], "kill") == 0;
+    print |= std::strcmp(argv[i], "print") == 0;
+    uncaught |= std::strcmp(argv[i], "throw") == 0;
   }
   record(100, 1);
   if (fork_child) {
@@ -57,7 +65,9 @@ int main(int argc, char** argv) {
     write(STDOUT_FILENO, "ready\n", 6);
     pause();
   }
+  if (print && write(STDOUT_FILENO, "printed\n", 8) != 8) return errno == EBADF ? 9 : 8;
   if (segv) raise(SIGSEGV);
   if (killed) raise(SIGKILL);
+  if (uncaught) throw std::runtime_error("uncaught on purpose");
   return code;
 }

@@ -7,13 +7,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <map>
 #include <string>
 #include <unordered_map>
 
+#include "gpudiag/descriptors.h"
 #include "recorder_state.h"
 
 namespace gpudiag::rec {
@@ -164,8 +164,17 @@ void write_loaded_modules(Recorder& r) noexcept {
 
 void write_process_info(Recorder& r) noexcept {
   try {
-    std::ifstream in("/proc/self/cmdline", std::ios::binary);
-    std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    // Read beside the program's own descriptors, as the trace file is.
+    std::string cmdline;
+    if (const int fd = open_above_stdio("/proc/self/cmdline", O_RDONLY); fd >= 0) {
+      char chunk[4096];
+      for (ssize_t n; (n = ::read(fd, chunk, sizeof chunk)) != 0;) {
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) break;
+        cmdline.append(chunk, static_cast<std::size_t>(n));
+      }
+      ::close(fd);
+    }
     while (!cmdline.empty() && cmdline.back() == '\0') cmdline.pop_back();
     std::string payload(16, '\0');
     const std::int64_t ids[2] = {static_cast<std::int64_t>(getpid()), static_cast<std::int64_t>(getppid())};

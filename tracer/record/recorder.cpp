@@ -14,6 +14,7 @@
 #include <new>
 #include <optional>
 
+#include "gpudiag/descriptors.h"
 #include "recorder_state.h"
 
 namespace gpudiag::rec {
@@ -301,7 +302,7 @@ bool start(const char* path_pattern, const Options& options) noexcept {
     r->pool_size = options.buffer_count < 2 ? 2 : options.buffer_count;
     if (r->options.flush_interval_ms == 0) r->options.flush_interval_ms = 1;
     expand_pattern(path_pattern, r->path, sizeof r->path);
-    r->fd = ::open(r->path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+    r->fd = open_above_stdio(r->path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
     if (r->fd < 0) {
       std::fprintf(stderr, "gpudiag: cannot create trace file %s: %s\n", r->path, std::strerror(errno));
       delete r;

@@ -9,7 +9,9 @@
 // Activation: libgpudiag_record activates itself when the process starts with
 // GPUDIAG_TRACE=<file pattern> in its environment (`%p` becomes the pid; set
 // by `gpudiag trace`), or when a program calls rec::start(). Stacks are
-// captured when GPUDIAG_TRACE_STACKS is unset or "on".
+// captured when GPUDIAG_TRACE_STACKS is unset or "on". The trace file is
+// never descriptor 0, 1 or 2: a program started with one of them closed
+// finds it still closed.
 //
 // Usage from the runtime:
 //
