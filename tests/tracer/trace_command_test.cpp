@@ -225,6 +225,22 @@ TEST(TraceCommand, AbortWithStderrClosedKeepsTheCrashRecord) {
   EXPECT_EQ(test::read_file(dir + "/run.gdtrace").find("terminate called"), std::string::npos);
 }
 
+// `gpudiag ... 2>&-`: a file of gpudiag's own must not take descriptor 2,
+// or the messages it prints there land in that file (here the report, when
+// the HTML beside it cannot be written).
+TEST(Gpudiag, StartedWithStderrClosedKeepsItsMessagesOutOfItsFiles) {
+  const std::string dir = fresh_dir("gpudiag-closed-stderr");
+  const CliRun traced = gpudiag({"trace", "-o", "run.gdtrace", "--", TRACED_PROGRAM, "3"}, dir, {}, STDERR_FILENO);
+  EXPECT_EQ(traced.status, 3);
+  EXPECT_EQ(load_trace(dir + "/run.gdtrace").allocs.size(), 100u);
+  const CliRun r = gpudiag({"report", "run.gdtrace", "-o", "report.txt", "--html", "missing/run.html"}, dir, {},
+                           STDERR_FILENO);
+  EXPECT_EQ(r.status, 2);
+  const std::string report = test::read_file(dir + "/report.txt");
+  EXPECT_NE(report.find("100 allocations"), std::string::npos) << report;
+  EXPECT_EQ(report.find("cannot write"), std::string::npos) << report;
+}
+
 TEST(TraceCommand, OutputDirectoryGetsTraceGdtraceInside) {
   const std::string dir = fresh_dir("outdir");
   std::filesystem::create_directory(dir + "/runs");

@@ -9,8 +9,12 @@
 #include <vector>
 
 #include "commands.h"
+#include "gpudiag/descriptors.h"
 
 int main(int argc, char** argv) {
+  // Before anything is opened: a file of gpudiag's on a closed stdout or
+  // stderr would take in what gpudiag prints there.
+  gpudiag::hold_closed_stdio();
   CLI::App app{"gpudiag: finds the errors of GPU training runs and explains them", "gpudiag"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string(GPUDIAG_VERSION));

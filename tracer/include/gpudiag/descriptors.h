@@ -30,4 +30,17 @@ inline int open_above_stdio(const char* path, int flags, mode_t mode = 0) noexce
   return move_above_stdio(::open(path, flags | O_CLOEXEC, mode));
 }
 
+// For gpudiag's own process, before it opens anything: each of 0, 1 and 2
+// that is closed is held open on /dev/null, close-on-exec. No file of
+// gpudiag's takes the number (what it prints there goes nowhere instead of
+// into that file), and a command it runs still starts with it closed.
+inline void hold_closed_stdio() noexcept {
+  for (int fd = STDIN_FILENO; fd <= STDERR_FILENO; ++fd) {
+    if (::fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
+    // The lowest free number: fd itself, unless a lower one could not be held.
+    const int held = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (held >= 0 && held != fd) ::close(held);
+  }
+}
+
 }  // namespace gpudiag
