@@ -183,6 +183,25 @@ TEST(TraceCommand, OutputInAMissingDirectoryIsAUsageError) {
   EXPECT_NE(r.err.find("does not exist"), std::string::npos) << r.err;
 }
 
+// Found before the command runs: it does not run for a trace that cannot be kept.
+TEST(TraceCommand, OutputDirectoryThatRefusesFilesIsAUsageErrorBeforeTheRun) {
+  const std::string dir = fresh_dir("unwritable");
+  // /proc is a directory in which nobody, root included, can create a file.
+  const CliRun r = gpudiag({"trace", "-o", "/proc/run.gdtrace", "--", "/bin/sh", "-c", "touch ran"}, dir);
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("gpudiag trace: cannot write in the output directory /proc: "), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir + "/ran")) << "the command must not run";
+}
+
+TEST(TraceCommand, OutputUnderAFileIsAUsageErrorBeforeTheRun) {
+  const std::string dir = fresh_dir("under-file");
+  test::write_file(dir + "/file", "x");
+  const CliRun r = gpudiag({"trace", "-o", "file/run.gdtrace", "--", "/bin/sh", "-c", "touch ran"}, dir);
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("the output directory file is not a directory"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir + "/ran")) << "the command must not run";
+}
+
 // A command started with stdout closed behaves as untraced: its writes there
 // fail with EBADF, and none of them lands in the trace file.
 TEST(TraceCommand, CommandWithStdoutClosedKeepsItClosedAndTheTraceWhole) {

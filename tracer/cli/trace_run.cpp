@@ -13,6 +13,7 @@
 #include <stdexcept>
 
 #include "gpudiag/allocator_history.h"
+#include "gpudiag/descriptors.h"
 #include "gpudiag/doctor/injection.h"
 #include "gpudiag/trace_io.h"
 
@@ -56,6 +57,18 @@ std::string python_hook_dir() {
   return {};
 }
 
+// Why no file can be created in `dir` ("" when one can), found by creating
+// one: permission bits say nothing for root, and a read-only file system or
+// /proc refuse what the bits allow.
+std::string why_unwritable(const fs::path& dir) {
+  std::string probe = (dir / ".gpudiag-trace-XXXXXX").string();
+  const int fd = move_above_stdio(mkostemp(probe.data(), O_CLOEXEC));
+  if (fd < 0) return std::strerror(errno);
+  unlink(probe.c_str());
+  close(fd);
+  return {};
+}
+
 }  // namespace
 
 std::string trace_pattern(const std::string& output) {
@@ -83,8 +96,13 @@ TraceRunResult run_traced(const TraceRunOptions& options) {
   const std::string output = fs::is_directory(options.output, ec) ? (fs::path(options.output) / "trace.gdtrace").string()
                                                                    : options.output;
   const std::string pattern = trace_pattern(output);
-  if (const fs::path parent = fs::path(pattern).parent_path(); !parent.empty() && !fs::is_directory(parent, ec))
-    throw OutputError("the output directory " + parent.string() + " does not exist");
+  // Found before the command runs, not after it ran for nothing.
+  const fs::path out_dir = fs::path(pattern).parent_path().empty() ? fs::path(".") : fs::path(pattern).parent_path();
+  if (!fs::exists(out_dir, ec)) throw OutputError("the output directory " + out_dir.string() + " does not exist");
+  if (!fs::is_directory(out_dir, ec))
+    throw OutputError("the output directory " + out_dir.string() + " is not a directory");
+  if (const std::string why = why_unwritable(out_dir); !why.empty())
+    throw OutputError("cannot write in the output directory " + out_dir.string() + ": " + why);
 
   const std::string python_hook = python_hook_dir();
   const auto started = fs::file_time_type::clock::now();

@@ -26,8 +26,8 @@ struct TraceRunResult {
 // The pattern every traced process writes to: `output` with ".%p" before the
 // extension (unless it already has %p).
 std::string trace_pattern(const std::string& output);
-// The output cannot be written (its directory is missing): a usage error,
-// detected before the command runs.
+// The output cannot be written (its directory is missing, not a directory,
+// or refuses a new file): a usage error, detected before the command runs.
 struct OutputError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
