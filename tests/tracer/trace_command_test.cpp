@@ -202,6 +202,17 @@ TEST(TraceCommand, OutputUnderAFileIsAUsageErrorBeforeTheRun) {
   EXPECT_FALSE(fs::exists(dir + "/ran")) << "the command must not run";
 }
 
+// A relative -o names a file of gpudiag's directory, also for a command that
+// changes directory before it starts recording.
+TEST(TraceCommand, CommandThatChangesDirectoryStillWritesTheNamedTrace) {
+  const std::string dir = fresh_dir("cd");
+  const CliRun r = gpudiag(
+      {"trace", "-o", "run.gdtrace", "--", "/bin/sh", "-c", "mkdir sub && cd sub && exec \"$0\" 0", TRACED_PROGRAM},
+      dir);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(load_trace(dir + "/run.gdtrace").allocs.size(), 100u) << r.err;
+}
+
 // A command started with stdout closed behaves as untraced: its writes there
 // fail with EBADF, and none of them lands in the trace file.
 TEST(TraceCommand, CommandWithStdoutClosedKeepsItClosedAndTheTraceWhole) {

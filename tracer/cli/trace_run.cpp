@@ -103,6 +103,9 @@ TraceRunResult run_traced(const TraceRunOptions& options) {
     throw OutputError("the output directory " + out_dir.string() + " is not a directory");
   if (const std::string why = why_unwritable(out_dir); !why.empty())
     throw OutputError("cannot write in the output directory " + out_dir.string() + ": " + why);
+  // Absolute: a command that changes directory before it loads the recorder
+  // (a shell's cd, a script's os.chdir) still writes where gpudiag looks.
+  const std::string env_pattern = fs::absolute(pattern, ec).string();
 
   const std::string python_hook = python_hook_dir();
   const auto started = fs::file_time_type::clock::now();
@@ -124,7 +127,7 @@ TraceRunResult run_traced(const TraceRunOptions& options) {
   if (pid == 0) {
     sigprocmask(SIG_SETMASK, &old_mask, nullptr);
     close(ready[0]);
-    setenv("GPUDIAG_TRACE", pattern.c_str(), 1);
+    setenv("GPUDIAG_TRACE", env_pattern.empty() ? pattern.c_str() : env_pattern.c_str(), 1);
     setenv("GPUDIAG_TRACE_STACKS", options.stacks ? "on" : "off", 1);
     setenv("GPUDIAG_TRACE_GUARD", options.guard_copies ? "on" : "off", 1);
     // A Python program records PyTorch's allocator history beside its trace.
