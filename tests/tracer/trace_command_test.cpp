@@ -202,6 +202,38 @@ TEST(TraceCommand, OutputUnderAFileIsAUsageErrorBeforeTheRun) {
   EXPECT_FALSE(fs::exists(dir + "/ran")) << "the command must not run";
 }
 
+// The recorder started and could not create its file (here the command
+// removed the output directory first): that is the reason given, not that
+// nothing was loaded.
+TEST(TraceCommand, ATraceTheRecorderCouldNotCreateIsExplainedByItsError) {
+  const std::string dir = fresh_dir("recorder-error");
+  fs::create_directory(dir + "/out");
+  const CliRun r = gpudiag(
+      {"trace", "-o", "out/run.gdtrace", "--", "/bin/sh", "-c", "rm -r out && exec \"$0\" 0", TRACED_PROGRAM}, dir);
+  EXPECT_EQ(r.status, 0) << r.err;
+  const auto reason = r.err.find("  no trace was written: cannot create trace file ");
+  ASSERT_NE(reason, std::string::npos) << r.err;
+  const std::string line = r.err.substr(reason, r.err.find('\n', reason) - reason);
+  EXPECT_NE(line.find("/out/run."), std::string::npos) << line;
+  EXPECT_TRUE(line.ends_with(".gdtrace: No such file or directory")) << line;
+  EXPECT_EQ(r.err.find("loaded neither"), std::string::npos) << r.err;
+}
+
+// One process of the command recorded, another could not: the traces are
+// summarized, and the other's reason is said.
+TEST(TraceCommand, AProcessThatCouldNotRecordIsNamedBesideTheTraces) {
+  const std::string dir = fresh_dir("recorder-error-beside");
+  const CliRun r = gpudiag({"trace", "-o", "run.gdtrace", "--", "/bin/sh", "-c",
+                            "GPUDIAG_TRACE=/proc/elsewhere.%p.gdtrace \"$0\" 0 && exec \"$0\" 0", TRACED_PROGRAM},
+                           dir);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(load_trace(dir + "/run.gdtrace").allocs.size(), 100u) << r.err;
+  EXPECT_NE(r.err.find("  warning: a process of the command could not record: cannot create trace file "
+                       "/proc/elsewhere."),
+            std::string::npos)
+      << r.err;
+}
+
 // A relative -o names a file of gpudiag's directory, also for a command that
 // changes directory before it starts recording.
 TEST(TraceCommand, CommandThatChangesDirectoryStillWritesTheNamedTrace) {

@@ -36,6 +36,20 @@ void summarize(const std::string& path, std::ostream& out) {
   for (const SarifNotification& w : trace_warnings(t)) out << "    " << w.message << '\n';
 }
 
+// Each reason only where the run established it: a recorder that could not
+// start says so (GPUDIAG_TRACE_ERRORS), so when none did, none started.
+std::string no_trace_reason(const TraceRunResult& result) {
+  std::string text;
+  for (const auto& error : result.recorder_errors) text += "  no trace was written: " + error + '\n';
+  if (!text.empty()) return text;
+  if (!result.recorder_errors_collected)
+    return "  no trace was written: no process of the command started recording, or one that could not said why on "
+           "its stderr\n";
+  if (result.cupti_library.empty())
+    return "  no trace was written: the command did not load libgdrt, and CUDA activity was not traced\n";
+  return "  no trace was written: the command loaded neither libgdrt nor CUDA, so nothing recorded\n";
+}
+
 int run_trace(const TraceRunOptions& options) {
   constexpr const char* kUsage = "usage: gpudiag trace [-o FILE] [--stacks=on|off] [--guard-copies=on|off] [--] CMD ARGS...\n";
   if (options.command.empty()) {
@@ -65,8 +79,10 @@ int run_trace(const TraceRunOptions& options) {
   else if (result.cupti_library.empty())
     out << "  note: libgpudiag_cupti.so was not found (set GPUDIAG_CUPTI_LIBRARY); CUDA activity was not traced\n";
   if (result.traces.empty()) {
-    out << "  no trace was written: the command loaded neither libgdrt nor CUDA, so nothing recorded\n";
+    out << no_trace_reason(result);
   } else {
+    for (const auto& error : result.recorder_errors)
+      out << "  warning: a process of the command could not record: " << error << '\n';
     for (const auto& path : result.traces) summarize(path, out);
     // The report's findings, memory and GPU time, and the HTML beside each trace.
     for (const auto& path : result.traces) summarize_after_trace(path, out);

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <iterator>
 #include <stdexcept>
 
@@ -69,6 +70,33 @@ std::string why_unwritable(const fs::path& dir) {
   return {};
 }
 
+// The file each traced process's recorder appends to when it cannot start
+// (GPUDIAG_TRACE_ERRORS): in the temporary directory, as the output directory
+// may be what failed. "" when it cannot be created.
+std::string make_recorder_errors_file() {
+  std::error_code ec;
+  const fs::path tmp = fs::temp_directory_path(ec);
+  if (ec) return {};
+  std::string path = fs::absolute(tmp / "gpudiag-trace-errors-XXXXXX", ec).string();
+  if (ec) return {};
+  const int fd = move_above_stdio(mkostemp(path.data(), O_CLOEXEC));
+  if (fd < 0) return {};
+  close(fd);
+  return path;
+}
+
+// The lines the recorders appended, and the file removed.
+std::vector<std::string> take_recorder_errors(const std::string& path) {
+  std::vector<std::string> lines;
+  {
+    std::ifstream in(path);
+    for (std::string line; std::getline(in, line);)
+      if (!line.empty()) lines.push_back(line);
+  }
+  unlink(path.c_str());
+  return lines;
+}
+
 }  // namespace
 
 std::string trace_pattern(const std::string& output) {
@@ -106,6 +134,8 @@ TraceRunResult run_traced(const TraceRunOptions& options) {
   // Absolute: a command that changes directory before it loads the recorder
   // (a shell's cd, a script's os.chdir) still writes where gpudiag looks.
   const std::string env_pattern = fs::absolute(pattern, ec).string();
+  const std::string errors_file = make_recorder_errors_file();
+  result.recorder_errors_collected = !errors_file.empty();
 
   const std::string python_hook = python_hook_dir();
   const auto started = fs::file_time_type::clock::now();
@@ -116,9 +146,10 @@ TraceRunResult run_traced(const TraceRunOptions& options) {
   for (int sig : kForwarded) sigaddset(&forwarded_set, sig);
   sigprocmask(SIG_BLOCK, &forwarded_set, &old_mask);
   int ready[2];  // closed by exec: tells the parent whether exec worked
-  const auto fail = [&old_mask](const char* what) {
+  const auto fail = [&old_mask, &errors_file](const char* what) {
     const int error = errno;
     sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+    if (!errors_file.empty()) unlink(errors_file.c_str());
     throw std::runtime_error(std::string(what) + ": " + std::strerror(error));
   };
   if (pipe2(ready, O_CLOEXEC) != 0) fail("pipe");
@@ -128,6 +159,7 @@ TraceRunResult run_traced(const TraceRunOptions& options) {
     sigprocmask(SIG_SETMASK, &old_mask, nullptr);
     close(ready[0]);
     setenv("GPUDIAG_TRACE", env_pattern.empty() ? pattern.c_str() : env_pattern.c_str(), 1);
+    if (!errors_file.empty()) setenv("GPUDIAG_TRACE_ERRORS", errors_file.c_str(), 1);
     setenv("GPUDIAG_TRACE_STACKS", options.stacks ? "on" : "off", 1);
     setenv("GPUDIAG_TRACE_GUARD", options.guard_copies ? "on" : "off", 1);
     // A Python program records PyTorch's allocator history beside its trace.
@@ -169,6 +201,7 @@ TraceRunResult run_traced(const TraceRunOptions& options) {
   for (std::size_t i = 0; i < std::size(kForwarded); ++i) sigaction(kForwarded[i], &old[i], nullptr);
   sigprocmask(SIG_SETMASK, &old_mask, nullptr);
   g_child = 0;
+  if (!errors_file.empty()) result.recorder_errors = take_recorder_errors(errors_file);
   if (exec_failed)
     throw std::runtime_error("cannot run '" + options.command[0] + "': " + std::strerror(exec_errno));
   result.exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;

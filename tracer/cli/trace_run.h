@@ -21,6 +21,12 @@ struct TraceRunResult {
   std::vector<std::string> traces;  // files written: the root's first
   std::string cupti_library;        // what CUDA_INJECTION64_PATH was set to ("" none)
   std::string injection_error;      // why the injection library found was not used
+  // Why processes of the command recorded nothing: one line from each whose
+  // recorder could not start ("cannot create trace file F: reason").
+  std::vector<std::string> recorder_errors;
+  // Whether those lines could be collected: when not, a process's recorder
+  // may have failed with its reason on the command's stderr only.
+  bool recorder_errors_collected = false;
 };
 
 // The pattern every traced process writes to: `output` with ".%p" before the

@@ -216,6 +216,24 @@ void expand_pattern(const char* pattern, char* out, std::size_t size) {
   out[n] = '\0';
 }
 
+// Why this process records nothing: on its stderr, and appended to the file
+// GPUDIAG_TRACE_ERRORS names (gpudiag trace creates it, and reads it after
+// the run to say why a trace is missing). That file is only appended to,
+// never created: a process that outlives the run finds it gone.
+void report_start_failure(const char* what, const char* subject, int error) noexcept {
+  char line[4608];
+  const int n = std::snprintf(line, sizeof line, "%s %s: %s\n", what, subject, std::strerror(error));
+  if (n <= 0) return;
+  const std::size_t size = static_cast<std::size_t>(n) < sizeof line ? static_cast<std::size_t>(n) : sizeof line - 1;
+  std::fprintf(stderr, "gpudiag: %s", line);
+  const char* errors = std::getenv("GPUDIAG_TRACE_ERRORS");
+  if (errors == nullptr || *errors == '\0') return;
+  const int fd = open_above_stdio(errors, O_WRONLY | O_APPEND);
+  if (fd < 0) return;
+  write_all(fd, line, size);
+  ::close(fd);
+}
+
 Options g_last_options;
 char g_last_pattern[4096] = {};
 
@@ -304,7 +322,7 @@ bool start(const char* path_pattern, const Options& options) noexcept {
     expand_pattern(path_pattern, r->path, sizeof r->path);
     r->fd = open_above_stdio(r->path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
     if (r->fd < 0) {
-      std::fprintf(stderr, "gpudiag: cannot create trace file %s: %s\n", r->path, std::strerror(errno));
+      report_start_failure("cannot create trace file", r->path, errno);
       delete r;
       return false;
     }
@@ -317,7 +335,10 @@ bool start(const char* path_pattern, const Options& options) noexcept {
     const std::size_t pool_bytes = std::size_t{r->capacity} * r->pool_size * sizeof(gdtrace::RawEvent);
     void* storage_map = ::mmap(nullptr, pool_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (storage_map == MAP_FAILED) {
-      std::fprintf(stderr, "gpudiag: cannot map a %zu-byte trace buffer pool: %s\n", pool_bytes, std::strerror(errno));
+      const int error = errno;
+      char what[96];
+      std::snprintf(what, sizeof what, "cannot map a %zu-byte trace buffer pool for", pool_bytes);
+      report_start_failure(what, r->path, error);
       ::close(r->fd);
       delete r;
       return false;
@@ -336,7 +357,7 @@ bool start(const char* path_pattern, const Options& options) noexcept {
     header.pid = r->pid;
     header.start_ns = now_ns();
     if (!write_all(r->fd, reinterpret_cast<const char*>(&header), sizeof header)) {
-      std::fprintf(stderr, "gpudiag: cannot write trace file %s: %s\n", r->path, std::strerror(errno));
+      report_start_failure("cannot write trace file", r->path, errno);
       ::close(r->fd);
       ::munmap(storage_map, pool_bytes);
       delete[] r->pool;

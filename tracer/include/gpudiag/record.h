@@ -9,7 +9,9 @@
 // Activation: libgpudiag_record activates itself when the process starts with
 // GPUDIAG_TRACE=<file pattern> in its environment (`%p` becomes the pid; set
 // by `gpudiag trace`), or when a program calls rec::start(). Stacks are
-// captured when GPUDIAG_TRACE_STACKS is unset or "on". The trace file is
+// captured when GPUDIAG_TRACE_STACKS is unset or "on". A recording that
+// cannot start says why on stderr and appends that line to the existing file
+// GPUDIAG_TRACE_ERRORS names (set by `gpudiag trace`). The trace file is
 // never descriptor 0, 1 or 2: a program started with one of them closed
 // finds it still closed.
 //
