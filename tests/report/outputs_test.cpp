@@ -63,6 +63,31 @@ TEST(Summary, NamesTheCallSitesAtThePeakWithoutParameterLists) {
       << out.str();
 }
 
+// GD002 and GD007 are warnings, GD004 an error: the error leads, in the
+// summary and in the page's data alike, whatever the rule ids say.
+TEST(Summary, ErrorsComeBeforeWarnings) {
+  Trace t = sample_trace();
+  alloc(t, 6000, 0x900000, 4096, 0);
+  free_at(t, 6100, 0x900000);
+  t.memsets.push_back({.start_ns = 6200, .end_ns = 6300, .addr = 0x900100, .bytes = 16, .device = 0});
+  const Report r = analyze(t);
+  std::ostringstream out;
+  print_summary(out, t, r, {});
+  const std::string s = out.str();
+  ASSERT_NE(s.find("GD004 premature-free"), std::string::npos) << s;
+  ASSERT_NE(s.find("GD002 float64-leak"), std::string::npos) << s;
+  EXPECT_LT(s.find("GD004 premature-free"), s.find("GD002 float64-leak")) << s;
+  EXPECT_LT(s.find("GD004 premature-free"), s.find("GD007 memory-leak")) << s;
+  const auto groups = findings_by_rule(r);
+  ASSERT_EQ(groups.size(), 3u);
+  EXPECT_EQ(groups[0].front()->rule_id, "GD004");
+  EXPECT_EQ(groups[1].front()->rule_id, "GD002");
+  EXPECT_EQ(groups[2].front()->rule_id, "GD007");
+  const auto data = html_data(t, r);
+  EXPECT_EQ(data["findings"][0]["rule"], "GD004");
+  EXPECT_EQ(data["findings"].back()["rule"], "GD007");
+}
+
 TEST(Summary, NoDroppedLineWhenNothingWasDropped) {
   const Trace t = sample_trace();
   std::ostringstream out;

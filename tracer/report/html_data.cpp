@@ -158,14 +158,16 @@ nlohmann::json html_data(const Trace& trace, const Report& report, const HtmlOpt
   j["kernel_names"] = std::move(names);
   j["kernels"] = std::move(kernels);
   j["findings"] = nlohmann::json::array();
-  for (const Finding& f : report.findings) {
-    nlohmann::json jf = to_json(f);
-    if (const Rule* rule = find_rule(f.rule_id)) {
-      jf["summary"] = std::string(rule->summary);
-      jf["explanation"] = std::string(rule->markdown);
+  // In the terminal summary's order: the page groups them by rule as they come.
+  for (const auto& group : findings_by_rule(report))
+    for (const Finding* f : group) {
+      nlohmann::json jf = to_json(*f);
+      if (const Rule* rule = find_rule(f->rule_id)) {
+        jf["summary"] = std::string(rule->summary);
+        jf["explanation"] = std::string(rule->markdown);
+      }
+      j["findings"].push_back(std::move(jf));
     }
-    j["findings"].push_back(std::move(jf));
-  }
   j["gpu_time"] = nlohmann::json::array();
   for (const GpuTime& g : report.gpu_time) j["gpu_time"].push_back(gpu_time_json(g));
   j["stacks"] = std::move(b.stacks);

@@ -1,4 +1,6 @@
+#include <algorithm>
 #include <fstream>
+#include <map>
 #include <ostream>
 
 #include <fmt/format.h>
@@ -33,6 +35,22 @@ Report analyze(const Trace& trace, const DetectOptions& options) {
   // left out is each one's tail, and indexes into the part hold for the trace.
   if (!trace.complete()) return analyze_events(trace.whole_part(), options);
   return analyze_events(trace, options);
+}
+
+std::vector<std::vector<const Finding*>> findings_by_rule(const Report& report) {
+  std::vector<std::vector<const Finding*>> groups;
+  std::map<std::string_view, std::size_t> group_of;
+  for (const Finding& f : report.findings) {
+    auto [it, fresh] = group_of.try_emplace(f.rule_id, groups.size());
+    if (fresh) groups.emplace_back();
+    groups[it->second].push_back(&f);
+  }
+  // A rule's findings share its severity, the one each form shows beside the rule.
+  std::stable_sort(groups.begin(), groups.end(), [](const auto& a, const auto& b) {
+    const Severity sa = a.front()->severity, sb = b.front()->severity;
+    return sa != sb ? sa > sb : a.front()->rule_id < b.front()->rule_id;
+  });
+  return groups;
 }
 
 std::string gpu_time_span(const GpuTime& g) {

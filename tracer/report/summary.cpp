@@ -1,5 +1,4 @@
 // The terminal summary of `gpudiag report` (and of `gpudiag trace`).
-#include <map>
 #include <ostream>
 
 #include <fmt/format.h>
@@ -73,12 +72,11 @@ void print_summary(std::ostream& out, const Trace& trace, const Report& report, 
   // Dropped events, a file cut short or damaged, an unclean stop: always shown.
   for (const SarifNotification& w : trace_warnings(trace)) out << st.warn("  " + w.message) << '\n';
 
-  // Findings by rule.
-  std::map<std::string, std::vector<const Finding*>> by_rule;
-  for (const Finding& f : report.findings) by_rule[f.rule_id].push_back(&f);
+  // Findings by rule, errors first.
   out << '\n' << st.bold(fmt::format("Findings: {}", report.findings.size())) << '\n';
   if (report.findings.empty()) out << "  none\n";
-  for (const auto& [rule_id, list] : by_rule) {
+  for (const auto& list : findings_by_rule(report)) {
+    const std::string& rule_id = list.front()->rule_id;
     const Rule* rule = find_rule(rule_id);
     const Severity sev = list.front()->severity;
     out << fmt::format("  {} {} x{}{}\n", st.severity(sev, std::string(to_string(sev))),

@@ -28,6 +28,10 @@ struct Report {
 
 Report analyze(const Trace& trace, const DetectOptions& options = {});
 
+// The findings grouped by rule in the order every report form lists them:
+// errors first, then warnings, then notes, and by rule id within a severity.
+std::vector<std::vector<const Finding*>> findings_by_rule(const Report& report);
+
 // What the trace may be missing, worded once for every report form (terminal
 // summary, HTML, JSON, SARIF notifications): events dropped while recording,
 // a file that ends early or has a corrupt chunk, a recording that did not stop
