@@ -1,7 +1,11 @@
 // The HTML page in real headless Chromium: loads with no console errors,
-// draws the expected number of series, is screenshotted, and runs nothing
-// from names in the trace.
+// leads with the findings, draws the expected number of series on a
+// labelled time axis, is screenshotted, and runs nothing from names in the
+// trace.
 
+#include <signal.h>
+
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -34,9 +38,11 @@ struct Page {
   std::string console;  // Chromium's log lines of console messages
 };
 
+// In a 1400x1000 window: what the first screen shows is asserted at that size.
 Page load(const fs::path& html, const std::string& fragment = "") {
   const fs::path log = html.string() + ".log";
-  const std::string flags = " --headless --no-sandbox --disable-gpu --enable-logging=stderr --v=0 ";
+  const std::string flags =
+      " --headless --no-sandbox --disable-gpu --enable-logging=stderr --v=0 --window-size=1400,1000 ";
   Page p;
   p.dom = capture("timeout 120 " + std::string(kChromium) + flags + "--dump-dom 'file://" + html.string() + fragment + "' 2>'" +
                   log.string() + "'");
@@ -53,6 +59,70 @@ fs::path write_page(const Trace& t, const std::string& name, nlohmann::json* dat
   write_html(out, t, r);
   if (data) *data = html_data(t, r);
   return path;
+}
+
+// The page with a script of the test's appended: it measures the laid-out
+// page and writes what it found as JSON into <pre id="probe">.
+constexpr const char* kProbe = R"JS(<script>
+(function () {
+  const r = { width: innerWidth };
+  const f = document.getElementById("gd-findings"), m = document.getElementById("gd-memory");
+  r.findings_before_memory = !!(f.compareDocumentPosition(m) & Node.DOCUMENT_POSITION_FOLLOWING);
+  r.findings_top = f.getBoundingClientRect().top;
+  r.findings_heading_bottom = f.querySelector("h2").getBoundingClientRect().bottom;
+  const first = f.querySelector(".finding");
+  r.first_finding_bottom = first ? first.getBoundingClientRect().bottom : -1;
+  r.first_entry = f.querySelector(".crash, .rule > summary").textContent;
+  r.rules = Array.from(f.querySelectorAll(".rule > summary")).map(e => ({ text: e.textContent, top: e.getBoundingClientRect().top }));
+  r.memory_charts = document.querySelectorAll("#gd-timelines canvas").length;
+  r.headings = Array.from(document.querySelectorAll("h1, h2, h3, summary")).map(e => e.textContent);
+  const out = document.createElement("pre"); out.id = "probe"; out.textContent = JSON.stringify(r); document.body.append(out);
+})();
+</script>)JS";
+
+nlohmann::json probe(const fs::path& html, Page* page = nullptr) {
+  std::ifstream in(html, std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto body_end = text.rfind("</body>");
+  EXPECT_NE(body_end, std::string::npos);
+  text.insert(body_end, kProbe);
+  const fs::path probed = html.string() + ".probe.html";
+  std::ofstream(probed, std::ios::binary) << text;
+  Page p = load(probed);
+  std::smatch m;
+  if (!std::regex_search(p.dom, m, std::regex("<pre id=\"probe\">([^<]*)</pre>"))) {
+    ADD_FAILURE() << "the probe did not run\n" << p.console;
+    return {};
+  }
+  std::string json = m[1];
+  for (const auto& [from, to] : {std::pair{"&lt;", "<"}, {"&gt;", ">"}, {"&amp;", "&"}})
+    for (auto at = json.find(from); at != std::string::npos; at = json.find(from, at + 1))
+      json.replace(at, std::strlen(from), to);
+  if (page) *page = std::move(p);
+  return nlohmann::json::parse(json);
+}
+
+// The time axis's tick labels ("0.5 s", "250 ms", ...) of the first memory
+// chart, in microseconds since the start of the trace.
+std::vector<double> ticks_us(const std::string& dom) {
+  std::vector<double> out;
+  const auto chart = dom.find("id=\"gd-timelines\"");
+  const auto end = dom.find("class=\"axis-caption\"", chart);
+  if (chart == std::string::npos || end == std::string::npos) return out;
+  const std::string axis = dom.substr(chart, end - chart);
+  const std::regex label_re("class=\"tick-label\"[^>]*>([-0-9.]+) (s|ms|us|ns)<");
+  for (auto it = std::sregex_iterator(axis.begin(), axis.end(), label_re); it != std::sregex_iterator(); ++it) {
+    const std::string unit = (*it)[2];
+    const double scale = unit == "s" ? 1e6 : unit == "ms" ? 1e3 : unit == "us" ? 1 : 1e-3;
+    out.push_back(std::stod((*it)[1]) * scale);
+  }
+  return out;
+}
+
+std::pair<double, double> view_us(const std::string& dom) {
+  std::smatch m;
+  if (!std::regex_search(dom, m, std::regex("data-view=\"([-0-9.e+]+),([-0-9.e+]+)\""))) return {0, 0};
+  return {std::stod(m[1]), std::stod(m[2])};
 }
 
 std::size_t expected_series(const nlohmann::json& data) {
@@ -92,7 +162,7 @@ TEST_F(Browser, RealTracePageLoadsWithoutConsoleErrorsAndDrawsEverySeries) {
   EXPECT_EQ(canvases, data["devices"].size());
   EXPECT_NE(page.dom.find("GD011 launch-bound"), std::string::npos);
   // Five profiler steps: the GPU time is the loop's, start-up apart.
-  EXPECT_NE(page.dom.find("device 0: the training loop's"), std::string::npos);
+  EXPECT_NE(page.dom.find(load_trace(trace).device_label(0) + ": the training loop's"), std::string::npos);
   EXPECT_NE(page.dom.find("of start-up before it"), std::string::npos);
 
   const fs::path png = out_dir() / "h100-vit.png";
@@ -106,6 +176,112 @@ TEST_F(Browser, RealTracePageLoadsWithoutConsoleErrorsAndDrawsEverySeries) {
   in.read(magic, 8);
   EXPECT_EQ(std::string(magic, 8), std::string("\x89PNG\r\n\x1a\n", 8));
   EXPECT_GT(fs::file_size(png), 10000u);
+}
+
+// Four devices' memory charts, GPU time on the host too, a premature free
+// (an error) and a Float64 kernel (a warning); the trace starts half a
+// second before the first allocation.
+Trace busy_trace() {
+  Trace t;
+  t.path = "busy.gdtrace";
+  kernel(t, 0, 1'000'000, "void gemm<double>(double*)");
+  kernel(t, 10'000'000, 20'000'000, "gdrt::binary", kHostDevice);
+  for (std::int32_t device = 0; device < 4; ++device)
+    for (std::uint64_t i = 0; i < 8; ++i) {
+      const std::uint64_t addr = 0x10000000ull * (device * 16 + i + 1);  // 256 MiB apart: none overlap
+      alloc(t, 500'000'000 + 200'000'000 * i, addr, (1u << 20) * (i + 1), device, stack_named(t, "make_activations"));
+      free_at(t, 1'000'000'000 + 200'000'000 * i, addr, device);
+    }
+  alloc(t, 600'000'000, 0xA000, 4096, 0, stack_named(t, "alloc_scratch"));
+  free_at(t, 700'000'000, 0xA000, 0, 0, stack_named(t, "release_scratch"));
+  t.memsets.push_back({.start_ns = 710'000'000, .end_ns = 720'000'000, .addr = 0xA100, .bytes = 16, .device = 0});
+  return t;
+}
+
+TEST_F(Browser, FindingsLeadThePageAboveTheMemoryCharts) {
+  Page page;
+  const nlohmann::json r = probe(write_page(busy_trace(), "busy.html"), &page);
+  ASSERT_FALSE(r.is_null());
+  EXPECT_EQ(page.console, "") << "console output while loading";
+  // Layout follows the width; headless Chromium's viewport may be a little
+  // shorter than its window, so "on the first screen" is checked against 1000.
+  ASSERT_EQ(r["width"], 1400) << "the viewport is not the one asked for";
+  EXPECT_EQ(r["memory_charts"], 4);
+  EXPECT_TRUE(r["findings_before_memory"]) << "the findings come after the memory charts";
+  EXPECT_GE(r["findings_top"].get<double>(), 0);
+  EXPECT_LT(r["findings_heading_bottom"].get<double>(), 1000) << "the findings heading is below the first screen";
+  EXPECT_GT(r["first_finding_bottom"].get<double>(), 0);
+  EXPECT_LT(r["first_finding_bottom"].get<double>(), 1000) << "the first finding is below the first screen";
+  const std::string first = r["first_entry"];
+  EXPECT_EQ(first.rfind("errorGD004 premature-free", 0), 0u) << "the error is not the first finding: " << first;
+}
+
+TEST_F(Browser, ManyFindingsOfOneRuleLeaveTheNextRuleOnTheFirstScreen) {
+  Trace t = busy_trace();
+  for (std::uint64_t i = 0; i < 30; ++i)  // thirty uses after free of the scratch buffer
+    t.memsets.push_back({.start_ns = 730'000'000 + 1'000'000 * i, .end_ns = 730'500'000 + 1'000'000 * i,
+                         .addr = 0xA000 + 64 * i, .bytes = 16, .device = 0,
+                         .stack = stack_named(t, "touch", "train.cpp", static_cast<std::uint32_t>(100 + i))});
+  // A deep stack shows its innermost frames; the rest wait behind a click.
+  Stack deep;
+  for (std::uint32_t i = 0; i < 10; ++i)
+    deep.frames.push_back(
+        {.ip = 0x2000 + i, .function = t.intern("frame" + std::to_string(i)), .file = t.intern("deep.cpp"), .line = i});
+  t.memsets.back().stack = t.add_stack(std::move(deep));
+  Page page;
+  const nlohmann::json r = probe(write_page(t, "many.html"), &page);
+  ASSERT_FALSE(r.is_null());
+  EXPECT_NE(page.dom.find("frame3 deep.cpp:3<details class=\"frames\"><summary>6 more frames</summary>frame4 deep.cpp:4"),
+            std::string::npos);
+  ASSERT_GE(r["rules"].size(), 2u);
+  const std::string first = r["rules"][0]["text"];
+  EXPECT_EQ(first.rfind("errorGD004 premature-free \u00d731", 0), 0u) << first;
+  EXPECT_LT(r["rules"][1]["top"].get<double>(), 1000) << "the GD004 findings push the next rule off the first screen";
+}
+
+TEST_F(Browser, ACrashIsTheFirstFinding) {
+  Trace t = busy_trace();
+  t.crashes.push_back({.time_ns = 1'500'000'000, .signal = SIGSEGV, .code = 1, .address = 0x10, .tid = 12,
+                       .stack = stack_named(t, "read_loss")});
+  Page page;
+  const nlohmann::json r = probe(write_page(t, "crash.html"), &page);
+  ASSERT_FALSE(r.is_null());
+  const std::string first = r["first_entry"];
+  EXPECT_EQ(first.rfind("crashThe program crashed: SIGSEGV", 0), 0u) << first;
+  EXPECT_LT(r["first_finding_bottom"].get<double>(), 1000);
+  EXPECT_EQ(page.dom.find("<div class=\"warn\">The program crashed"), std::string::npos) << "the crash is shown twice";
+}
+
+TEST_F(Browser, MemoryChartsHaveATimeAxisSinceTheStartOfTheTrace) {
+  const Page page = load(write_page(busy_trace(), "axis.html"));
+  const std::vector<double> ticks = ticks_us(page.dom);
+  ASSERT_GE(ticks.size(), 3u) << "no tick labels on the time axis";
+  EXPECT_NE(page.dom.find("time since the start of the trace"), std::string::npos);
+  // The first allocation is 0.5 s after the trace starts: the chart begins there, and so do its ticks.
+  const auto [from, to] = view_us(page.dom);
+  EXPECT_EQ(from, 500'000);
+  for (std::size_t i = 0; i < ticks.size(); ++i) {
+    EXPECT_GE(ticks[i], from) << "tick " << i;
+    EXPECT_LE(ticks[i], to) << "tick " << i;
+    if (i) {
+      EXPECT_GT(ticks[i], ticks[i - 1]);
+    }
+  }
+  EXPECT_NE(page.dom.find(">1 s<"), std::string::npos) << "ticks in seconds for a span of seconds";
+}
+
+TEST_F(Browser, GpuTimeHeadingsNameDevicesAsTheSummaryDoes) {
+  const Trace t = busy_trace();
+  Page page;
+  const nlohmann::json r = probe(write_page(t, "labels.html"), &page);
+  ASSERT_FALSE(r.is_null());
+  bool host = false;
+  for (const auto& h : r["headings"]) {
+    const std::string text = h;
+    EXPECT_EQ(text.find("device -1"), std::string::npos) << text;
+    host |= text.rfind("host: ", 0) == 0;
+  }
+  EXPECT_TRUE(host) << "no heading for the host's GPU time";
 }
 
 TEST_F(Browser, WarningsAboutAnIncompleteTraceAreShownAboveEverything) {
@@ -135,6 +311,13 @@ TEST_F(Browser, ZoomedViewDrawsOnlyTheChosenTimeRange) {
   const Page zoomed = load(html, "#zoom=2000,5000");
   EXPECT_NE(zoomed.dom.find("data-view=\"2000,5000\""), std::string::npos);
   EXPECT_EQ(zoomed.console, "");
+  // The time axis follows the zoom.
+  const std::vector<double> ticks = ticks_us(zoomed.dom);
+  ASSERT_GE(ticks.size(), 3u);
+  for (double t : ticks) {
+    EXPECT_GE(t, 2000);
+    EXPECT_LE(t, 5000);
+  }
 }
 
 TEST_F(Browser, KernelNamesFromTheTraceRunNothing) {

@@ -88,6 +88,15 @@ TEST(Summary, ErrorsComeBeforeWarnings) {
   EXPECT_EQ(data["findings"].back()["rule"], "GD007");
 }
 
+TEST(Html, GpuTimeIsLabelledAsTheSummaryLabelsIt) {
+  Trace t = sample_trace();
+  kernel(t, 5000, 6000, "gdrt::binary", kHostDevice);
+  const auto data = html_data(t, analyze(t));
+  ASSERT_EQ(data["gpu_time"].size(), 2u);
+  EXPECT_EQ(data["gpu_time"][0]["label"], "host");
+  EXPECT_EQ(data["gpu_time"][1]["label"], "device 0");
+}
+
 TEST(Summary, NoDroppedLineWhenNothingWasDropped) {
   const Trace t = sample_trace();
   std::ostringstream out;

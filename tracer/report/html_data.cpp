@@ -169,7 +169,11 @@ nlohmann::json html_data(const Trace& trace, const Report& report, const HtmlOpt
       j["findings"].push_back(std::move(jf));
     }
   j["gpu_time"] = nlohmann::json::array();
-  for (const GpuTime& g : report.gpu_time) j["gpu_time"].push_back(gpu_time_json(g));
+  for (const GpuTime& g : report.gpu_time) {
+    nlohmann::json jg = gpu_time_json(g);
+    jg["label"] = trace.device_label(g.device);  // "host" for the host's activity, as the summary says
+    j["gpu_time"].push_back(std::move(jg));
+  }
   j["stacks"] = std::move(b.stacks);
   return j;
 }

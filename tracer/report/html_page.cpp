@@ -20,10 +20,10 @@ header{background:#1d2330;color:#fff;padding:14px 22px}header h1{font-size:18px;
 header .meta{color:#b8c0d0;font-size:13px}main{padding:14px 22px;max-width:1400px}
 section{background:#fff;border:1px solid #dde1e8;border-radius:6px;margin:0 0 16px;padding:12px 16px}
 h2{font-size:16px;margin:0 0 10px}.warn{background:#fff4d6;border:1px solid #e6c35c;padding:6px 10px;border-radius:4px;margin:6px 0}
-.rule{margin:8px 0}.rule>summary{cursor:pointer;font-weight:600}.sev{display:inline-block;min-width:58px;margin-right:6px;font-size:12px;text-transform:uppercase;font-weight:700}
+.rule{margin:8px 0}.rule>summary{cursor:pointer;font-weight:600}.sev{display:inline-block;min-width:66px;margin-right:6px;font-size:12px;text-transform:uppercase;font-weight:700}
 .sev-error{color:#c62828}.sev-warning{color:#8e24aa}.sev-note{color:#00838f}
 .finding{margin:6px 0 6px 18px;padding:6px 8px;border-left:3px solid #ccd;background:#fafbfc}
-.stack{font:12px ui-monospace,Menlo,Consolas,monospace;color:#445;margin:2px 0 0 12px;white-space:pre-wrap}
+.stack{font:12px ui-monospace,Menlo,Consolas,monospace;color:#445;margin:2px 0 0 12px;white-space:pre-wrap}.stack .frames>summary{cursor:pointer;color:#778;font-family:system-ui,sans-serif}
 pre.explain{white-space:pre-wrap;background:#f3f4f7;padding:8px;border-radius:4px;font-size:12px;max-height:360px;overflow:auto}
 table{border-collapse:collapse}td,th{padding:2px 10px;text-align:right}td:first-child,th:first-child{text-align:left}
 .bar{height:14px;display:flex;width:420px;border:1px solid #ccd;margin:6px 0}.bar span{height:100%}
@@ -31,11 +31,18 @@ table{border-collapse:collapse}td,th{padding:2px 10px;text-align:right}td:first-
 .tl .controls{margin:4px 0;font-size:13px;color:#556}.tl button{margin-right:8px}
 .tip{position:absolute;pointer-events:none;background:rgba(29,35,48,.95);color:#fff;font:12px ui-monospace,Menlo,monospace;padding:6px 8px;border-radius:4px;max-width:640px;white-space:pre-wrap;display:none;z-index:5}
 .legend{font-size:12px;color:#556}
+.crash{margin:6px 0 10px;padding:8px 10px;border:1px solid #e0a0a0;border-left:4px solid #c62828;background:#fdf0f0;border-radius:4px}
+.crash .sev{color:#c62828}
+.more>summary{cursor:pointer;color:#556;margin:4px 0 4px 18px}
+.axis{position:relative;height:22px;border-top:1px solid #889;font-size:11px;color:#445}
+.axis .mark{position:absolute;top:0;height:5px;border-left:1px solid #889}
+.axis .tick-label{position:absolute;top:6px;white-space:nowrap}
+.axis-caption{text-align:center;font-size:12px;color:#556}
 </style></head><body>
 <header><h1 id="gd-title">gpudiag report</h1><div class="meta" id="gd-meta"></div></header>
 <main><div id="gd-warnings"></div>
-<section id="gd-memory"><h2>Memory timeline</h2><div class="legend">Each band is one allocation, stacked in allocation order; grey is the smaller allocations merged. Drag to zoom into a time range, scroll to zoom around the cursor, double-click or Reset to see everything (or open the page with #zoom=FROM,TO in microseconds). Hover for size, stack and the kernel running nearby.</div><div id="gd-timelines"></div></section>
-<section id="gd-findings"><h2>Findings</h2></section>
+<section id="gd-findings"><h2 id="gd-findings-title">Findings</h2></section>
+<section id="gd-memory"><h2>Memory timeline</h2><div class="legend">Each band is one allocation, stacked in allocation order; grey is the rest merged (the allocations with the fewest bytes &times; lifetime). Times are since the start of the trace. Drag to zoom into a time range, scroll to zoom around the cursor, double-click or Reset to see everything (or open the page with #zoom=FROM,TO in microseconds since the start). Hover for size, stack and the kernel running nearby.</div><div id="gd-timelines"></div></section>
 <section id="gd-time"><h2>GPU time</h2></section>
 </main>
 <script type="application/json" id="gd-data">)GDHTML";
@@ -48,28 +55,49 @@ const data = JSON.parse(document.getElementById("gd-data").textContent);
 function el(tag, cls, text) { const e = document.createElement(tag); if (cls) e.className = cls; if (text !== undefined) e.textContent = String(text); return e; }
 function fmtBytes(b) { const u = ["B", "KiB", "MiB", "GiB", "TiB"]; let i = 0; while (b >= 1024 && i < u.length - 1) { b /= 1024; i++; } return (i ? b.toFixed(b < 10 ? 2 : 1) : String(b)) + " " + u[i]; }
 function fmtUs(us) { if (us < 1) return (us * 1000).toFixed(0) + " ns"; if (us < 1000) return us.toFixed(1) + " us"; if (us < 1e6) return (us / 1000).toFixed(2) + " ms"; return (us / 1e6).toFixed(2) + " s"; }
-function frameText(f) { return (f.function || f.address || "?") + (f.file ? " " + f.file + ":" + (f.line || 0) : "") + (f.module ? " (" + f.module + ")" : ""); }
+// The module only where there is no file: beside a file and line it is noise.
+function frameText(f) { return (f.function || f.address || "?") + (f.file ? " " + f.file + ":" + (f.line || 0) : f.module ? " (" + f.module + ")" : ""); }
+// The innermost frames, the rest behind a click: a finding's stacks would otherwise fill the first screen.
+function stackBox(frames) {
+  const shown = 4, box = el("div", "stack", frames.slice(0, shown).map(frameText).join("\n"));
+  if (frames.length > shown) { const more = el("details", "frames"); more.append(el("summary", "", (frames.length - shown) + (frames.length - shown === 1 ? " more frame" : " more frames")), document.createTextNode(frames.slice(shown).map(frameText).join("\n"))); box.append(more); }
+  return box;
+}
 
 document.getElementById("gd-title").textContent = "gpudiag report: " + data.title;
 document.getElementById("gd-meta").textContent = data.source + " trace, " + data.events + " events over " + fmtUs(data.duration_us);
+const sentence = m => m.charAt(0).toUpperCase() + m.slice(1) + ".";
+// A crash leads the findings; what the trace may be missing stays above them.
 const warnings = document.getElementById("gd-warnings");
-for (const w of data.warnings) warnings.append(el("div", "warn", w.message.charAt(0).toUpperCase() + w.message.slice(1) + "."));
+for (const w of data.warnings) if (w.id !== "crashed") warnings.append(el("div", "warn", sentence(w.message)));
 
-// Findings, grouped by rule, each with the catalogue entry.
+// Findings: the crash first, then by rule, errors first (the data comes in
+// the terminal summary's order), each with the catalogue entry.
 const fsec = document.getElementById("gd-findings");
+const crashes = data.warnings.filter(w => w.id === "crashed");
+document.getElementById("gd-findings-title").textContent = "Findings: " + data.findings.length + (crashes.length ? ", and the program crashed" : "");
+for (const c of crashes) { const box = el("div", "crash"); box.append(el("span", "sev", "crash"), document.createTextNode(sentence(c.message))); fsec.append(box); }
 if (!data.findings.length) fsec.append(el("p", "", "No findings."));
 const byRule = new Map();
 for (const f of data.findings) { if (!byRule.has(f.rule)) byRule.set(f.rule, []); byRule.get(f.rule).push(f); }
+const shownPerRule = 5;  // the rest behind a click, so one busy rule does not push the others off the screen
+function findingBox(f) {
+  const box = el("div", "finding"); box.append(el("div", "", f.message));
+  if (f.stack) box.append(stackBox(f.stack));
+  for (const n of f.notes || []) { box.append(el("div", "", "note: " + n.message)); if (n.stack) box.append(stackBox(n.stack)); }
+  return box;
+}
 for (const [rule, list] of byRule) {
-  const d = el("details", "rule"); d.open = byRule.size <= 4;
+  // The first group and every error open, whatever else there is.
+  const d = el("details", "rule"); d.open = byRule.size <= 4 || !fsec.querySelector("details.rule") || list[0].severity === "error";
   const s = el("summary");
   s.append(el("span", "sev sev-" + list[0].severity, list[0].severity), document.createTextNode(rule + " " + (list[0].name || "") + " \u00d7" + list.length + (list[0].summary ? ": " + list[0].summary : "")));
   d.append(s);
-  for (const f of list) {
-    const box = el("div", "finding"); box.append(el("div", "", f.message));
-    if (f.stack) box.append(el("div", "stack", f.stack.map(frameText).join("\n")));
-    for (const n of f.notes || []) { box.append(el("div", "", "note: " + n.message)); if (n.stack) box.append(el("div", "stack", n.stack.map(frameText).join("\n"))); }
-    d.append(box);
+  for (const f of list.slice(0, shownPerRule)) d.append(findingBox(f));
+  if (list.length > shownPerRule) {
+    const more = el("details", "more"); more.append(el("summary", "", (list.length - shownPerRule) + " more"));
+    for (const f of list.slice(shownPerRule)) more.append(findingBox(f));
+    d.append(more);
   }
   if (list[0].explanation) { const ex = el("details"); ex.append(el("summary", "", "About " + rule), el("pre", "explain", list[0].explanation)); d.append(ex); }
   fsec.append(d);
@@ -79,7 +107,7 @@ for (const [rule, list] of byRule) {
 const tsec = document.getElementById("gd-time");
 if (!data.gpu_time.length) tsec.append(el("p", "", "No GPU activity in this trace."));
 for (const g of data.gpu_time) {
-  tsec.append(el("h3", "", "device " + g.device + ": " + g.span));
+  tsec.append(el("h3", "", g.label + ": " + g.span));
   const pct = v => g.total_ns ? (100 * v / g.total_ns).toFixed(1) + "%" : "-";
   const bar = el("div", "bar");
   for (const [v, c] of [[g.computation_ns, "#3f7fd0"], [g.exposed_comm_ns, "#8e24aa"], [g.exposed_memcpy_ns, "#e08a1e"], [g.idle_ns, "#d8dce4"]]) { const sp = el("span"); sp.style.width = (g.total_ns ? 100 * v / g.total_ns : 0) + "%"; sp.style.background = c; bar.append(sp); }
@@ -100,9 +128,11 @@ function lowerBound(arr, t, key) { let lo = 0, hi = arr.length; while (lo < hi) 
 function stepAt(points, t) { const i = lowerBound(points, t + 1e-9, p => p[0]) - 1; return i >= 0 ? points[i][1] : 0; }
 function Timeline(root, dev) {
   const wrap = el("div", "tl"); root.append(wrap);
-  wrap.append(el("h3", "", dev.label + ": peak " + fmtBytes(dev.peak_bytes) + " at " + fmtUs(dev.peak_us) + (dev.capacity_bytes ? " of " + fmtBytes(dev.capacity_bytes) : "") + ", " + dev.allocations + " allocations" + (dev.other_count ? " (" + dev.other_count + " smaller ones merged)" : "")));
+  wrap.append(el("h3", "", dev.label + ": peak " + fmtBytes(dev.peak_bytes) + " at " + fmtUs(dev.peak_us) + (dev.capacity_bytes ? " of " + fmtBytes(dev.capacity_bytes) : "") + ", " + dev.allocations + " allocations" + (dev.other_count ? " (" + dev.other_count + " others merged)" : "")));
   const controls = el("div", "controls"); const reset = el("button", "", "Reset zoom"); const range = el("span"); controls.append(reset, range); wrap.append(controls);
-  const canvas = el("canvas"); wrap.append(canvas); const tip = el("div", "tip"); wrap.append(tip);
+  const canvas = el("canvas"); wrap.append(canvas);
+  const axis = el("div", "axis"); wrap.append(axis, el("div", "axis-caption", "time since the start of the trace"));
+  const tip = el("div", "tip"); wrap.append(tip);
   const series = dev.series, other = dev.other, kernels = kernelsOf(dev.device);
   canvas.dataset.seriesCount = String(series.length + (other.length ? 1 : 0));
   canvas.dataset.device = String(dev.device);
@@ -138,8 +168,25 @@ function Timeline(root, dev) {
     }
     if (dragFrom !== null && dragTo !== null) { c.fillStyle = "rgba(63,127,208,.18)"; c.fillRect(Math.min(dragFrom, dragTo), 0, Math.abs(dragTo - dragFrom), H); }
     c.fillStyle = "#556"; c.font = "11px sans-serif"; c.fillText(fmtBytes(maxY), 4, 12);
+    drawAxis(w, X);
     canvas.dataset.view = view.t0 + "," + view.t1;
     range.textContent = fmtUs(view.t0) + " \u2013 " + fmtUs(view.t1) + "  (" + canvas.dataset.seriesCount + " series" + (dev.reserved.length ? "; dashed red: reserved, black: allocated" : "") + ")";
+  }
+  // Ticks at 1, 2 or 5 times a power of ten, in the unit of the view's span.
+  function drawAxis(w, X) {
+    axis.replaceChildren();
+    const span = view.t1 - view.t0, want = Math.max(2, Math.floor(w / 110));
+    const raw = span / want, p = Math.pow(10, Math.floor(Math.log10(raw)));
+    const step = [1, 2, 5, 10].map(m => m * p).find(s => s >= raw);
+    const [div, unit] = span >= 1e6 ? [1e6, "s"] : span >= 1e3 ? [1e3, "ms"] : span >= 1 ? [1, "us"] : [1e-3, "ns"];
+    const digits = Math.max(0, Math.ceil(-Math.log10(step / div) - 1e-9));
+    for (let i = Math.ceil(view.t0 / step - 1e-9); i * step <= view.t1 + step * 1e-9; i++) {
+      const x = X(i * step); if (x < -0.5 || x > w + 0.5) continue;
+      const mark = el("div", "mark"); mark.style.left = x + "px";
+      const label = el("span", "tick-label", Number((i * step / div).toFixed(digits)) + " " + unit);
+      label.style.left = x + "px"; label.style.transform = x < 20 ? "none" : x > w - 30 ? "translateX(-100%)" : "translateX(-50%)";
+      axis.append(mark, label);
+    }
   }
   let dragTo = null;
   const tAt = x => view.t0 + x / canvas.clientWidth * (view.t1 - view.t0);
@@ -149,7 +196,7 @@ function Timeline(root, dev) {
     if (!sg || t < sg.t0 || b < 0) { tip.style.display = "none"; return; }
     let text = null;
     for (const [i, y0, y1] of sg.rects) if (b >= y0 && b < y1) { const s = series[i]; text = fmtBytes(s.bytes) + " " + s.kind + " at " + s.addr + "\nallocated " + fmtUs(s.start) + (s.live_at_end ? ", still live at the end" : ", freed " + fmtUs(s.end)) + "\n" + (data.stacks[s.stack] || []).slice(0, 12).join("\n"); }
-    if (text === null && b < sg.base) text = "smaller allocations merged: " + fmtBytes(sg.base) + " live";
+    if (text === null && b < sg.base) text = "other allocations merged: " + fmtBytes(sg.base) + " live";
     if (text === null) { tip.style.display = "none"; return; }
     const j = Math.min(lowerBound(kernels, t, q => q[0]), kernels.length - 1);
     if (j >= 0) { let best = j; if (j > 0 && Math.abs(kernels[j - 1][0] - t) < Math.abs(kernels[j][0] - t)) best = j - 1; const q = kernels[best]; text += "\nkernel nearby: " + data.kernel_names[q[2]] + " (" + fmtUs(q[0]) + ", " + fmtUs(q[1] - q[0]) + ")"; }
