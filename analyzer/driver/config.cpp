@@ -17,6 +17,7 @@ struct RawConfig {
   std::optional<std::string> header_filter;
   std::vector<std::string> extra_args;
   std::vector<std::string> error_check_functions;
+  bool allow_parse_errors = false;
 };
 
 }  // namespace
@@ -40,6 +41,7 @@ struct llvm::yaml::MappingTraits<gpudiag::lint::RawConfig> {
     io.mapOptional("HeaderFilterRegex", config.header_filter);
     io.mapOptional("ExtraArgs", config.extra_args);
     io.mapOptional("ErrorCheckFunctions", config.error_check_functions);
+    io.mapOptional("AllowParseErrors", config.allow_parse_errors);
   }
 };
 
@@ -77,6 +79,7 @@ std::optional<LintConfig> parse_config(std::string_view yaml, std::string_view o
   config.header_filter = raw.header_filter;
   config.extra_args = raw.extra_args;
   config.error_check_functions = raw.error_check_functions;
+  config.allow_parse_errors = raw.allow_parse_errors;
   return config;
 }
 

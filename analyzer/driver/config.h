@@ -1,5 +1,6 @@
 // .gpulint.yaml: which checks run, their severities, which headers report,
-// extra compiler arguments and extra error-checking wrappers (GD006).
+// extra compiler arguments, extra error-checking wrappers (GD006) and whether
+// a file that does not parse fails the run.
 #pragma once
 
 #include <map>
@@ -18,6 +19,7 @@ struct LintConfig {
   std::optional<std::string> header_filter;  // regex over header paths; unset: main files only
   std::vector<std::string> extra_args;       // appended to every compile command
   std::vector<std::string> error_check_functions;  // GD006: calls that check the last error
+  bool allow_parse_errors = false;           // a parse failure is a note, not an error
   std::string source;                        // the file it came from, for messages
 };
 

@@ -34,7 +34,7 @@ int main(int argc, char** argv) {
   CLI::App app{"gpulint: finds GPU programming errors (GD001..GD012) in CUDA/C++ sources"};
   std::string build_dir, checks, format = "text", output, fail_on = "warning", config_file;
   unsigned jobs = 1;
-  bool show_rules = false;
+  bool show_rules = false, allow_parse_errors = false;
   std::vector<std::string> paths;
   app.add_option("-p,--build-dir", build_dir, "Folder holding compile_commands.json");
   app.add_option("--checks", checks, "Comma-separated globs over rule ids/names; '-' disables (e.g. '*,-GD010')");
@@ -43,6 +43,8 @@ int main(int argc, char** argv) {
   app.add_option("-j,--jobs", jobs, "Files analysed in parallel")->check(CLI::Range(1u, 256u));
   app.add_option("--fail-on", fail_on, "Exit 1 when a finding has at least this severity")
       ->check(CLI::IsMember({"note", "warning", "error"}));
+  app.add_flag("--allow-parse-errors", allow_parse_errors,
+               "A file that does not parse is a note, not an error (as AllowParseErrors: true in .gpulint.yaml)");
   app.add_option("--config", config_file, "Use this .gpulint.yaml for every file instead of searching upward");
   app.add_flag("--list-rules", show_rules, "List the rules gpulint checks and exit");
   app.add_option("paths", paths, "Files or folders (every translation unit under them)");
@@ -56,6 +58,7 @@ int main(int argc, char** argv) {
 
   gpudiag::lint::RunOptions options;
   options.cli_checks = checks;
+  options.allow_parse_errors = allow_parse_errors;
   options.jobs = jobs;
   options.paths = gpudiag::lint::default_tool_paths(argv[0]);
   if (!config_file.empty()) {
@@ -99,6 +102,9 @@ int main(int argc, char** argv) {
     gpudiag::SarifOptions sarif;
     sarif.tool_name = "gpulint";
     sarif.tool_version = GPUDIAG_VERSION;
+    sarif.tool_rules.push_back({"clang-diagnostic-error",
+                                "The file did not parse: clang's first error; the checks ran on what parsed",
+                                gpudiag::Severity::Error});
     std::error_code ec;
     sarif.base_dir = std::filesystem::current_path(ec).string();
     gpudiag::emit_sarif(out, result.findings, sarif);

@@ -151,15 +151,24 @@ class LintAction : public clang::ASTFrontendAction {
   CrossUnitFacts& cross_unit_;
 };
 
-Finding parse_failure(const std::string& file, const Note& first_error, unsigned errors) {
+constexpr std::string_view kParseErrorRule = "clang-diagnostic-error";
+
+// As clang-tidy reports it: clang's first error, where clang put it. An error
+// fails the run, so a broken compile command cannot pass for a clean file; a
+// note (AllowParseErrors) does not.
+Finding parse_failure(const std::string& file, const Note& first_error, unsigned errors, bool allowed) {
   Finding finding;
-  finding.rule_id = "clang-diagnostic-error";
-  finding.severity = Severity::Note;
+  finding.rule_id = kParseErrorRule;
+  finding.severity = allowed ? Severity::Note : Severity::Error;
   finding.location = first_error.location.known() ? first_error.location : SourceLocation{file, 0, 0};
-  finding.message = "'" + file + "' did not parse cleanly (" + std::to_string(errors) + " error" +
-                    (errors == 1 ? "" : "s") + ", first: " + first_error.message +
-                    "); the checks ran on what parsed, so findings may be missing; fix the compile command "
-                    "(-p BUILD_DIR, ExtraArgs in .gpulint.yaml)";
+  finding.message = first_error.message;
+  // At the file that failed: the error may be in a header it includes.
+  finding.notes.push_back(Note{"this file did not parse cleanly (" + std::to_string(errors) + " error" +
+                                   (errors == 1 ? "" : "s") +
+                                   "); the checks ran on what parsed, so findings may be missing; fix its compile "
+                                   "command (-p BUILD_DIR, ExtraArgs in .gpulint.yaml)",
+                               SourceLocation{file, 0, 0},
+                               {}});
   return finding;
 }
 
@@ -198,7 +207,9 @@ UnitFindings lint_one(const WorkItem& item, const LintConfig& config, const RunO
   if (health.getNumErrors() > 0 || !ok) {
     Note first = health.first_error;
     if (first.message.empty()) first.message = "clang could not run the compile command";
-    unit.findings.insert(unit.findings.begin(), parse_failure(item.file, first, std::max(1u, health.getNumErrors())));
+    const bool allowed = config.allow_parse_errors || options.allow_parse_errors;
+    unit.findings.insert(unit.findings.begin(),
+                         parse_failure(item.file, first, std::max(1u, health.getNumErrors()), allowed));
     for (auto& deferred : unit.deferred) ++deferred.first;
   }
   return unit;
@@ -248,9 +259,11 @@ RunResult run_checks(const std::vector<WorkItem>& items, const RunOptions& optio
 
   // A header included by several files reports once.
   std::set<std::tuple<std::string, std::string, unsigned, unsigned, std::string>> seen;
+  // A parse failure is its file's, even where the error is in a shared header.
   for (auto& unit : per_item)
     for (auto& finding : std::move(unit).settled(cross_unit))
-      if (seen.emplace(finding.rule_id, finding.location.file, finding.location.line, finding.location.column,
+      if (finding.rule_id == kParseErrorRule ||
+          seen.emplace(finding.rule_id, finding.location.file, finding.location.line, finding.location.column,
                        finding.message).second)
         result.findings.push_back(std::move(finding));
   return result;

@@ -15,6 +15,7 @@ namespace gpudiag::lint {
 struct RunOptions {
   std::string cli_checks;                  // --checks, appended after the config's Checks
   std::optional<LintConfig> forced_config; // --config FILE: used for every file
+  bool allow_parse_errors = false;         // --allow-parse-errors: a file that does not parse is a note
   unsigned jobs = 1;
   bool progress = false;                   // a counter on stderr
   ToolPaths paths;

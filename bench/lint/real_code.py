@@ -155,9 +155,6 @@ def programs(sources, tree, marker, per_file):
     return list(groups.values())
 
 
-PARSE_FAILURE_FILE = re.compile(r"^'(.*?)' did not parse cleanly")
-
-
 def run_one(gpulint, work, config, index, paths, timeout, jobs):
     report = os.path.join(work, f"report-{index}.json")
     command = [gpulint, "-p", work, "--config", config, "--format=json", "-o", report, "-j", str(jobs)] + paths
@@ -261,8 +258,10 @@ def main():
             if location.get("file"):
                 location["file"] = os.path.normpath(location["file"])
             if finding["rule"] == PARSE_ERROR_RULE:
-                failed = PARSE_FAILURE_FILE.search(finding["message"])
-                parse_failures.append({"file": failed.group(1) if failed else result["file"],
+                # The message is clang's first error; its note is at the file that failed.
+                notes = finding.get("notes", [])
+                failed = notes[0].get("location", {}).get("file") if notes else None
+                parse_failures.append({"file": failed or result["file"],
                                        "line": location.get("line", 0),
                                        "error_file": location.get("file", ""), "message": finding["message"]})
                 continue
@@ -288,9 +287,8 @@ def main():
     print(f"files parsed:    {len(sources) - len(parse_failures) - sum(c['files'] for c in crashes)}")
     print(f"parse failures:  {len(parse_failures)}")
     for failure in parse_failures:
-        first = re.search(r"first: (.*)\); the checks ran", failure["message"])
         where = f"{rel(failure['error_file'])}:{failure['line']}" if failure["error_file"] else ""
-        print(f"  {rel(failure['file'])}: {first.group(1) if first else failure['message']}"
+        print(f"  {rel(failure['file'])}: {failure['message']}"
               + (f"  [{where}]" if where else ""))
     print(f"crashes:         {len(crashes)}")
     for crash in crashes:

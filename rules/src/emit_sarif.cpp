@@ -44,8 +44,15 @@ std::string canonical_rule_id(const Finding& finding) {
   return finding.rule_id.empty() ? std::string("unknown") : detail::valid_utf8(finding.rule_id);
 }
 
-json rule_descriptor(const std::string& id) {
+json rule_descriptor(const std::string& id, const std::vector<SarifRule>& tool_rules) {
   const Rule* rule = find_rule(id);
+  const auto tool_rule =
+      std::find_if(tool_rules.begin(), tool_rules.end(), [&](const SarifRule& r) { return r.id == id; });
+  if (rule == nullptr && tool_rule != tool_rules.end()) {
+    return json{{"id", id},
+                {"shortDescription", message(tool_rule->description)},
+                {"defaultConfiguration", {{"level", std::string(level(tool_rule->level))}}}};
+  }
   if (rule == nullptr) {
     return json{{"id", id},
                 {"shortDescription", message("Rule " + id + " (not in this gpudiag's catalogue)")}};
@@ -82,7 +89,7 @@ class SarifBuilder {
     json rules = json::array();
     for (const std::string& id : ids) {
       rule_index_[id] = rules.size();
-      rules.push_back(rule_descriptor(id));
+      rules.push_back(rule_descriptor(id, options_.tool_rules));
     }
 
     json results = json::array();

@@ -197,17 +197,5 @@ TEST(Cli, CompilationDatabaseWithNvccEntries) {
   EXPECT_EQ(count_rule(folder.out, "GD006"), 1u) << folder.out;
 }
 
-TEST(Cli, UnparsableFileIsANoteAndDoesNotStopTheRun) {
-  const std::string dir = temp_dir("broken");
-  write_file(dir + "/broken.cu", "void f() { this is not C++ }\n");
-  write_file(dir + "/bug.cu", kBug);
-  const LintRun run = run_gpulint({"--format=json", dir});
-  EXPECT_EQ(run.exit_code, 1);
-  EXPECT_EQ(count_rule(run.out, "clang-diagnostic-error"), 1u);
-  EXPECT_EQ(count_rule(run.out, "GD006"), 1u);
-  EXPECT_EQ(run_gpulint({"--fail-on=error", dir + "/broken.cu"}).exit_code, 0);
-  EXPECT_EQ(run_gpulint({"--fail-on=note", dir + "/broken.cu"}).exit_code, 1);
-}
-
 }  // namespace
 }  // namespace gpudiag::lint::test

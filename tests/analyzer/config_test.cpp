@@ -18,6 +18,7 @@ Severity:
 HeaderFilterRegex: 'include/mylib/.*'
 ExtraArgs: ['-DFOO=1', '-Ithird_party']
 ErrorCheckFunctions: [sync_check, checkLaunch]
+AllowParseErrors: true
 )", "test.yaml", error);
   ASSERT_TRUE(config) << error;
   EXPECT_EQ(config->checks, "-*,premature-free,GD003");
@@ -26,6 +27,16 @@ ErrorCheckFunctions: [sync_check, checkLaunch]
   EXPECT_EQ(config->header_filter.value(), "include/mylib/.*");
   EXPECT_EQ(config->extra_args, (std::vector<std::string>{"-DFOO=1", "-Ithird_party"}));
   EXPECT_EQ(config->error_check_functions, (std::vector<std::string>{"sync_check", "checkLaunch"}));
+  EXPECT_TRUE(config->allow_parse_errors);
+}
+
+TEST(Config, ParseErrorsFailByDefault) {
+  std::string error;
+  auto config = parse_config("Checks: '*'\n", "x.yaml", error);
+  ASSERT_TRUE(config) << error;
+  EXPECT_FALSE(config->allow_parse_errors);
+  EXPECT_FALSE(parse_config("AllowParseErrors: maybe\n", "x.yaml", error));
+  EXPECT_EQ(error, "x.yaml: invalid .gpulint.yaml: line 1: invalid boolean");
 }
 
 TEST(Config, RejectsBadSeverity) {

@@ -166,9 +166,9 @@ TEST(LaunchHelpers, AHeaderHelperGetsOneMessageFromAllItsCallers) {
   EXPECT_NE(findings[0].at("message").get<std::string>().find("is never checked"), std::string::npos) << run.out;
 }
 
-// Settled findings keep their place after the note that the file did not
+// Settled findings keep their place after the error that the file did not
 // parse cleanly, which comes first.
-TEST(LaunchHelpers, SettledFindingsComeAfterTheParseNote) {
+TEST(LaunchHelpers, SettledFindingsComeAfterTheParseError) {
   const std::string dir = temp_dir("launch-helpers-broken");
   write_file(dir + "/kernels.cu", std::string(kKernels) + "int broken = not_declared;\n");
   write_file(dir + "/helpers.cuh", kHeader);

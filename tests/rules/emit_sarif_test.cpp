@@ -167,6 +167,22 @@ TEST(EmitSarif, RulesAreTheUsedOnesByIdAndRuleIndexPointsAtThem) {
   EXPECT_THAT(unknown["shortDescription"]["text"].get<std::string>(), ::testing::HasSubstr("GD999"));
 }
 
+// gpulint's clang-diagnostic-error is described as the tool says, not as an
+// id missing from the catalogue.
+TEST(EmitSarif, ToolRulesDescribeIdsOutsideTheCatalogue) {
+  SarifOptions options = options_for("/repo");
+  options.tool_rules.push_back({"clang-diagnostic-error", "The file did not parse", Severity::Error});
+  const json log = sarif({at("/repo/a.cu", 1, 10, "clang-diagnostic-error"), at("/repo/b.cu", 2, 1, "GD999")}, options);
+  const json& rules = log["runs"][0]["tool"]["driver"]["rules"];
+  ASSERT_EQ(rules.size(), 2u);
+  EXPECT_EQ(rules[1]["id"], "clang-diagnostic-error");  // ordered by id: "GD999" < "clang-..."
+  EXPECT_EQ(rules[1]["shortDescription"]["text"], "The file did not parse");
+  EXPECT_EQ(rules[1]["defaultConfiguration"]["level"], "error");
+  EXPECT_THAT(rules[0]["shortDescription"]["text"].get<std::string>(), ::testing::HasSubstr("not in this"));
+  EXPECT_EQ(result0(log)["ruleId"], "clang-diagnostic-error");
+  EXPECT_EQ(result0(log)["ruleIndex"], 1);
+}
+
 TEST(EmitSarif, LevelsMapFromSeverity) {
   const json log = sarif({at("/r/a.cu", 1, 1, "GD004", Severity::Note), at("/r/a.cu", 1, 1, "GD004", Severity::Warning),
                           at("/r/a.cu", 1, 1, "GD004", Severity::Error)},

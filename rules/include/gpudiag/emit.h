@@ -53,6 +53,14 @@ struct SarifNotification {
   std::string message;      // what happened this time
 };
 
+// A rule outside the catalogue that the tool itself reports (gpulint's
+// clang-diagnostic-error), described in tool.driver.rules like the others.
+struct SarifRule {
+  std::string id;
+  std::string description;
+  Severity level = Severity::Warning;  // its defaultConfiguration
+};
+
 struct SarifOptions {
   std::string tool_name = "gpudiag";
   std::string tool_version;
@@ -60,11 +68,13 @@ struct SarifOptions {
   std::string base_dir;  // artifact URIs are made relative to it (uriBaseId SRCROOT);
                          // empty: the current working directory
   std::vector<SarifNotification> warnings;  // see to_sarif
+  std::vector<SarifRule> tool_rules;         // descriptors of ids the catalogue does not have
 };
 
 // A SARIF 2.1.0 log as GitHub code scanning takes it. tool.driver.rules holds
-// the catalogue rules the findings use (plus a bare descriptor for an id the
-// catalogue does not know), ordered by id; result.ruleIndex points into it.
+// the catalogue rules the findings use (plus, for an id the catalogue does not
+// know, its options.tool_rules descriptor or a bare one), ordered by id;
+// result.ruleIndex points into it.
 // Files under base_dir get a relative, percent-encoded URI with uriBaseId
 // SRCROOT; others an absolute file:// URI. A runtime finding is located at
 // its innermost stack frame that has a file (else a logical location named

@@ -1,4 +1,4 @@
-// A file that does not parse: the error is reported as a note, the checks
+// A file that does not parse: clang's first error is reported, the checks
 // still run on what parsed.
 #include <cuda_runtime.h>
 
