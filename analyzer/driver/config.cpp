@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -128,8 +129,12 @@ bool glob_match(std::string_view pattern, std::string_view text) {
   return p == pattern.size();
 }
 
-bool check_enabled(std::string_view globs, std::string_view rule_id, std::string_view rule_name) {
-  bool enabled = true;
+namespace {
+
+// Calls `each(glob)` for every glob of a comma-separated list, trimmed, with
+// its '-' still on; empty ones are skipped.
+template <typename Each>
+void for_each_glob(std::string_view globs, Each each) {
   size_t start = 0;
   while (start <= globs.size()) {
     size_t end = globs.find(',', start);
@@ -137,14 +142,31 @@ bool check_enabled(std::string_view globs, std::string_view rule_id, std::string
     std::string_view glob = globs.substr(start, end - start);
     while (!glob.empty() && (glob.front() == ' ' || glob.front() == '\n')) glob.remove_prefix(1);
     while (!glob.empty() && (glob.back() == ' ' || glob.back() == '\n')) glob.remove_suffix(1);
-    if (!glob.empty()) {
-      const bool negative = glob.front() == '-';
-      if (negative) glob.remove_prefix(1);
-      if (glob_match(glob, rule_id) || glob_match(glob, rule_name)) enabled = !negative;
-    }
+    if (!glob.empty()) each(glob);
     start = end + 1;
   }
+}
+
+}  // namespace
+
+bool check_enabled(std::string_view globs, std::string_view rule_id, std::string_view rule_name) {
+  bool enabled = true;
+  for_each_glob(globs, [&](std::string_view glob) {
+    const bool negative = glob.front() == '-';
+    if (negative) glob.remove_prefix(1);
+    if (glob_match(glob, rule_id) || glob_match(glob, rule_name)) enabled = !negative;
+  });
   return enabled;
+}
+
+std::vector<std::string> unmatched_globs(std::string_view globs, const std::vector<std::string>& names) {
+  std::vector<std::string> unmatched;
+  for_each_glob(globs, [&](std::string_view glob) {
+    const std::string_view pattern = glob.front() == '-' ? glob.substr(1) : glob;
+    if (std::none_of(names.begin(), names.end(), [&](const std::string& name) { return glob_match(pattern, name); }))
+      unmatched.emplace_back(glob);
+  });
+  return unmatched;
 }
 
 }  // namespace gpudiag::lint

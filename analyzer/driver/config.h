@@ -39,4 +39,8 @@ bool check_enabled(std::string_view globs, std::string_view rule_id, std::string
 
 bool glob_match(std::string_view pattern, std::string_view text);
 
+// The globs of `globs` ('-' included) that match none of `names` (the checks'
+// ids and names): a misspelt check would otherwise be silently ignored.
+std::vector<std::string> unmatched_globs(std::string_view globs, const std::vector<std::string>& names);
+
 }  // namespace gpudiag::lint

@@ -28,6 +28,13 @@ int list_rules(std::ostream& out) {
   return kExitClean;
 }
 
+// After a glob that names no check: what the globs can name.
+int unknown_checks(std::ostream& err) {
+  err << "gpulint: the checks, by id or name ('*' matches any text, a leading '-' disables):\n";
+  list_rules(err);
+  return kExitToolError;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -55,6 +62,10 @@ int main(int argc, char** argv) {
     return code == 0 ? kExitClean : kExitToolError;
   }
   if (show_rules) return list_rules(std::cout);
+  if (const std::string error = gpudiag::lint::unknown_checks_error(checks, "--checks"); !error.empty()) {
+    std::cerr << "gpulint: error: " << error << '\n';
+    return unknown_checks(std::cerr);
+  }
 
   gpudiag::lint::RunOptions options;
   options.cli_checks = checks;
@@ -85,7 +96,10 @@ int main(int argc, char** argv) {
   options.progress = items.size() > 4 && isatty(STDERR_FILENO);
 
   gpudiag::lint::RunResult result = gpudiag::lint::run_checks(items, options);
-  for (const auto& message : result.errors) std::cerr << "gpulint: error: " << message << '\n';
+  if (!result.errors.empty()) {
+    for (const auto& message : result.errors) std::cerr << "gpulint: error: " << message << '\n';
+    return result.unknown_checks ? unknown_checks(std::cerr) : kExitToolError;
+  }
 
   std::ofstream file;
   if (!output.empty()) {
@@ -116,7 +130,6 @@ int main(int argc, char** argv) {
       std::cerr << result.findings.size() << " finding" << (result.findings.size() == 1 ? "" : "s") << " in "
                 << items.size() << " file" << (items.size() == 1 ? "" : "s") << '\n';
   }
-  if (!result.errors.empty()) return kExitToolError;
   const auto threshold = gpudiag::parse_severity(fail_on).value_or(gpudiag::Severity::Warning);
   for (const auto& finding : result.findings)
     if (finding.severity >= threshold) return kExitFindings;

@@ -217,32 +217,59 @@ UnitFindings lint_one(const WorkItem& item, const LintConfig& config, const RunO
 
 }  // namespace
 
+std::string unknown_checks_error(std::string_view globs, std::string_view where) {
+  std::vector<std::string> names;
+  for (const auto& info : registered_checks()) {
+    names.push_back(info.id);
+    const Rule* rule = find_rule(info.id);
+    names.push_back(rule ? std::string(rule->name) : info.name);
+  }
+  const std::vector<std::string> unmatched = unmatched_globs(globs, names);
+  if (unmatched.empty()) return {};
+  std::string quoted;
+  for (const auto& glob : unmatched) quoted += (quoted.empty() ? "'" : ", '") + glob + "'";
+  return std::string(where) + ": no check matches " + quoted;
+}
+
 RunResult run_checks(const std::vector<WorkItem>& items, const RunOptions& options) {
   RunResult result;
+  // Every item's config is read before any item is analysed: a broken or
+  // misspelt one stops the run instead of leaving its files to the defaults.
+  std::map<std::string, LintConfig> configs;  // by path; "" when none is found
+  std::vector<const LintConfig*> config_of(items.size());
+  for (size_t index = 0; index < items.size(); ++index) {
+    if (options.forced_config) {
+      config_of[index] = &*options.forced_config;
+      continue;
+    }
+    const std::string path = find_config_for(items[index].file);
+    auto [it, inserted] = configs.try_emplace(path);
+    config_of[index] = &it->second;
+    if (!inserted || path.empty()) continue;
+    std::string error;
+    if (auto loaded = load_config(path, error)) it->second = std::move(*loaded);
+    else result.errors.push_back(error);
+  }
+  auto validate = [&](const LintConfig& config) {
+    const std::string error = unknown_checks_error(config.checks, config.source + ": Checks");
+    if (error.empty()) return;
+    result.errors.push_back(error);
+    result.unknown_checks = true;
+  };
+  if (options.forced_config) validate(*options.forced_config);
+  for (const auto& [path, config] : configs)
+    if (!path.empty()) validate(config);
+  if (!result.errors.empty()) return result;
+
   std::vector<UnitFindings> per_item(items.size());
   CrossUnitFacts cross_unit;
-  std::mutex mutex;  // guards the config cache, errors and progress
-  std::map<std::string, std::optional<LintConfig>> config_cache;
+  std::mutex mutex;  // guards the progress counter's output
   std::atomic<size_t> next{0};
   std::atomic<size_t> done{0};
   auto worker = [&] {
     for (size_t index = next++; index < items.size(); index = next++) {
       const WorkItem& item = items[index];
-      LintConfig config;
-      if (options.forced_config) {
-        config = *options.forced_config;
-      } else {
-        const std::string path = find_config_for(item.file);
-        std::lock_guard lock(mutex);
-        auto [it, inserted] = config_cache.try_emplace(path);
-        if (inserted && !path.empty()) {
-          std::string error;
-          it->second = load_config(path, error);
-          if (!it->second) result.errors.push_back(error);
-        }
-        if (it->second) config = *it->second;
-      }
-      per_item[index] = lint_one(item, config, options, cross_unit);
+      per_item[index] = lint_one(item, *config_of[index], options, cross_unit);
       const size_t finished = ++done;
       if (options.progress) {
         std::lock_guard lock(mutex);

@@ -3,6 +3,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "config.h"
@@ -23,8 +24,13 @@ struct RunOptions {
 
 struct RunResult {
   std::vector<Finding> findings;  // in file order, de-duplicated
-  std::vector<std::string> errors;  // tool errors (unreadable config, ...): exit code 2
+  std::vector<std::string> errors;  // tool errors (unreadable config, ...): exit code 2, nothing analysed
+  bool unknown_checks = false;      // a config's Checks named no check: the caller lists them
 };
+
+// "WHERE: no check matches 'x', 'y'" when globs of `globs` match neither the
+// id nor the name of any check; empty when each matches one.
+std::string unknown_checks_error(std::string_view globs, std::string_view where);
 
 // Findings that depend on calls in other items (a launch helper checked by
 // its callers in another file) are settled once every item is analysed.

@@ -138,6 +138,19 @@ TEST(Cli, ConfigFoundUpwardAndExplicit) {
   EXPECT_NE(bad.err.find("bad.yaml"), std::string::npos);
 }
 
+// Files are not checked with the defaults in place of a config that cannot be
+// read: the run stops before any file is analysed.
+TEST(Cli, ABrokenConfigStopsTheRunBeforeAnyFileIsAnalysed) {
+  const std::string dir = temp_dir("config-broken");
+  write_file(dir + "/bug.cu", kBug);
+  write_file(dir + "/sub/bug.cu", kBug);
+  write_file(dir + "/sub/.gpulint.yaml", "Checks: [\n");
+  const LintRun run = run_gpulint({dir + "/bug.cu", dir + "/sub/bug.cu"});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.err.find(dir + "/sub/.gpulint.yaml: invalid .gpulint.yaml"), std::string::npos) << run.err;
+  EXPECT_EQ(run.out, "");
+}
+
 TEST(Cli, ExtraArgsFromConfig) {
   const std::string dir = temp_dir("extra");
   write_file(dir + "/k.cu", "#ifndef NEEDED\n#error NEEDED must be defined\n#endif\nvoid f() {}\n");

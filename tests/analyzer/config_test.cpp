@@ -80,5 +80,13 @@ TEST(Config, CheckGlobs) {
   EXPECT_FALSE(check_enabled(" -GD004 ", "GD004", "premature-free"));
 }
 
+TEST(Config, GlobsThatMatchNoCheck) {
+  const std::vector<std::string> names = {"GD004", "premature-free", "GD006", "unchecked-cuda-error"};
+  EXPECT_EQ(unmatched_globs("", names), std::vector<std::string>{});
+  EXPECT_EQ(unmatched_globs("*,-GD004, premature-* ,gd006,-unchecked-cuda-error,", names), std::vector<std::string>{});
+  EXPECT_EQ(unmatched_globs("-*,nonsense, -GD04,premature-freed,-", names),
+            (std::vector<std::string>{"nonsense", "-GD04", "premature-freed", "-"}));
+}
+
 }  // namespace
 }  // namespace gpudiag::lint
