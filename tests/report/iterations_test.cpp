@@ -1,9 +1,11 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <sstream>
 
 #include "detect_support.h"
 #include "gpudiag/analysis/iterations.h"
+#include "gpudiag/report/report.h"
 #include "trace_builder.h"
 
 namespace gpudiag {
@@ -302,6 +304,117 @@ TEST(Iterations, RepeatedLayersAreNotIterations) {
   const auto it = detect_iterations(t);
   ASSERT_EQ(it.size(), 8u) << "the steps, not the layers";
   EXPECT_EQ(it[0].length(), 10'000'000u);
+}
+
+// One forward pass of a small language model profiled as one step, as
+// torch.profiler writes it (h100-vit-falconsai in the shared traces has this
+// shape): an embedding, 12 identical layers launched back to back, a head;
+// launch-bound, each kernel launched 250 us before it runs and the GPU idle
+// 30 to 55 us between kernels, the gap set by the op before.
+Trace one_forward_pass(bool profiled_as_a_step) {
+  Trace t;
+  t.source = TraceSource::Kineto;
+  std::uint64_t at = 1'000'000, correlation = 0;
+  const auto launch = [&](const std::string& name, std::uint64_t ns, std::uint64_t gap_after) {
+    ++correlation;
+    t.api_calls.push_back({.start_ns = at - 250'000, .end_ns = at - 245'000, .name = t.intern("cudaLaunchKernel"),
+                           .tid = 1, .correlation = correlation});
+    kernel(t, at, at + ns, name, 0, 7, correlation);
+    at += ns + gap_after;
+  };
+  launch("patch_embedding", 20'000, 40'000);
+  for (int layer = 0; layer < 12; ++layer) {
+    launch("layer_norm", 3'000, 55'000);
+    launch("qkv_gemm", 12'000, 30'000);
+    launch("flash_fwd", 15'000, 50'000);
+    launch("out_gemm", 8'000, 30'000);
+    launch("residual_add", 2'000, 35'000);
+    launch("layer_norm", 3'000, 55'000);
+    launch("mlp_up_gemm", 14'000, 30'000);
+    launch("gelu", 4'000, 45'000);
+    launch("mlp_down_gemm", 14'000, 30'000);
+    launch("residual_add", 2'000, 40'000);
+  }
+  launch("final_norm", 3'000, 40'000);
+  launch("classifier_gemm", 10'000, 0);
+  if (profiled_as_a_step)
+    t.ranges.push_back({.start_ns = 500'000, .end_ns = at + 100'000, .name = t.intern("ProfilerStep#6"), .tid = 1});
+  t.sort_by_time();
+  return t;
+}
+
+TEST(Iterations, TheLayersOfOneForwardPassAreNoLoop) {
+  const RunPhases p = find_phases(one_forward_pass(false));
+  EXPECT_FALSE(p.has_loop()) << p.iterations.size() << " iterations from the " << p.source;
+  EXPECT_EQ(p.startup_ns(), 0u);
+}
+
+// With one profiler step, that step is the window, as TraceLens takes it: one
+// iteration, nothing set apart as start-up, and the GPU time is the busy
+// share of the step's GPU work, the union of its kernels over their span.
+TEST(Iterations, OneProfilerStepIsTheWindowAndTheOnlyIteration) {
+  const Trace t = one_forward_pass(true);
+  const RunPhases p = find_phases(t);
+  EXPECT_EQ(p.source, "profiler steps");
+  ASSERT_EQ(p.iterations.size(), 1u);
+  EXPECT_EQ(p.iterations[0], (Interval{500'000, t.ranges[0].end_ns}));
+  EXPECT_EQ(p.startup_ns(), 0u);
+  const Interval work{t.kernels.front().start_ns, t.kernels.back().end_ns};
+  EXPECT_EQ(p.gpu_steady(), work);
+
+  const Report r = analyze(t);
+  ASSERT_EQ(r.gpu_time.size(), 1u);
+  std::uint64_t busy = 0;
+  for (const Kernel& k : t.kernels) busy += k.end_ns - k.start_ns;  // none overlap
+  EXPECT_EQ(r.gpu_time[0].busy_ns, busy);
+  EXPECT_EQ(r.gpu_time[0].total_ns, work.length());
+  std::ostringstream summary;
+  print_summary(summary, t, r, {});
+  EXPECT_NE(summary.str().find("profiled window: 1 profiler step, "), std::string::npos) << summary.str();
+  EXPECT_EQ(summary.str().find("training loop"), std::string::npos) << summary.str();
+  EXPECT_EQ(summary.str().find("before the first iteration"), std::string::npos) << summary.str();
+}
+
+// A gdrt run that aborts at its first convolution (samples/device-mismatch):
+// the model's parameters copied to the device one by one, then the data
+// loader makes 16 samples on the host, five ops each, back to back. The
+// samples repeat; they are no iterations.
+TEST(Iterations, TheSamplesALoaderMakesBeforeARunAbortsAreNoIterations) {
+  Trace t;
+  std::uint64_t at = 1'000'000;
+  for (int p = 0; p < 30; ++p, at += 20'000)
+    t.memcpys.push_back(copy(at, at + 500, CopyKind::HtoD, 128 + 64 * (p % 5), false, MemKind::Pageable));
+  at += 3'000'000;
+  for (int sample = 0; sample < 16; ++sample) {
+    const std::uint64_t gaps[] = {10'000 + 1'000ull * (sample % 4), 8'000, 2'500, 1'500, 9'000 - 500ull * (sample % 3)};
+    const std::uint64_t lengths[] = {150'000, 2'000, 300, 1'200, 7'000};
+    const char* names[] = {"gdrt::random", "gdrt::binary", "gdrt::fill", "gdrt::binary", "gdrt::binary"};
+    for (int k = 0; k < 5; ++k) {
+      at += gaps[k];
+      kernel(t, at, at + lengths[k], names[k], kHostDevice, 0);
+      at += lengths[k];
+    }
+  }
+  t.sort_by_time();
+  const RunPhases p = find_phases(t);
+  EXPECT_FALSE(p.has_loop()) << p.iterations.size() << " iterations from the " << p.source;
+}
+
+// The host far ahead, the GPU runs one step after the other with no gap; each
+// step copies its batch in. Without the copies nothing tells the steps from
+// the layers of one long forward pass.
+TEST(Iterations, AGpuBoundLoopIsFoundByItsTrafficWithTheHost) {
+  Trace t;
+  for (std::uint64_t s = 0; s < 8; ++s)
+    for (std::uint64_t k = 0; k < 20; ++k) kernel(t, 800'000 * s + 40'000 * k, 800'000 * s + 40'000 * (k + 1), "op" + std::to_string(k));
+  t.sort_by_time();
+  EXPECT_FALSE(find_phases(t).has_loop());
+  for (std::uint64_t s = 0; s < 8; ++s)
+    t.memcpys.push_back(copy(800'000 * s + 1'000, 800'000 * s + 2'000, CopyKind::HtoD, 1 << 20, true));
+  t.sort_by_time();
+  const RunPhases p = find_phases(t);
+  EXPECT_EQ(p.source, "repeating kernel sequence");
+  EXPECT_EQ(p.iterations.size(), 7u);
 }
 
 TEST(Iterations, ProfilerStepsOfOneThreadMarkTheLoopNestedOrRepeatedOnesLeftOut) {

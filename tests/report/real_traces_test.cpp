@@ -1,5 +1,8 @@
 // The detectors on real traces recorded on real GPUs.
+#include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -41,6 +44,37 @@ TEST(RealTraces, H100VitIsLaunchBoundAndHasNoFloat64) {
   EXPECT_TRUE(only(r.findings, "GD002").empty());
   ASSERT_NE(r.memory.device(0), nullptr);
   EXPECT_GT(r.memory.device(0)->peak_reserved, 0u);  // Kineto's Total Reserved
+}
+
+// A profile of one inference step (a ViT's forward pass): the step is the
+// window, not its 12 layers, and the GPU time over it is TraceLens's, whose
+// timeline of the same trace is stored beside it.
+TEST(RealTraces, OneProfiledInferenceStepIsOneIterationAndItsBusyShareIsTraceLenss) {
+  const std::string path = trace_path("h100-vit-falconsai.trace.json.gz");
+  std::ifstream csv(trace_path("h100-vit-falconsai.tracelens-gpu_timeline.csv"));
+  if (!std::filesystem::exists(path) || !csv) GTEST_SKIP() << "no " << path;
+  std::map<std::string, double> tracelens_ms;
+  for (std::string line; std::getline(csv, line);)
+    if (const auto comma = line.find(','); comma != std::string::npos && line.substr(0, comma) != "type")
+      tracelens_ms[line.substr(0, comma)] = std::stod(line.substr(comma + 1));
+  const Trace t = load_trace(path);
+  const Report r = analyze(t);
+  EXPECT_EQ(r.phases.source, "profiler steps");
+  EXPECT_EQ(r.phases.iterations.size(), 1u);
+  EXPECT_EQ(r.phases.startup_ns(), 0u);
+  ASSERT_EQ(r.gpu_time.size(), 1u);
+  const GpuTime& g = r.gpu_time[0];
+  const double share = static_cast<double>(g.busy_ns) / static_cast<double>(g.total_ns);
+  EXPECT_NEAR(share, tracelens_ms.at("busy_time") / tracelens_ms.at("total_time"), 0.001);
+  EXPECT_NEAR(static_cast<double>(g.total_ns) / 1e6, tracelens_ms.at("total_time"), 0.01 * tracelens_ms.at("total_time"));
+  const nlohmann::json j = report_json(t, r);
+  EXPECT_EQ(j["phases"]["iterations"], 1);
+  EXPECT_EQ(j["phases"]["startup_ns"], 0);
+  const auto f = only(r.findings, "GD011");
+  ASSERT_EQ(f.size(), 1u);
+  char busy[32];
+  std::snprintf(busy, sizeof busy, "busy only %.1f%% of ", 100 * share);
+  EXPECT_NE(f[0].message.find(busy), std::string::npos) << f[0].message;
 }
 
 TEST(RealTraces, EveryRealTraceAnalysesWithoutError) {

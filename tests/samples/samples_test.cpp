@@ -250,6 +250,27 @@ TEST(HealthyTrainer, TracedOnEmuHasNoWarningAndNoDeviceMinusOne) {
     EXPECT_EQ(gpudiag::test::read_file(out).find("device -1"), std::string::npos) << out;
 }
 
+// The gdrt device-mismatch sample aborts at its first convolution, after
+// moving the model and making one batch on the host: the samples the loader
+// makes repeat (five ops each), but nothing of it is a training loop, and the
+// report claims no iterations.
+TEST(DeviceMismatchSample, AnAbortAtTheFirstConvolutionShowsNoIterations) {
+  const fs::path dir = gpudiag::test::temp_path("device-mismatch-phases");
+  fs::create_directories(dir);
+  const std::string trace = (dir / "buggy.gdtrace").string();
+  const CommandResult run =
+      run_command("cd " + shell_quote(dir.string()) + " && env NO_COLOR=1 GDRT_DEVICE=emu " + shell_quote(GPUDIAG_EXE) +
+                  " trace -o " + shell_quote(trace) + " -- " +
+                  shell_quote(std::string(SAMPLES_BINARY_DIR) + "/device-mismatch/buggy"));
+  ASSERT_TRUE(fs::exists(trace)) << run.out;
+  const CommandResult report =
+      run_command(shell_quote(GPUDIAG_EXE) + " report --fail-on none --json " + shell_quote(trace) + " 2>/dev/null");
+  ASSERT_EQ(report.status, 0) << report.out;
+  const json phases = json::parse(report.out).at("phases");
+  EXPECT_EQ(phases.at("iterations"), 0) << phases.dump();
+  EXPECT_EQ(phases.at("startup_ns"), 0) << phases.dump();
+}
+
 // samples/README.md is where users find the samples: each has its row.
 TEST(SamplesReadme, HasARowForEverySample) {
   const std::string readme = gpudiag::test::read_file(std::string(SAMPLES_SOURCE_DIR) + "/README.md");

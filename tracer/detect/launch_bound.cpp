@@ -28,8 +28,8 @@ void detect_launch_bound(const DetectContext& ctx, std::vector<Finding>& out) {
   const RunPhases& phases = ctx.phases;
   for (const GpuTime& g : ctx.gpu_time) {
     if (g.device == kHostDevice) continue;  // work a CPU device did: no GPU to wait
-    // The device's busy time inside the window judged: the loop, or all of its activity.
-    const Interval window = phases.has_loop() ? phases.steady() : Interval{g.begin_ns, g.end_ns};
+    // The device's busy time inside the window judged: the loop as the GPU ran it, or all of its activity.
+    const Interval window = phases.has_loop() ? phases.gpu_steady() : Interval{g.begin_ns, g.end_ns};
     std::vector<Interval> busy;
     for (const Interval& b : g.busy)
       if (const std::uint64_t lo = std::max(b.begin, window.begin), hi = std::min(b.end, window.end); lo < hi)
@@ -112,7 +112,10 @@ void detect_launch_bound(const DetectContext& ctx, std::vector<Finding>& out) {
     if (reasons.empty()) continue;
     std::string msg = fmt::format(
         "{} was idle {:.1f}% of {}{}{} and copying {:.1f}% (at least {:.0f}% is worth a note, --idle-share): ",
-        t.device_label(g.device), idle_share * 100.0, phases.has_loop() ? "the training loop's " : "",
+        t.device_label(g.device), idle_share * 100.0,
+        !phases.has_loop()        ? ""
+        : phases.profiler_window ? "the profiled steps' "
+                                 : "the training loop's ",
         format_duration(window.length()),
         launch_idle_share < idle_share - 0.0005
             ? fmt::format(", {:.1f}% while the host launched, not waiting in a CUDA call", launch_idle_share * 100.0)

@@ -18,8 +18,18 @@ Report analyze_events(const Trace& trace, const DetectOptions& options) {
   r.memory = build_memory_timeline(trace);
   r.phases = find_phases(trace);
   // Start-up (module loading, autotuning) is not idleness: a run with a
-  // training loop is broken down over the loop.
-  r.gpu_time = r.phases.has_loop() ? gpu_time_breakdown(trace, r.phases.steady()) : gpu_time_breakdown(trace);
+  // training loop is broken down over the loop, as the GPU ran it. Where the
+  // loop holds all of the GPU's work (a profile of one step), that is the
+  // whole run's breakdown, and said so.
+  r.gpu_time = gpu_time_breakdown(trace);
+  if (r.phases.has_loop()) {
+    auto loop = gpu_time_breakdown(trace, r.phases.gpu_steady());
+    const bool leaves_out = loop.size() != r.gpu_time.size() ||
+                            std::any_of(loop.begin(), loop.end(), [](const GpuTime& g) {
+                              return g.before_window_ns > 0 || g.after_window_ns > 0;
+                            });
+    if (leaves_out) r.gpu_time = std::move(loop);
+  }
   const DetectContext ctx{trace, r.memory, r.gpu_time, options, r.phases};
   r.findings = run_detectors(ctx);
   return r;

@@ -57,10 +57,16 @@ void print_summary(std::ostream& out, const Trace& trace, const Report& report, 
   out << fmt::format("  {} trace, {} events, {} kernels, {} copies, {} allocations, over {}\n", to_string(trace.source),
                      trace.event_count(), trace.kernels.size(), trace.memcpys.size(), trace.allocs.size(),
                      format_duration(trace.end_ns() - trace.begin_ns()));
+  // A profiler's steps are the window profiled, whether they trained or not.
   if (const RunPhases& p = report.phases; p.has_loop())
     out << fmt::format(
-        "  training loop: {} iterations ({}), {} each{}\n", p.iterations.size(), p.source,
-        format_duration(median_iteration_ns(p)),
+        "  {}, {}{}\n",
+        p.profiler_window ? fmt::format("profiled window: {} profiler step{}", p.iterations.size(),
+                                        p.iterations.size() == 1 ? "" : "s")
+                          : fmt::format("training loop: {} iteration{} ({})", p.iterations.size(),
+                                        p.iterations.size() == 1 ? "" : "s", p.source),
+        p.iterations.size() == 1 ? format_duration(median_iteration_ns(p))
+                                 : format_duration(median_iteration_ns(p)) + " each",
         p.startup_ns() == 0 ? std::string()
         // A profiler's window opens on a running program: what precedes its first step is no start-up.
         : trace.source == TraceSource::Gdtrace

@@ -1,10 +1,13 @@
 // Training iterations and the phases of a run. The profiler's own steps
 // (Kineto's ProfilerStep#N, gdrt::TrainingStep) mark iterations where a
-// trace has them; else ranges the program named itself (NVTX ranges such as
-// "step 12", repeating on one thread and holding most launches); else they
-// are recovered from the trace itself: a training loop launches the same
-// sequence of kernels every step, so where a run of kernels repeats evenly
-// marks the iterations. Before the first iteration is start-up (module
+// trace has them, even a single one (a profile of one inference step: that
+// step is the window); else ranges the program named itself (NVTX ranges
+// such as "step 12", repeating on one thread and holding most launches);
+// else they are recovered from the trace itself: a training loop launches
+// the same sequence of kernels every step, so where a run of kernels repeats
+// evenly, and the run shows a loop's traffic with the host or its break
+// between steps, marks the iterations (the layers of one forward pass repeat
+// too, and are no loop). Before the first iteration is start-up (module
 // loading, cuDNN autotuning, moving the model), after the last shutdown;
 // per-iteration rules are judged on the steady state between them.
 #pragma once
@@ -39,13 +42,26 @@ struct RunPhases {
   std::vector<Interval> host_iterations;
   std::string_view source;  // "profiler steps", "named ranges", "repeating kernel sequence", or ""
   std::uint64_t begin_ns = 0, end_ns = 0;  // of the whole trace
+  // The trace is a profiler's window onto a running program (Kineto's
+  // steps): what precedes its first step is the profiler starting, no
+  // start-up of the program.
+  bool profiler_window = false;
+  // The steady state as the GPU ran it. The host's own ranges (profiler
+  // steps, named ranges) are on its clock, and the GPU runs what they
+  // launched later: from the start of the first GPU work launched in them to
+  // the end of the last, where any is known. The repeating kernel sequence
+  // is the GPU's already.
+  Interval gpu_steady_window{};
 
   bool has_loop() const { return !iterations.empty(); }
   // From the start of the first iteration to the end of the last; the whole
   // trace when no loop shows (its last instant included).
   Interval steady() const { return span_of(iterations); }
   Interval host_steady() const { return span_of(host_iterations); }
-  std::uint64_t startup_ns() const { return has_loop() ? iterations.front().begin - begin_ns : 0; }
+  Interval gpu_steady() const { return gpu_steady_window.length() ? gpu_steady_window : steady(); }
+  std::uint64_t startup_ns() const {
+    return has_loop() && !profiler_window ? iterations.front().begin - begin_ns : 0;
+  }
   bool in_steady_state(std::uint64_t t) const { return t >= steady().begin && t < steady().end; }
 
  private:
