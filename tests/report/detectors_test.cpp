@@ -343,13 +343,79 @@ TEST(ScalarIndexing, InATrainingLoopOnlyTheReadsInTheLoopCount) {
   for (int i = 0; i < 30; ++i) t.memcpys.push_back(copy(1000 + 100 * i, 1000 + 100 * i + 5, CopyKind::DtoH, 4, false));
   EXPECT_TRUE(only(detect(t), "GD005").empty()) << "30 reads during start-up, none in the loop";
   for (int s = 0; s < 10; ++s)
-    for (int r = 0; r < 2; ++r)
-      t.memcpys.push_back(copy(5'000'000 + 1'000'000ull * s + 900'000 + r * 100, 5'000'000 + 1'000'000ull * s + 900'050 + r * 100,
-                               CopyKind::DtoH, 4, false));
+    for (int r = 0; r < 2; ++r) {  // x[0] and x[1] of one array
+      Memcpy c = copy(5'000'000 + 1'000'000ull * s + 900'000 + r * 100, 5'000'000 + 1'000'000ull * s + 900'050 + r * 100,
+                      CopyKind::DtoH, 4, false);
+      c.src = 0x7000'0000 + 4 * r;
+      t.memcpys.push_back(c);
+    }
   t.sort_by_time();
   const auto f = only(detect(t), "GD005");
   ASSERT_EQ(f.size(), 1u);
   EXPECT_NE(f[0].message.find("in the training loop (2.0 per iteration)"), std::string::npos) << f[0].message;
+}
+
+// loss.item() once a step, as almost every PyTorch loop logs its loss: one
+// blocking 4-byte read an iteration is no element-by-element access.
+TEST(ScalarIndexing, OneReadAnIterationIsNoScalarIndexing) {
+  Trace t = training_loop(20, 0);
+  for (std::uint64_t s = 0; s < 20; ++s) {
+    Memcpy c = copy(1'000'000 * s + 850'000, 1'000'000 * s + 850'010, CopyKind::DtoH, 4, false);
+    c.src = 0x7000'0000 + 512 * (s % 3);  // the caching allocator's block of the step's loss
+    t.memcpys.push_back(c);
+  }
+  t.sort_by_time();
+  ASSERT_EQ(find_phases(t).iterations.size(), 19u);
+  EXPECT_TRUE(only(detect(t), "GD005").empty()) << only(detect(t), "GD005").front().message;
+}
+
+// A validation metric read from the predictions one element at a time, after
+// steps 3 and 7: 16 reads in a row, x[0], x[1], ... of one array.
+Trace predictions_read_one_by_one(bool with_addresses) {
+  Trace t = training_loop(10, 0);
+  alloc(t, 100, 0x7000'0000, 64);
+  for (std::uint64_t s : {3, 7})
+    for (std::uint64_t i = 0; i < 16; ++i) {
+      Memcpy c = copy(1'000'000 * s + 800'000 + 1'000 * i, 1'000'000 * s + 800'010 + 1'000 * i, CopyKind::DtoH, 4, false);
+      c.src = with_addresses ? 0x7000'0000 + 4 * i : 0;
+      t.memcpys.push_back(c);
+    }
+  t.sort_by_time();
+  return t;
+}
+
+TEST(ScalarIndexing, AHostLoopOverAnArraysElementsIsScalarIndexing) {
+  for (bool with_addresses : {true, false}) {
+    const auto f = only(detect(predictions_read_one_by_one(with_addresses)), "GD005");
+    ASSERT_EQ(f.size(), 1u) << (with_addresses ? "at increasing addresses" : "16 in a row");
+    EXPECT_NE(f[0].message.find("32 times in the training loop (3.6 per iteration)"), std::string::npos) << f[0].message;
+  }
+  // Eight reads in a row at unknown addresses are a walk too; seven are not.
+  Trace seven = training_loop(10, 0);
+  for (std::uint64_t s = 0; s < 10; ++s)
+    for (std::uint64_t i = 0; i < 7; ++i)
+      seven.memcpys.push_back(copy(1'000'000 * s + 800'000 + 1'000 * i, 1'000'000 * s + 800'010 + 1'000 * i, CopyKind::DtoH, 4, false));
+  seven.sort_by_time();
+  EXPECT_TRUE(only(detect(seven), "GD005").empty()) << "7.0 reads an iteration, of unknown addresses";
+}
+
+// Many reads every iteration are element-by-element access wherever they
+// read; how many is an option.
+TEST(ScalarIndexing, ManyReadsAnIterationAreScalarIndexingFromTheOptionsCountOn) {
+  Trace t = training_loop(10, 0);
+  for (std::uint64_t s = 0; s < 10; ++s)
+    for (std::uint64_t m = 0; m < 8; ++m) {  // eight scalars of their own, each after its kernel
+      Memcpy c = copy(1'000'000 * s + 40'000 * m + 31'000, 1'000'000 * s + 40'000 * m + 31'010, CopyKind::DtoH, 4, false);
+      c.src = 0x7000'0000 + 512 * m;
+      t.memcpys.push_back(c);
+    }
+  t.sort_by_time();
+  const auto f = only(detect(t), "GD005");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_NE(f[0].message.find("(8.0 per iteration)"), std::string::npos) << f[0].message;
+  DetectOptions fewer;
+  fewer.tiny_reads_per_iteration = 9;
+  EXPECT_TRUE(only(detect(t, fewer), "GD005").empty());
 }
 
 TEST(PageableAsyncCopy, TheCopiesOfSettingUpAreNotJudged) {

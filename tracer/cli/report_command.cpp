@@ -159,6 +159,10 @@ void add_report_command(CLI::App& app, int& status) {
       ->capture_default_str();
   cmd->add_option("--tiny-count", d.tiny_transfer_count, "GD005: report from this many tiny copies on")
       ->capture_default_str();
+  cmd->add_option("--tiny-per-iteration", d.tiny_reads_per_iteration,
+                  "GD005: tiny reads are element-by-element access when this many come to an iteration, or in a row "
+                  "with no GPU work between them (one loss.item() a step is not)")
+      ->capture_default_str();
   cmd->add_option("--sync-share", d.sync_share,
                   "GD010: a warning when syncs block at least this share of the training loop's time")
       ->capture_default_str();
@@ -169,8 +173,8 @@ void add_report_command(CLI::App& app, int& status) {
                   "GD002: a warning when Float64 kernels take at least this share of kernel time; a note below")
       ->capture_default_str();
   cmd->add_option("--pageable-share", d.pageable_share,
-                  "GD009: a warning when pageable async copies take at least this share of the time judged; a note "
-                  "below")
+                  "GD009: a warning when pageable async copies hold the host at least this share of the time judged; "
+                  "a note below")
       ->capture_default_str();
   cmd->callback([o, &status] { status = run_report(*o); });
 }
