@@ -1,7 +1,8 @@
 """The model and data of the PyTorch samples that train a UNet (premature-free,
-unsynced-transfer, pageable-async-copy): a UNet of depth 2 with BatchNorm and
-ReLU, and noisy images with one bright disc each, drawn the same on every run
-so that a sample's fixed twin trains on exactly the data its buggy twin does.
+unsynced-transfer, pageable-async-copy, scalar-indexing): a UNet of depth 2
+with BatchNorm and ReLU, and noisy images with one bright disc each, drawn
+the same on every run so that a sample's fixed twin trains on exactly the
+data its buggy twin does.
 And larger_model_work(), which keeps the GPU behind the host as a real model
 does.
 """

@@ -1,46 +1,23 @@
 #!/usr/bin/env python3
-"""scalar-indexing (GD005), PyTorch: a small UNet trained on synthetic shapes,
-with the running loss for the progress line taken with `loss.item()` every
-step. Each .item() is a 4-byte device-to-host copy that waits for the GPU to
-finish the step: the host cannot queue the next step ahead, once per step.
-The fixed twin sums the loss on the GPU and reads it once per epoch (fixed.py).
+"""scalar-indexing (GD005), PyTorch: after each epoch the validation IoU is
+counted pixel by pixel, reading the predicted mask from the device with
+`pred[i].item()` in a Python loop, as the gdrt and CUDA twins do. Each
+.item() is a blocking 4-byte device-to-host copy that waits for the GPU:
+16 x 32 x 32 = 16384 round trips per validation, where one copy of 64 KiB
+does, or none when the IoU is summed on the device. The training steps read
+nothing. The fixed twin computes the IoU on the device and reads that one
+scalar (fixed.py).
 """
 import sys
 import time
+from pathlib import Path
 
 import torch
-from torch import nn
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, TensorDataset
 
-
-def block(cin, cout):
-    return nn.Sequential(nn.Conv2d(cin, cout, 3, padding=1), nn.BatchNorm2d(cout), nn.ReLU(inplace=True))
-
-
-class UNet(nn.Module):
-    def __init__(self, base=8):
-        super().__init__()
-        self.down1, self.down2, self.mid = block(3, base), block(base, 2 * base), block(2 * base, 4 * base)
-        self.up2, self.merge2 = nn.ConvTranspose2d(4 * base, 2 * base, 2, stride=2), block(4 * base, 2 * base)
-        self.up1, self.merge1 = nn.ConvTranspose2d(2 * base, base, 2, stride=2), block(2 * base, base)
-        self.out = nn.Conv2d(base, 1, 1)
-
-    def forward(self, x):
-        d1 = self.down1(x)
-        d2 = self.down2(nn.functional.max_pool2d(d1, 2))
-        m = self.mid(nn.functional.max_pool2d(d2, 2))
-        u2 = self.merge2(torch.cat([self.up2(m), d2], 1))
-        return self.out(self.merge1(torch.cat([self.up1(u2), d1], 1)))
-
-
-def synthetic_shapes(count, size, seed):
-    """Noisy images with one bright disc each, and the disc's mask."""
-    g = torch.Generator().manual_seed(seed)
-    yy, xx = torch.meshgrid(torch.arange(size), torch.arange(size), indexing="ij")
-    centre = torch.rand(count, 2, 1, 1, generator=g) * size
-    radius = (0.1 + 0.15 * torch.rand(count, 1, 1, generator=g)) * size
-    mask = (((xx - centre[:, 0]) ** 2 + (yy - centre[:, 1]) ** 2) < radius**2).float().unsqueeze(1)
-    images = 0.2 + 0.5 * mask.expand(count, 3, size, size) + 0.3 * torch.rand(count, 3, size, size, generator=g)
-    return images, mask
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "common"))
+from torch_unet import UNet, synthetic_shapes  # noqa: E402
 
 
 def main():
@@ -51,20 +28,35 @@ def main():
     dev = torch.device("cuda")
     model = UNet().to(dev)
     opt = torch.optim.Adam(model.parameters(), lr=3e-3)
-    loss_fn = nn.BCEWithLogitsLoss()
-    images, masks = (t.pin_memory() for t in synthetic_shapes(256, 64, 1))  # batches copied asynchronously
+    images, masks = synthetic_shapes(128, 32, 1)
+    loader = DataLoader(TensorDataset(images, masks), batch_size=16, shuffle=True, pin_memory=True)
+    val_x, val_y = synthetic_shapes(16, 32, 99)
+    val_x, truth = val_x.to(dev), val_y.flatten().tolist()
+    reads = 0
     for epoch in range(2):
-        start, running, steps = time.perf_counter(), 0.0, 0
-        for i in range(0, len(images), 16):
-            x, y = images[i : i + 16].to(dev, non_blocking=True), masks[i : i + 16].to(dev, non_blocking=True)
-            loss = loss_fn(model(x), y)
+        model.train()
+        for x, y in loader:
+            x, y = x.to(dev, non_blocking=True), y.to(dev, non_blocking=True)
+            loss = F.binary_cross_entropy_with_logits(model(x), y)
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
-            running += loss.item()  # a blocking 4-byte read, every step
-            steps += 1
-        elapsed = time.perf_counter() - start
-        print(f"epoch {epoch + 1}: train loss {running / steps:.4f}, {1000 * elapsed / steps:.1f} ms per step")
+
+        model.eval()
+        start = time.perf_counter()
+        with torch.no_grad():
+            pred = (model(val_x) > 0).float().flatten()  # stays on the device
+        inter = union = 0.0
+        reads = 0
+        for i in range(pred.numel()):
+            p, t = pred[i].item(), truth[i]  # one blocking device read per pixel
+            reads += 1
+            inter += p * t
+            union += p + t - p * t
+        ms = 1000 * (time.perf_counter() - start)
+        print(f"epoch {epoch + 1}: val IoU {inter / union if union else 1.0:.3f} ({ms:.1f} ms to read the mask)")
+    if reads > 1:
+        print(f"symptom: {reads} blocking copies of 4 B to read one mask")
     return 0
 
 

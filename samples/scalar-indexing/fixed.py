@@ -1,43 +1,18 @@
 #!/usr/bin/env python3
-"""scalar-indexing (GD005), PyTorch, fixed: the running loss is summed on the
-GPU and read once per epoch (buggy.py reads it with loss.item() every step).
+"""scalar-indexing (GD005), PyTorch, fixed: the validation IoU is summed on
+the device and read as one scalar (buggy.py reads the predicted mask from the
+device one pixel at a time).
 """
 import sys
 import time
+from pathlib import Path
 
 import torch
-from torch import nn
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, TensorDataset
 
-
-def block(cin, cout):
-    return nn.Sequential(nn.Conv2d(cin, cout, 3, padding=1), nn.BatchNorm2d(cout), nn.ReLU(inplace=True))
-
-
-class UNet(nn.Module):
-    def __init__(self, base=8):
-        super().__init__()
-        self.down1, self.down2, self.mid = block(3, base), block(base, 2 * base), block(2 * base, 4 * base)
-        self.up2, self.merge2 = nn.ConvTranspose2d(4 * base, 2 * base, 2, stride=2), block(4 * base, 2 * base)
-        self.up1, self.merge1 = nn.ConvTranspose2d(2 * base, base, 2, stride=2), block(2 * base, base)
-        self.out = nn.Conv2d(base, 1, 1)
-
-    def forward(self, x):
-        d1 = self.down1(x)
-        d2 = self.down2(nn.functional.max_pool2d(d1, 2))
-        m = self.mid(nn.functional.max_pool2d(d2, 2))
-        u2 = self.merge2(torch.cat([self.up2(m), d2], 1))
-        return self.out(self.merge1(torch.cat([self.up1(u2), d1], 1)))
-
-
-def synthetic_shapes(count, size, seed):
-    """Noisy images with one bright disc each, and the disc's mask."""
-    g = torch.Generator().manual_seed(seed)
-    yy, xx = torch.meshgrid(torch.arange(size), torch.arange(size), indexing="ij")
-    centre = torch.rand(count, 2, 1, 1, generator=g) * size
-    radius = (0.1 + 0.15 * torch.rand(count, 1, 1, generator=g)) * size
-    mask = (((xx - centre[:, 0]) ** 2 + (yy - centre[:, 1]) ** 2) < radius**2).float().unsqueeze(1)
-    images = 0.2 + 0.5 * mask.expand(count, 3, size, size) + 0.3 * torch.rand(count, 3, size, size, generator=g)
-    return images, mask
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "common"))
+from torch_unet import UNet, synthetic_shapes  # noqa: E402
 
 
 def main():
@@ -48,21 +23,27 @@ def main():
     dev = torch.device("cuda")
     model = UNet().to(dev)
     opt = torch.optim.Adam(model.parameters(), lr=3e-3)
-    loss_fn = nn.BCEWithLogitsLoss()
-    images, masks = (t.pin_memory() for t in synthetic_shapes(256, 64, 1))  # batches copied asynchronously
+    images, masks = synthetic_shapes(128, 32, 1)
+    loader = DataLoader(TensorDataset(images, masks), batch_size=16, shuffle=True, pin_memory=True)
+    val_x, val_y = synthetic_shapes(16, 32, 99)
+    val_x, truth = val_x.to(dev), val_y.to(dev)
     for epoch in range(2):
-        start, running, steps = time.perf_counter(), torch.zeros((), device=dev), 0
-        for i in range(0, len(images), 16):
-            x, y = images[i : i + 16].to(dev, non_blocking=True), masks[i : i + 16].to(dev, non_blocking=True)
-            loss = loss_fn(model(x), y)
+        model.train()
+        for x, y in loader:
+            x, y = x.to(dev, non_blocking=True), y.to(dev, non_blocking=True)
+            loss = F.binary_cross_entropy_with_logits(model(x), y)
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
-            running += loss.detach()  # stays on the GPU
-            steps += 1
-        running = running.item()  # one read per epoch
-        elapsed = time.perf_counter() - start
-        print(f"epoch {epoch + 1}: train loss {running / steps:.4f}, {1000 * elapsed / steps:.1f} ms per step")
+
+        model.eval()
+        start = time.perf_counter()
+        with torch.no_grad():
+            pred = (model(val_x) > 0).float()
+            inter, union = (pred * truth).sum(), (pred + truth - pred * truth).sum()
+            iou = torch.where(union > 0, inter / union, torch.ones_like(union)).item()  # the one read
+        ms = 1000 * (time.perf_counter() - start)
+        print(f"epoch {epoch + 1}: val IoU {iou:.3f} ({ms:.1f} ms to compute it)")
     return 0
 
 
