@@ -18,9 +18,11 @@ void detect_pageable_async_copy(const DetectContext& ctx, std::vector<Finding>& 
   struct Group {
     std::uint64_t count = 0, bytes = 0, ns = 0, blocked_ns = 0;
   };
-  // What such a copy costs is the host's time in the call that issued it,
-  // which returns only once the source is staged: where the trace has the
-  // call, that; else the copy's own time.
+  // What such a copy costs: a copy from the host, the time the call that
+  // issued it held the host while it staged the source (where the trace has
+  // the call; else the copy's own time). A copy to the host returns only
+  // once all the stream's earlier work is done, and that wait is a sync's
+  // (GD010), not the staging's: its own time.
   std::unordered_map<std::uint64_t, std::uint64_t> call_ns;  // correlation -> the call's duration
   for (const ApiCall& a : t.api_calls)
     if (a.correlation != 0 && a.end_ns > a.start_ns) call_ns.emplace(a.correlation, a.end_ns - a.start_ns);
@@ -34,7 +36,7 @@ void detect_pageable_async_copy(const DetectContext& ctx, std::vector<Finding>& 
     ++g.count;
     g.bytes += c.bytes;
     g.ns += c.end_ns - c.start_ns;
-    const auto call = c.correlation != 0 ? call_ns.find(c.correlation) : call_ns.end();
+    const auto call = c.copy == CopyKind::HtoD && c.correlation != 0 ? call_ns.find(c.correlation) : call_ns.end();
     g.blocked_ns += std::max(c.end_ns - c.start_ns, call != call_ns.end() ? call->second : 0);
   }
   if (groups.empty()) return;

@@ -44,7 +44,9 @@ std::set<std::uint32_t> threads_outside_the_loop(const Trace& t, const Interval&
 void detect_sync_in_loop(const DetectContext& ctx, std::vector<Finding>& out) {
   const Trace& t = ctx.trace;
   const RunPhases& phases = ctx.phases;
-  if (!phases.has_loop()) return;
+  // One iteration (a single profiled step) shows no loop to wait in every
+  // iteration of.
+  if (phases.iterations.size() < 2) return;
   // On the host's clock, where it waits.
   const Interval window = phases.host_steady();
   const std::set<std::uint32_t> outside_the_loop = threads_outside_the_loop(t, window);
