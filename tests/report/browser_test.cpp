@@ -298,7 +298,7 @@ TEST_F(Browser, WarningsAboutAnIncompleteTraceAreShownAboveEverything) {
   const auto warnings = page.dom.find("id=\"gd-warnings\"");
   ASSERT_NE(warnings, std::string::npos) << page.dom;
   for (const char* text : {"12 events were dropped while recording", "The trace file is damaged (corrupt chunk at byte 4096",
-                           "The recording did not stop cleanly"})
+                           "The recording has no end"})
     EXPECT_NE(page.dom.find(std::string("<div class=\"warn\">") + text, warnings), std::string::npos) << text << "\n" << page.dom;
   EXPECT_EQ(page.dom.find("recording stopped"), std::string::npos) << "a corrupt chunk is not where the recording stopped";
 }

@@ -142,7 +142,7 @@ void add_report_command(CLI::App& app, int& status) {
   cmd->add_option("trace", o->input, "Trace file")->required();
   cmd->add_flag("--json", o->json, "Write the report as JSON");
   cmd->add_flag("--sarif", o->sarif, "Write the findings as SARIF 2.1.0");
-  cmd->add_option("--html", o->html, "Also write a self-contained HTML page (memory timeline, findings, GPU time)");
+  cmd->add_option("--html", o->html, "Also write a self-contained HTML page (findings, memory timeline, GPU time)");
   cmd->add_option("--chrome", o->chrome, "Also write a Chrome trace JSON (Perfetto, chrome://tracing)");
   cmd->add_option("-o,--output", o->output, "Write the summary, JSON or SARIF to this file instead of stdout");
   cmd->add_option("--fail-on", o->fail_on, "Exit 1 when a finding has at least this severity: none|note|warning|error")

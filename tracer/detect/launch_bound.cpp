@@ -111,14 +111,14 @@ void detect_launch_bound(const DetectContext& ctx, std::vector<Finding>& out) {
                                     format_duration(memcpy_ns), format_duration(computation_ns)));
     if (reasons.empty()) continue;
     std::string msg = fmt::format(
-        "{} was idle {:.1f}% of {}{}{} and copying {:.1f}% (at least {:.0f}% is worth a note, --idle-share): ",
+        "{} was idle {:.1f}% of {}{}{}, copying {:.1f}% (a note from {:.0f}% idle on, --idle-share): ",
         t.device_label(g.device), idle_share * 100.0,
         !phases.has_loop()        ? ""
         : phases.profiler_window ? "the profiled steps' "
                                  : "the training loop's ",
         format_duration(window.length()),
         launch_idle_share < idle_share - 0.0005
-            ? fmt::format(", {:.1f}% while the host launched, not waiting in a CUDA call", launch_idle_share * 100.0)
+            ? fmt::format(" ({:.1f}% while the host launched rather than waited in a CUDA call)", launch_idle_share * 100.0)
             : std::string(),
         copy_share * 100.0, o.idle_share * 100.0);
     for (std::size_t i = 0; i < reasons.size(); ++i) msg += (i ? "; " : "") + reasons[i];

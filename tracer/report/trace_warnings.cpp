@@ -31,7 +31,9 @@ std::vector<SarifNotification> trace_warnings(const Trace& trace) {
     out.push_back({"truncated-trace", "The trace file ends inside a chunk: it was cut short",
                    fmt::format("the trace is truncated ({}): the events after the cut are missing",
                                trace.truncation_note.empty() ? "the file ends inside a chunk" : trace.truncation_note)});
-  else if (!trace.stopped_cleanly)
+  // A file cut short has no End chunk because it was cut; a damaged one may
+  // also have lost it (its last chunk is not a valid End chunk).
+  if (!trace.stopped_cleanly && !(trace.truncated && !trace.corrupt_chunk))
     out.push_back({"unclean-stop", "The recording has no end",
                    "the recording has no end (no End chunk): its process was killed before gpudiag could close the "
                    "trace, or the file was cut between two chunks; the events after its last chunk are missing"});
