@@ -44,7 +44,6 @@ void detect_launch_bound(const DetectContext& ctx, std::vector<Finding>& out) {
         if (const std::uint64_t lo = std::max(a.start_ns, window.begin), hi = std::min(a.end_ns, window.end); lo < hi)
           occupied.push_back({lo, hi});
     occupied = merge_intervals(std::move(occupied));
-    std::vector<std::string> reasons;
     // Idle gaps, between what kept the GPU busy or the host waiting.
     std::uint64_t gaps = 0, gap_ns = 0, longest = 0;
     for (std::size_t i = 1; i < occupied.size(); ++i) {
@@ -54,10 +53,6 @@ void detect_launch_bound(const DetectContext& ctx, std::vector<Finding>& out) {
       gap_ns += gap;
       longest = std::max(longest, gap);
     }
-    if (gaps > 0)
-      reasons.push_back(fmt::format("{} idle gap{} longer than {} ({} in all, the longest {})", gaps,
-                                    gaps == 1 ? "" : "s", format_duration(o.idle_gap_ns), format_duration(gap_ns),
-                                    format_duration(longest)));
     // Short kernels, and kernels that ran shorter than their own launch.
     std::uint64_t kernels = 0, short_kernels = 0, with_launch = 0, outrun = 0;
     std::uint64_t computation_ns = 0, memcpy_ns = 0;  // GPU time of the window's work
@@ -97,7 +92,13 @@ void detect_launch_bound(const DetectContext& ctx, std::vector<Finding>& out) {
     // time: nothing to say.
     const bool launch_paced = launch_idle_share >= o.idle_share;
     if (!launch_paced && !copies_dominate) continue;
-    if (!launch_paced) reasons.clear();  // gaps of a GPU busy copying are not the host's launches
+    // Gaps, short kernels and slow launches are the launches' only where they
+    // set the pace: a GPU busy copying is not waiting for them.
+    std::vector<std::string> reasons;
+    if (launch_paced && gaps > 0)
+      reasons.push_back(fmt::format("{} idle gap{} longer than {} ({} in all, the longest {})", gaps,
+                                    gaps == 1 ? "" : "s", format_duration(o.idle_gap_ns), format_duration(gap_ns),
+                                    format_duration(longest)));
     const bool many_short = launch_paced && kernels >= o.min_kernels && short_share >= o.short_kernel_share;
     if (many_short)
       reasons.push_back(fmt::format("{:.0f}% of {} kernels ran shorter than {} ({:.0f}% of the kernel time)",

@@ -75,6 +75,11 @@ void for_each_time(const Trace& t, F&& f) {
   for (const auto& e : t.crashes) f(e.time_ns, e.time_ns);
 }
 
+// Whether an event starts where a trace that lacks its end is no longer whole.
+auto past_whole_part(std::uint64_t complete_until_ns) {
+  return [complete_until_ns](const auto& e) { return start_of(e) >= complete_until_ns; };
+}
+
 // Each thread's events arrive in time order and most traces have one
 // recording thread: checking is one pass, a stable sort of millions is many.
 template <class V>
@@ -100,9 +105,16 @@ std::uint64_t Trace::end_ns() const {
 Trace Trace::whole_part() const {
   Trace part = *this;
   if (!complete())
-    part.for_each_event_column(
-        [&](auto& column) { std::erase_if(column, [&](const auto& e) { return start_of(e) >= complete_until_ns; }); });
+    part.for_each_event_column([&](auto& column) { std::erase_if(column, past_whole_part(complete_until_ns)); });
   return part;
+}
+
+std::size_t Trace::events_past_whole_part() const {
+  std::size_t n = 0;
+  for_each_event_column([&](const auto& column) {
+    n += static_cast<std::size_t>(std::count_if(column.begin(), column.end(), past_whole_part(complete_until_ns)));
+  });
+  return n;
 }
 
 void Trace::sort_by_time() {

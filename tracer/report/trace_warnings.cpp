@@ -1,6 +1,5 @@
 // What a trace may be missing, in the words every report form uses, and the
 // SARIF log that carries them as tool execution notifications.
-#include <algorithm>
 #include <ostream>
 
 #include <fmt/format.h>
@@ -38,12 +37,7 @@ std::vector<SarifNotification> trace_warnings(const Trace& trace) {
                    "the recording has no end (no End chunk): its process was killed before gpudiag could close the "
                    "trace, or the file was cut between two chunks; the events after its last chunk are missing"});
   if (!trace.complete()) {
-    std::size_t left_out = 0;
-    trace.for_each_event_column([&](const auto& column) {
-      left_out += static_cast<std::size_t>(std::count_if(column.begin(), column.end(), [&](const auto& e) {
-        return start_of(e) >= trace.complete_until_ns;
-      }));
-    });
+    const std::size_t left_out = trace.events_past_whole_part();
     const std::uint64_t begin = trace.begin_ns();
     const std::uint64_t whole = trace.complete_until_ns > begin ? trace.complete_until_ns - begin : 0;
     out.push_back({"incomplete-evidence", "The trace is whole only up to a point; findings are judged up to it",

@@ -208,6 +208,8 @@ struct Trace {
   // whose evidence is whole (crashes stay: the process did die of them). For
   // analyses of a trace that lacks its end.
   Trace whole_part() const;
+  // How many events whole_part() leaves out.
+  std::size_t events_past_whole_part() const;
   // The description of a device, or nullptr.
   const DeviceDesc* device(std::int32_t id) const;
   // How reports name a device: "host", "device 0", or with the name the
