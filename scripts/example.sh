@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 BUILD_TARGETS=example bash scripts/build.sh
 build=$(realpath "${BUILD_DIR:-build}")
-gpudiag="$build/tracer/cli/gpudiag"
+gpudiag="$build/cli/gpudiag"
 out="$build/example"
 mkdir -p "$out"
 

@@ -30,9 +30,9 @@ cd "$(dirname "$0")/.."
 # Steps, most wanted first: name, then the command (run from the tree's
 # root, build/ unpacked).
 steps=(
-  doctor "build/tracer/cli/gpudiag doctor"
+  doctor "build/cli/gpudiag doctor"
   gpu_programs "build/tests/gpu_programs/gpu_programs_test"
-  cupti "build/tests/tracer/tracer_cupti_test --gtest_filter=CuptiEndToEnd.*:InjectionLoad.*"
+  cupti "build/tests/record/record_cupti_test --gtest_filter=CuptiEndToEnd.*:InjectionLoad.*"
   gdrt_cuda "build/tests/runtime/gdrt_test --gtest_filter=*Cuda*:*cuda*:Device.*:DeviceSelection.*:Errors.*"
   healthy_unet "build/tests/report/report_output_test --gtest_filter=Cli.TheHealthyUNet*"
   device_bench "build/bench/devices/device_step --steps 5"
@@ -46,12 +46,12 @@ steps=(
 # Files under build/ the steps run or load; folders take every executable and
 # shared library directly in them.
 bundle_paths=(
-  tracer/cli/gpudiag tracer/cupti tracer/record
-  tests/gpu_programs tests/tracer/tracer_cupti_test tests/tracer/cuda_trace_program
-  tests/tracer/dlopen_injection tests/tracer/nvtx_program
+  cli/gpudiag record/cupti record
+  tests/gpu_programs tests/record/record_cupti_test tests/record/cuda_trace_program
+  tests/record/dlopen_injection tests/record/nvtx_program
   tests/runtime/gdrt_test tests/samples/samples_test tests/report/report_output_test
   tests/doctor/doctor_cli_test samples/train_unet/train_unet bench/devices/device_step bench/trace/trace_bench
-  tracer/python/sitecustomize.py tracer/python/gpudiag_torch_history.py
+  share/gpudiag/python/sitecustomize.py share/gpudiag/python/gpudiag_torch_history.py
 )
 
 # Libraries the machine has in newer versions, or CUDA's own: never bundled.
@@ -61,7 +61,7 @@ die() { echo "gpu-check: $*" >&2; exit 2; }
 
 pack() {
   local dir=${1:-.gpu} build=${BUILD_DIR:-build}
-  [ -x "$build/tracer/cli/gpudiag" ] || die "no $build/tracer/cli/gpudiag: run scripts/build.sh first"
+  [ -x "$build/cli/gpudiag" ] || die "no $build/cli/gpudiag: run scripts/build.sh first"
   [ -x "$build/tests/gpu_programs/gpu_programs_test" ] ||
     die "no GPU tests in $build: the CUDA toolkit was not found when it was configured"
   local stage
@@ -122,17 +122,17 @@ record_traces() {
   mkdir -p "$traces"
   finish() {  # a run that wrote no trace said why in its .txt
     [ -f "$1" ] || return 0
-    gzip -9 "$1" && build/tracer/cli/gpudiag report --fail-on none "$1.gz" > "$1.report.txt" 2>&1
+    gzip -9 "$1" && build/cli/gpudiag report --fail-on none "$1.gz" > "$1.report.txt" 2>&1
   }
   for program in build/tests/gpu_programs/gpu_program_*; do
     name=${program##*/gpu_program_}
-    build/tracer/cli/gpudiag trace -o "$traces/cuda-$name.gdtrace" -- "$program" > "$traces/cuda-$name.txt" 2>&1
+    build/cli/gpudiag trace -o "$traces/cuda-$name.gdtrace" -- "$program" > "$traces/cuda-$name.txt" 2>&1
     echo "cuda-$name: exit $?"
     finish "$traces/cuda-$name.gdtrace"
   done
   # gdrt's UNet trainer on its cuda device, as the healthy_unet step traces it.
   name=gdrt-train_unet
-  build/tracer/cli/gpudiag trace -o "$traces/$name.gdtrace" -- build/samples/train_unet/train_unet --epochs 1 \
+  build/cli/gpudiag trace -o "$traces/$name.gdtrace" -- build/samples/train_unet/train_unet --epochs 1 \
     --train 64 --val 16 --size 32 --checkpoint '' > "$traces/$name.txt" 2>&1
   echo "$name: exit $?"
   finish "$traces/$name.gdtrace"
@@ -142,7 +142,7 @@ record_traces() {
   [ "${RECORD_TORCH:-on}" = off ] && return 0
   for mistake in none sync_in_loop pageable_async; do
     name=torch-unet-${mistake/none/healthy}
-    build/tracer/cli/gpudiag trace --stacks off -o "$traces/$name.gdtrace" -- \
+    build/cli/gpudiag trace --stacks off -o "$traces/$name.gdtrace" -- \
       python3 "$step" --mistake "$mistake" --warmup 0 --steps 20 --out "$traces/$name.json" > "$traces/$name.txt" 2>&1
     echo "$name: exit $?"
     finish "$traces/$name.gdtrace"
@@ -198,7 +198,7 @@ run() {
     [ -d "$folder" ] && [[ ":$path:" != *":$(realpath "$folder"):"* ]] && path+=":$(realpath "$folder")"
   done
   export LD_LIBRARY_PATH="$path${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-  export GPUDIAG_CUPTI_LIBRARY=$root/build/tracer/cupti/libgpudiag_cupti.so out
+  export GPUDIAG_CUPTI_LIBRARY=$root/build/record/cupti/libgpudiag_cupti.so out
   export -f record_traces
   export RECORD_KINETO RECORD_TORCH
   {

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "gpudiag/record.h"
+#include "gpudiag/import/load_trace.h"
 #include "gpudiag/trace_io.h"
 #include "timed_run.h"
 

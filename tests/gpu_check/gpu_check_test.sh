@@ -20,8 +20,8 @@ bundle=$work/bundle/gpu-check.tar.xz
 size=$(stat -c %s "$bundle")
 [ "$size" -lt $((64 << 20)) ] || fail "the bundle is $size bytes, over the 64 MiB a GPU machine takes"
 mkdir -p "$work/unpacked" && tar -C "$work/unpacked" -xJf "$bundle" || fail "cannot unpack the bundle"
-for file in build/tracer/cli/gpudiag build/tracer/cupti/libgpudiag_cupti.so build/tests/gpu_programs/gpu_programs_test \
-            build/tests/gpu_programs/gpu_program_bad_launch build/tests/tracer/tracer_cupti_test \
+for file in build/cli/gpudiag build/record/cupti/libgpudiag_cupti.so build/tests/gpu_programs/gpu_programs_test \
+            build/tests/gpu_programs/gpu_program_bad_launch build/tests/record/record_cupti_test \
             build/tests/runtime/gdrt_test build/tests/samples/samples_test build/samples/unsynced-transfer/buggy_cuda \
             source_dir; do
   [ -e "$work/unpacked/$file" ] || fail "the bundle has no $file"

@@ -18,8 +18,9 @@
 #include <string>
 #include <vector>
 
-#include "../report/detect_support.h"
-#include "../tracer/test_support.h"
+#include "detect_support.h"
+#include "test_support.h"
+#include "gpudiag/import/load_trace.h"
 #include "gpudiag/report/report.h"
 #include "gpudiag/trace.h"
 

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "gpudiag/report/report.h"
+#include "gpudiag/import/load_trace.h"
 #include "run_command.h"
 #include "trace_builder.h"
 

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "detect_support.h"
+#include "gpudiag/import/load_trace.h"
 #include "gpudiag/report/report.h"
 #include "gpudiag/trace_io.h"
 

@@ -17,6 +17,8 @@
 #include <type_traits>
 
 #include "event_codec.h"
+#include "gpudiag/export/chrome_trace.h"
+#include "gpudiag/import/load_trace.h"
 #include "gpudiag/report/report.h"
 #include "gpudiag/trace_io.h"
 
@@ -140,9 +142,9 @@ void report_everything(const Trace& t) {
   EXPECT_FALSE(out.str().empty());
 }
 
-// "h200/..." is in this repository (tests/report/h200); the rest is shared data.
+// "h200/..." is in this repository (tests/data/h200); the rest is shared data.
 std::string trace_path(const std::string& name) {
-  if (name.starts_with("h200/")) return std::string(GPUDIAG_SOURCE_DIR) + "/tests/report/" + name;
+  if (name.starts_with("h200/")) return std::string(GPUDIAG_SOURCE_DIR) + "/tests/data/" + name;
   return std::string(GPUDIAG_SHARED_DATA_DIR) + "/" + name;
 }
 

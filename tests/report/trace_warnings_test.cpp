@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "gpudiag/report/report.h"
+#include "gpudiag/import/load_trace.h"
 #include "gpudiag/trace_io.h"
 #include "trace_builder.h"
 

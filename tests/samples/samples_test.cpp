@@ -26,7 +26,7 @@
 
 #include "python_with.h"
 #include "run_command.h"
-#include "tracer/test_support.h"
+#include "test_support.h"
 
 namespace {
 

@@ -1,0 +1,184 @@
+// gpudiag report FILE: findings, memory timeline and GPU time of a trace
+// (.gdtrace, Kineto JSON, nsys SQLite) as a terminal summary, JSON, SARIF or
+// a self-contained HTML page. Exit 0: nothing at or above --fail-on; 1: some
+// finding is; 2: bad input or usage.
+#include <CLI/CLI.hpp>
+
+#include <chrono>
+#include <filesystem>
+#include <optional>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "commands.h"
+#include "gpudiag/emit.h"
+#include "gpudiag/export/chrome_trace.h"
+#include "gpudiag/import/load_trace.h"
+#include "gpudiag/report/report.h"
+#include "gpudiag/trace.h"
+#include "gpudiag/trace_io.h"
+
+namespace gpudiag::cli {
+namespace {
+
+struct ReportOptions {
+  std::string input;
+  bool json = false;
+  bool sarif = false;
+  std::string html;
+  std::string chrome;
+  std::string output;
+  std::string fail_on = "error";
+  bool no_color = false;
+  double idle_gap_ms = 500;
+  double short_kernel_us = 50;
+  DetectOptions detect;  // the thresholds below that need no unit conversion bind to it directly
+};
+
+// Stage timings on stderr when the trace is large enough to make a user wait.
+class Progress {
+ public:
+  void enable() { on_ = true; }
+  void stage(std::string_view what) {
+    if (!on_) return;
+    const auto now = std::chrono::steady_clock::now();
+    std::cerr << fmt::format("gpudiag report: {} ({:.1f} s)\n", what,
+                             std::chrono::duration<double>(now - start_).count());
+  }
+
+ private:
+  bool on_ = false;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
+int run_report(const ReportOptions& o) {
+  std::optional<Severity> threshold;
+  if (o.fail_on != "none") {
+    threshold = parse_severity(o.fail_on);
+    if (!threshold) {
+      std::cerr << fmt::format("gpudiag report: --fail-on takes none, note, warning or error, not '{}'\n", o.fail_on);
+      return 2;
+    }
+  }
+  if (o.json && o.sarif) {
+    std::cerr << "gpudiag report: choose one of --json and --sarif\n";
+    return 2;
+  }
+  Progress progress;
+  std::error_code size_error;  // a directory or a pipe has no size: load_trace says what is wrong
+  if (const auto size = std::filesystem::file_size(o.input, size_error); !size_error && size > 64u << 20) progress.enable();
+  progress.stage("loading " + o.input);
+  Trace trace;
+  try {
+    trace = load_trace(o.input);
+  } catch (const std::exception& e) {
+    std::cerr << fmt::format("gpudiag report: {}\n", e.what());
+    return 2;
+  }
+  // Stacks recorded as bare addresses get function, file and line while the binaries are still here.
+  if (trace.source == TraceSource::Gdtrace) symbolize(trace);
+  if (trace.event_count() > 2'000'000) progress.enable();
+  progress.stage(fmt::format("loaded {} events; analysing", trace.event_count()));
+  DetectOptions detect = o.detect;
+  detect.idle_gap_ns = static_cast<std::uint64_t>(o.idle_gap_ms * 1e6);
+  detect.short_kernel_ns = static_cast<std::uint64_t>(o.short_kernel_us * 1e3);
+  const Report report = analyze(trace, detect);
+  progress.stage(fmt::format("{} findings; writing", report.findings.size()));
+
+  std::ofstream file;
+  if (!o.output.empty()) {
+    file.open(o.output, std::ios::binary);
+    if (!file) {
+      std::cerr << fmt::format("gpudiag report: cannot write {}\n", o.output);
+      return 2;
+    }
+  }
+  std::ostream& out = o.output.empty() ? std::cout : file;
+  if (o.json) {
+    out << report_json(trace, report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+  } else if (o.sarif) {
+    SarifOptions sarif;
+    sarif.tool_version = GPUDIAG_VERSION;
+    emit_report_sarif(out, trace, report, sarif);  // with dropped events, truncation, unclean stop
+  } else {
+    const bool color = !o.no_color && o.output.empty() && want_color(STDOUT_FILENO);
+    print_summary(out, trace, report, {.color = color});
+  }
+  if (!o.html.empty()) {
+    std::ofstream html(o.html, std::ios::binary);
+    if (!html) {
+      std::cerr << fmt::format("gpudiag report: cannot write {}\n", o.html);
+      return 2;
+    }
+    write_html(html, trace, report);
+    progress.stage("wrote " + o.html);
+    if (!o.json && !o.sarif) out << fmt::format("HTML report: {}\n", o.html);
+  }
+  if (!o.chrome.empty()) {
+    std::ofstream chrome(o.chrome, std::ios::binary);
+    if (!chrome) {
+      std::cerr << fmt::format("gpudiag report: cannot write {}\n", o.chrome);
+      return 2;
+    }
+    write_chrome_trace(trace, chrome);
+    progress.stage("wrote " + o.chrome);
+    if (!o.json && !o.sarif) out << fmt::format("Chrome trace (ui.perfetto.dev, chrome://tracing): {}\n", o.chrome);
+  }
+  if (threshold)
+    for (const Finding& f : report.findings)
+      if (f.severity >= *threshold) return 1;
+  return 0;
+}
+
+}  // namespace
+
+void add_report_command(CLI::App& app, int& status) {
+  auto o = std::make_shared<ReportOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "report", "Report on a trace (.gdtrace, PyTorch profiler/Kineto JSON, Nsight Systems SQLite): findings, "
+                "memory timeline, GPU time breakdown");
+  cmd->add_option("trace", o->input, "Trace file")->required();
+  cmd->add_flag("--json", o->json, "Write the report as JSON");
+  cmd->add_flag("--sarif", o->sarif, "Write the findings as SARIF 2.1.0");
+  cmd->add_option("--html", o->html, "Also write a self-contained HTML page (findings, memory timeline, GPU time)");
+  cmd->add_option("--chrome", o->chrome, "Also write a Chrome trace JSON (Perfetto, chrome://tracing)");
+  cmd->add_option("-o,--output", o->output, "Write the summary, JSON or SARIF to this file instead of stdout");
+  cmd->add_option("--fail-on", o->fail_on, "Exit 1 when a finding has at least this severity: none|note|warning|error")
+      ->capture_default_str();
+  cmd->add_flag("--no-color", o->no_color, "No ANSI colour (also NO_COLOR=1)");
+  cmd->add_option("--idle-gap-ms", o->idle_gap_ms, "GD011: report GPU idle gaps longer than this")->capture_default_str();
+  cmd->add_option("--short-kernel-us", o->short_kernel_us, "GD011: kernels shorter than this count as short")
+      ->capture_default_str();
+  cmd->add_option("--idle-share", o->detect.idle_share,
+                  "GD011: a note when the GPU is idle (or copying more than computing) at least this share of the time")
+      ->capture_default_str();
+  DetectOptions& d = o->detect;
+  cmd->add_option("--tiny-bytes", d.tiny_transfer_bytes, "GD005: copies of at most this many bytes are tiny")
+      ->capture_default_str();
+  cmd->add_option("--tiny-count", d.tiny_transfer_count, "GD005: report from this many tiny copies on")
+      ->capture_default_str();
+  cmd->add_option("--tiny-per-iteration", d.tiny_reads_per_iteration,
+                  "GD005: tiny reads are element-by-element access when this many come to an iteration, or in a row "
+                  "with no GPU work between them (one loss.item() a step is not)")
+      ->capture_default_str();
+  cmd->add_option("--sync-share", d.sync_share,
+                  "GD010: a warning when syncs block at least this share of the training loop's time")
+      ->capture_default_str();
+  cmd->add_option("--syncs-per-iteration", d.syncs_per_iteration,
+                  "GD010: a note when syncs cost less than --sync-share but every iteration has at least this many")
+      ->capture_default_str();
+  cmd->add_option("--float64-share", d.float64_share,
+                  "GD002: a warning when Float64 kernels take at least this share of kernel time; a note below")
+      ->capture_default_str();
+  cmd->add_option("--pageable-share", d.pageable_share,
+                  "GD009: a warning when pageable async copies hold the host at least this share of the time judged; "
+                  "a note below")
+      ->capture_default_str();
+  cmd->callback([o, &status] { status = run_report(*o); });
+}
+
+}  // namespace gpudiag::cli

@@ -1,0 +1,168 @@
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <ostream>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "gpudiag/emit.h"
+#include "gpudiag/import/load_trace.h"
+#include "gpudiag/report/report.h"
+
+namespace gpudiag {
+
+namespace {
+
+Report analyze_events(const Trace& trace, const DetectOptions& options) {
+  Report r;
+  r.memory = build_memory_timeline(trace);
+  r.phases = find_phases(trace);
+  // Start-up (module loading, autotuning) is not idleness: a run with a
+  // training loop is broken down over the loop, as the GPU ran it. Where the
+  // loop holds all of the GPU's work (a profile of one step), that is the
+  // whole run's breakdown, and said so.
+  r.gpu_time = gpu_time_breakdown(trace);
+  if (r.phases.has_loop()) {
+    auto loop = gpu_time_breakdown(trace, r.phases.gpu_steady());
+    const bool leaves_out = loop.size() != r.gpu_time.size() ||
+                            std::any_of(loop.begin(), loop.end(), [](const GpuTime& g) {
+                              return g.before_window_ns > 0 || g.after_window_ns > 0;
+                            });
+    if (leaves_out) r.gpu_time = std::move(loop);
+  }
+  const DetectContext ctx{trace, r.memory, r.gpu_time, options, r.phases};
+  r.findings = run_detectors(ctx);
+  return r;
+}
+
+}  // namespace
+
+Report analyze(const Trace& trace, const DetectOptions& options) {
+  // The rule for incomplete evidence: a trace that lacks its end is judged
+  // on the part whose every thread's events are present, so that no finding
+  // stands on the absence of an event the cut took (a free, a sync, an
+  // allocation that reused the memory). Columns are in time order: what is
+  // left out is each one's tail, and indexes into the part hold for the trace.
+  if (!trace.complete()) return analyze_events(trace.whole_part(), options);
+  return analyze_events(trace, options);
+}
+
+std::vector<std::vector<const Finding*>> findings_by_rule(const Report& report) {
+  std::vector<std::vector<const Finding*>> groups;
+  std::map<std::string_view, std::size_t> group_of;
+  for (const Finding& f : report.findings) {
+    auto [it, fresh] = group_of.try_emplace(f.rule_id, groups.size());
+    if (fresh) groups.emplace_back();
+    groups[it->second].push_back(&f);
+  }
+  // A rule's findings share its severity, the one each form shows beside the rule.
+  std::stable_sort(groups.begin(), groups.end(), [](const auto& a, const auto& b) {
+    const Severity sa = a.front()->severity, sb = b.front()->severity;
+    return sa != sb ? sa > sb : a.front()->rule_id < b.front()->rule_id;
+  });
+  return groups;
+}
+
+std::string gpu_time_span(const GpuTime& g) {
+  if (!g.windowed) return format_duration(g.total_ns) + " from first to last GPU activity";
+  std::string span = "the training loop's " + format_duration(g.total_ns);
+  std::vector<std::string> outside;
+  if (g.before_window_ns) outside.push_back(fmt::format("the {} of start-up before it", format_duration(g.before_window_ns)));
+  if (g.after_window_ns) outside.push_back(fmt::format("the {} after it", format_duration(g.after_window_ns)));
+  if (!outside.empty()) span += ", not " + fmt::format("{}", fmt::join(outside, " or "));
+  return span;
+}
+
+nlohmann::json gpu_time_json(const GpuTime& g) {
+  return {{"device", g.device},           {"begin_ns", g.begin_ns},
+          {"end_ns", g.end_ns},           {"total_ns", g.total_ns},
+          {"busy_ns", g.busy_ns},         {"idle_ns", g.idle_ns},
+          {"computation_ns", g.computation_ns}, {"kernel_ns", g.kernel_ns},
+          {"memcpy_ns", g.memcpy_ns},     {"memset_ns", g.memset_ns},
+          {"communication_ns", g.communication_ns}, {"exposed_comm_ns", g.exposed_comm_ns},
+          {"exposed_memcpy_ns", g.exposed_memcpy_ns}, {"kernels", g.kernels},
+          {"memcpys", g.memcpys},         {"memsets", g.memsets},
+          {"window", g.windowed ? "training loop" : "whole run"}, {"span", gpu_time_span(g)},
+          {"before_window_ns", g.before_window_ns}, {"after_window_ns", g.after_window_ns}};
+}
+
+nlohmann::json warnings_json(const Trace& trace) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const SarifNotification& w : trace_warnings(trace)) out.push_back({{"id", w.id}, {"message", w.message}});
+  return out;
+}
+
+nlohmann::json report_json(const Trace& trace, const Report& report) {
+  nlohmann::json j;
+  j["trace"] = {{"path", trace.path},
+                {"source", std::string(to_string(trace.source))},
+                {"events", trace.event_count()},
+                {"begin_ns", trace.begin_ns()},
+                {"end_ns", trace.end_ns()},
+                {"dropped_events", trace.dropped_events},
+                {"truncated", trace.truncated},
+                {"truncation_note", trace.truncation_note},
+                {"corrupt_chunk", trace.corrupt_chunk},
+                {"stopped_cleanly", trace.stopped_cleanly},
+                {"warnings", warnings_json(trace)}};
+  j["findings"] = to_json(report.findings)["findings"];
+  j["memory"] = nlohmann::json::array();
+  for (const DeviceMemory& m : report.memory.devices) {
+    std::uint64_t leaked = 0;
+    for (auto i : m.leaked) leaked += m.blocks[i].bytes;
+    nlohmann::json at_peak = nlohmann::json::array();
+    for (const StackGroup& g : group_by_stack(m, m.live_at_peak)) {
+      if (at_peak.size() >= 10) break;
+      Finding holder;  // the emitters' JSON for a stack
+      holder.stack = frames_of(trace, g.stack);
+      nlohmann::json stack = to_json(holder).value("stack", nlohmann::json::array());
+      at_peak.push_back({{"bytes", g.bytes}, {"count", g.count}, {"stack", std::move(stack)}});
+    }
+    j["memory"].push_back({{"device", m.device},
+                           {"allocations", m.blocks.size()},
+                           {"peak_bytes", m.peak_bytes},
+                           {"peak_ns", m.peak_ns},
+                           {"live_at_peak_by_stack", at_peak},
+                           {"peak_allocated_counter", m.peak_allocated_counter},
+                           {"peak_reserved", m.peak_reserved},
+                           {"capacity_bytes", m.capacity_bytes},
+                           {"live_at_end_bytes", leaked},
+                           {"live_at_end_count", m.leaked.size()},
+                           {"unmatched_frees", m.unmatched_frees},
+                           {"double_frees", m.double_frees.size()}});
+  }
+  const RunPhases& p = report.phases;
+  j["phases"] = {{"iterations", p.iterations.size()},
+                 {"iterations_from", std::string(p.source)},
+                 {"median_iteration_ns", median_iteration_ns(p)},
+                 {"startup_ns", p.startup_ns()},
+                 {"steady_begin_ns", p.steady().begin},
+                 {"steady_end_ns", p.steady().end}};
+  j["gpu_time"] = nlohmann::json::array();
+  for (const GpuTime& g : report.gpu_time) j["gpu_time"].push_back(gpu_time_json(g));
+  return j;
+}
+
+std::string summarize_after_trace(const std::string& trace_path, std::ostream& out) {
+  try {
+    Trace trace = load_trace(trace_path);
+    symbolize(trace);
+    const Report report = analyze(trace);
+    print_summary(out, trace, report, {});
+    const std::string html = trace_path + ".html";
+    std::ofstream file(html, std::ios::binary);
+    if (!file) {
+      out << fmt::format("gpudiag: cannot write {}\n", html);
+      return "";
+    }
+    write_html(file, trace, report);
+    out << fmt::format("HTML report: {}\n", html);
+    return html;
+  } catch (const std::exception& e) {
+    out << fmt::format("gpudiag: cannot summarize {}: {}\n", trace_path, e.what());
+    return "";
+  }
+}
+
+}  // namespace gpudiag

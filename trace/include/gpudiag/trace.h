@@ -1,0 +1,238 @@
+// The one in-memory event model. The .gdtrace reader and every importer
+// (Kineto JSON, nsys SQLite) produce a Trace; every analysis, detector and
+// exporter reads only a Trace.
+//
+// Layout: one vector of small PODs per event kind (columns), strings and
+// stacks interned and referenced by id. Times are nanoseconds on the source's
+// clock (monotonic for .gdtrace, the profiler's for imports); use
+// Trace::begin_ns() as the origin when presenting them.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "gpudiag/events.h"
+
+namespace gpudiag {
+
+// Bad input: unreadable file, unknown format, a JSON that is not a trace, a
+// database of another schema. The message says which file and why.
+class TraceError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+enum class TraceSource : std::uint8_t { Gdtrace, Kineto, Nsys, Memory /* built in code */ };
+std::string_view to_string(TraceSource s);
+
+// Interned strings; id 0 is always the empty string.
+class StringTable {
+ public:
+  StringTable();
+  StringTable(const StringTable& other);
+  StringTable& operator=(const StringTable& other);
+  StringTable(StringTable&&) noexcept = default;
+  StringTable& operator=(StringTable&&) noexcept = default;
+  StringId intern(std::string_view s);
+  std::string_view operator[](StringId id) const { return id < strings_.size() ? std::string_view(strings_[id]) : std::string_view(); }
+  std::size_t size() const { return strings_.size(); }
+  // Id of s if already interned, else 0.
+  StringId find(std::string_view s) const;
+
+ private:
+  std::deque<std::string> strings_;  // a deque never moves its elements, so
+  std::unordered_map<std::string_view, StringId> index_;  // these views stay valid
+};
+
+// A loaded executable or shared object, for symbolizing recorded addresses.
+struct Module {
+  StringId path = 0;
+  std::uint64_t base = 0;  // load address (l_addr: runtime = file vaddr + base)
+  std::uint64_t size = 0;  // extent of its mapped segments from the lowest
+  std::uint64_t low = 0;   // lowest mapped runtime address
+};
+
+// One frame: a return address, and symbols when the source had them (imports)
+// or symbolize() filled them in.
+struct StackFrame {
+  std::uint64_t ip = 0;
+  StringId function = 0;
+  StringId file = 0;
+  std::uint32_t line = 0;
+  std::int32_t module = -1;  // index into Trace::modules, -1 unknown
+};
+
+struct Stack {
+  std::vector<StackFrame> frames;  // innermost first
+  // frames[0] is the instruction that faulted (a crash's stack), not a
+  // return address: symbolized as it is, not as the call before it.
+  bool starts_at_fault = false;
+};
+
+// The traced process died of a fatal signal (recorded by its crash handler).
+struct Crash {
+  std::uint64_t time_ns = 0;
+  std::int32_t signal = 0;
+  std::int32_t code = 0;       // si_code: SEGV_MAPERR, SEGV_ACCERR, ...
+  std::uint64_t address = 0;   // si_addr: the faulting address for SIGSEGV/SIGBUS
+  std::uint32_t tid = 0;
+  StackId stack = 0;           // from the faulting instruction outwards
+};
+
+// A block that a caching allocator inside the process handed out, finer than
+// the segments its CUDA calls show: PyTorch's, from the allocator history
+// that `gpudiag trace` records beside a Python program's trace
+// (<trace>.torch-memory.json, which load_trace reads).
+struct CachedBlock {
+  static constexpr std::uint64_t kNever = ~std::uint64_t{0};
+  std::int32_t device = 0;
+  std::uint64_t addr = 0, bytes = 0;
+  std::uint64_t stream = 0;        // the trace's id of the stream it was allocated on
+  bool stream_known = false;       // no launch of the trace named that stream's handle
+  std::uint64_t alloc_ns = 0;
+  std::uint64_t free_requested_ns = kNever;  // the program dropped it
+  std::uint64_t free_ns = kNever;            // the allocator may hand it out again
+  StackId stack = 0, free_stack = 0;         // where it was allocated, and dropped
+};
+
+struct Trace {
+  // Where it came from.
+  TraceSource source = TraceSource::Memory;
+  std::string path;
+  std::uint32_t format_version = 0;  // .gdtrace version, 0 for imports
+  std::int64_t pid = 0;
+  std::string command;  // command line of the traced process when known
+
+  // Nothing is lost silently: events the recorder or profiler dropped, and
+  // whether the file ended early (the process died mid-write).
+  std::uint64_t dropped_events = 0;
+  bool truncated = false;
+  std::string truncation_note;  // e.g. "file ends inside a chunk at byte 81234"
+  // Reading stopped at a corrupt chunk (bad tag, length, checksum or payload)
+  // rather than where the file ends: the recording did not stop there, the
+  // file is damaged, and whatever followed the corrupt chunk was not read.
+  bool corrupt_chunk = false;
+  // False for a .gdtrace without an End chunk: the process was killed while
+  // recording (SIGKILL, the OOM killer) and the newest events of each thread
+  // may be missing. A clean stop writes the End chunk, and so do the crash
+  // handlers once every buffer is written. Imports and traces built in code
+  // count as complete.
+  bool stopped_cleanly = true;
+  // Every thread's events that start before this time are in the trace; a
+  // trace that lacks its end (cut, damaged, or its process killed) may miss
+  // later ones.
+  // kCompleteTrace when nothing is missing. Detectors judge what a trace does
+  // not show (no free, no sync) only up to here: detect.h, within_evidence.
+  static constexpr std::uint64_t kCompleteTrace = ~std::uint64_t{0};
+  std::uint64_t complete_until_ns = kCompleteTrace;
+  bool complete() const { return complete_until_ns == kCompleteTrace; }
+
+  StringTable strings;
+  std::vector<Module> modules;
+  // Set by symbolize(): modules whose frames got a function name but no
+  // file:line, because reading their debug information would stall a report.
+  std::vector<StringId> modules_without_lines;
+  std::vector<Stack> stacks;  // index = StackId; stacks[0] is empty
+  std::vector<DeviceDesc> devices;
+  std::vector<StreamDesc> streams;
+
+  std::vector<Alloc> allocs;
+  std::vector<Free> frees;
+  std::vector<Memcpy> memcpys;
+  std::vector<Memset> memsets;
+  std::vector<Kernel> kernels;
+  std::vector<KernelArg> kernel_args;
+  std::vector<Sync> syncs;
+  std::vector<ApiCall> api_calls;
+  std::vector<HostAccess> host_accesses;
+  std::vector<OutOfMemory> ooms;
+  std::vector<RaisedFinding> findings;
+  std::vector<MemoryCounter> memory_counters;
+  std::vector<Range> ranges;
+  // Fatal signals, in time order: usually none or one (two threads may fault together).
+  std::vector<Crash> crashes;
+  // From a caching allocator's own history, beside the trace file; not part
+  // of the .gdtrace, so not written with it.
+  std::vector<CachedBlock> cached_blocks;
+  std::string allocator_history_note;  // why a history beside the trace could not be read
+
+  Trace() : stacks(1) {}
+
+  // Calls f(column) for every column of events (not devices, streams or
+  // crashes): what reads, writes, counts or sorts all events goes through it.
+  template <class F>
+  void for_each_event_column(F&& f) {
+    f(allocs), f(frees), f(memcpys), f(memsets), f(kernels), f(kernel_args), f(syncs), f(api_calls),
+        f(host_accesses), f(ooms), f(findings), f(memory_counters), f(ranges);
+  }
+  template <class F>
+  void for_each_event_column(F&& f) const {
+    const_cast<Trace&>(*this).for_each_event_column([&](auto& column) { f(std::as_const(column)); });
+  }
+
+  std::string_view str(StringId id) const { return strings[id]; }
+  StringId intern(std::string_view s) { return strings.intern(s); }
+  // Adds a stack and returns its id (identical stacks are not merged here).
+  StackId add_stack(Stack s);
+  const Stack& stack(StackId id) const;
+
+  // Number of events of every kind (not counting devices/streams).
+  std::size_t event_count() const;
+  // Earliest and latest timestamp of any event; 0 when there is none.
+  std::uint64_t begin_ns() const;
+  std::uint64_t end_ns() const;
+  // Sorts every column by start time (importers call it once at the end).
+  void sort_by_time();
+  // Each sync with the API call of its correlation id, as CUPTI's
+  // synchronisation records need (readers and importers call it once):
+  // - they name no thread (a recorder writes them from the thread that
+  //   drains CUPTI's buffers; nsys and Kineto leave it out): the thread that
+  //   waited is the call's;
+  // - CUPTI reports every stream or event query as a stream or event
+  //   synchronisation, though the host did not wait. A query that found the
+  //   work done ordered it: a Query sync. One that found it still running
+  //   (cudaErrorNotReady) ordered nothing: dropped. The recorder has told
+  //   them apart itself since it records Query syncs; older traces, nsys
+  //   and Kineto need this.
+  void join_syncs_with_their_calls();
+  // Whether a call launched a kernel: a CUDA launch call, or one that names
+  // the kernel it launched (gdrt's calls are named by their kernels).
+  bool is_launch(const ApiCall& call) const;
+  // A copy holding only the events that start before complete_until_ns, the part
+  // whose evidence is whole (crashes stay: the process did die of them). For
+  // analyses of a trace that lacks its end.
+  Trace whole_part() const;
+  // How many events whole_part() leaves out.
+  std::size_t events_past_whole_part() const;
+  // The description of a device, or nullptr.
+  const DeviceDesc* device(std::int32_t id) const;
+  // How reports name a device: "host", "device 0", or with the name the
+  // trace gives it, "device 1000 (gdrt emu:0)".
+  std::string device_label(std::int32_t id) const;
+};
+
+struct SymbolizeOptions {
+  // Modules larger than this get function names from their symbol table but
+  // no file:line: indexing the DWARF of a library of a gigabyte
+  // (libtorch_cuda) takes longer than a report may.
+  std::uint64_t max_module_bytes_for_lines = 512ull << 20;
+};
+
+// A C++ symbol's demangled name ("_Z5scalePfi" -> "scale(float*, int)"), or
+// the name itself when it is not a mangled one.
+std::string demangle(std::string_view name);
+
+// Resolves the frames of every stack recorded as bare addresses (a .gdtrace
+// from this machine) to function, file and line with libdw, when the modules
+// are still present. Frames it cannot resolve keep their address. Each
+// distinct address is resolved once; modules over the size limit are listed
+// in modules_without_lines. Returns the number of frames resolved.
+std::size_t symbolize(Trace& trace, const SymbolizeOptions& options = {});
+
+}  // namespace gpudiag

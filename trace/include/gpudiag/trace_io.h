@@ -1,0 +1,26 @@
+// Reading and writing .gdtrace files, gpudiag's own format. Most readers want
+// load_trace() (gpudiag/import/load_trace.h), which detects any format.
+#pragma once
+
+#include <string>
+
+#include "gpudiag/trace.h"
+
+namespace gpudiag {
+
+// The whole file at `path` (a regular file, or a pipe read to its end), with
+// at least `spare` bytes of capacity past the end for parsers that read ahead.
+// Throws TraceError naming the path: missing, unreadable, a directory.
+std::string read_file(const std::string& path, std::size_t spare = 0);
+
+// .gdtrace (see trace/FORMAT.md). Throws TraceError when the file is
+// not a .gdtrace; a file cut short loads up to its last whole chunk.
+Trace read_gdtrace(const std::string& path);
+// Same, from bytes in memory (`name` is used in messages).
+Trace read_gdtrace_bytes(std::string_view bytes, const std::string& name);
+// Writes a Trace as .gdtrace (e.g. an imported trace, or one built in a test).
+// Symbols of imported stacks are not kept: frames are stored as addresses.
+// The End chunk of a clean stop is written only when trace.stopped_cleanly.
+void write_gdtrace(const Trace& trace, const std::string& path);
+
+}  // namespace gpudiag

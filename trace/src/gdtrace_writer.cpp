@@ -1,0 +1,175 @@
+// Writes a Trace as .gdtrace: used to save imported traces and by tests and
+// tools that build traces in code. The recorder writes the same layout
+// incrementally (record/src).
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <span>
+#include <type_traits>
+#include <vector>
+
+#include "event_codec.h"
+#include "gdtrace_format.h"
+#include "gpudiag/trace_io.h"
+
+namespace gpudiag {
+namespace {
+
+using gdtrace::RawEvent;
+
+class Writer {
+ public:
+  explicit Writer(std::ostream& out) : out_(out) {}
+
+  void chunk(gdtrace::ChunkType type, const std::string& payload) {
+    gdtrace::ChunkHeader h{gdtrace::kChunkTag, static_cast<std::uint16_t>(type), 0,
+                           static_cast<std::uint32_t>(payload.size()),
+                           gdtrace::checksum(payload.data(), payload.size())};
+    out_.write(reinterpret_cast<const char*>(&h), sizeof h);
+    out_.write(payload.data(), static_cast<std::streamsize>(payload.size()));
+  }
+
+  void event(std::uint32_t tid, const RawEvent& e) {
+    auto& v = pending_[tid];
+    v.push_back(e);
+    if (v.size() == kChunkEvents) flush(tid, v);
+  }
+
+  void flush_all() {
+    for (auto& [tid, v] : pending_)
+      if (!v.empty()) flush(tid, v);
+  }
+
+ private:
+  static constexpr std::size_t kChunkEvents = 4096;
+
+  // Compressed as the recorder's writer thread compresses.
+  void flush(std::uint32_t tid, std::vector<RawEvent>& v) {
+    const std::uint32_t head[2] = {tid, static_cast<std::uint32_t>(v.size())};
+    std::string payload(reinterpret_cast<const char*>(head), sizeof head);
+    const std::size_t bytes = v.size() * sizeof(RawEvent);
+    if (const std::size_t deflated = deflater_.compress(v.data(), bytes); deflated != 0) {
+      payload.append(deflater_.out(), deflated);
+      chunk(gdtrace::ChunkType::DeflatedEvents, payload);
+    } else {
+      payload.append(reinterpret_cast<const char*>(v.data()), bytes);
+      chunk(gdtrace::ChunkType::Events, payload);
+    }
+    v.clear();
+  }
+
+  std::ostream& out_;
+  gdtrace::Deflater deflater_{kChunkEvents};
+  std::map<std::uint32_t, std::vector<RawEvent>> pending_;
+};
+
+// Events between two Drained markers, as a writer pass of a busy recorder writes.
+constexpr std::size_t kEventsPerPass = 1024;
+
+template <class... W>
+std::string words(W... w) {
+  std::string s;
+  ((s.append(reinterpret_cast<const char*>(&w), sizeof w)), ...);
+  return s;
+}
+
+// The thread an event happened on (0: none recorded).
+template <class Event>
+std::uint32_t tid_of(const Event& e) {
+  if constexpr (requires { e.tid; })
+    return e.tid;
+  else
+    return 0;
+}
+
+// Accesses the copy guard caught are written as GuardedAccess chunks, as the
+// recorder writes them, which keep that their stack starts at the faulting
+// instruction.
+template <class Event>
+bool written_as_event(const Event& e) {
+  if constexpr (std::is_same_v<Event, HostAccess>)
+    return e.guarded_copy == 0;
+  else
+    return true;
+}
+
+}  // namespace
+
+void write_gdtrace(const Trace& t, const std::string& path) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) throw TraceError(path + ": cannot create: " + std::strerror(errno));
+  gdtrace::FileHeader header{};
+  std::memcpy(header.magic, gdtrace::kMagic, 8);
+  header.version = gdtrace::kVersion;
+  header.header_size = sizeof header;
+  header.pid = static_cast<std::uint64_t>(t.pid);
+  header.start_ns = t.begin_ns();
+  out.write(reinterpret_cast<const char*>(&header), sizeof header);
+
+  Writer w(out);
+  {
+    std::string cmd = t.command;
+    w.chunk(gdtrace::ChunkType::Process, words(static_cast<std::int64_t>(t.pid), std::int64_t{0}) + cmd);
+  }
+  for (std::size_t i = 1; i < t.strings.size(); ++i)
+    w.chunk(gdtrace::ChunkType::String, words(static_cast<std::uint32_t>(i)) + std::string(t.strings[static_cast<StringId>(i)]));
+  for (const auto& m : t.modules) w.chunk(gdtrace::ChunkType::Module, words(m.base, m.low, m.size) + std::string(t.str(m.path)));
+  for (std::size_t i = 1; i < t.stacks.size(); ++i) {
+    std::string p = words(static_cast<std::uint32_t>(i), static_cast<std::uint32_t>(t.stacks[i].frames.size()));
+    for (const auto& f : t.stacks[i].frames) p += words(f.ip);
+    w.chunk(gdtrace::ChunkType::Stack, p);
+  }
+  for (const auto& d : t.devices) w.event(0, gdtrace::to_raw(gdtrace::encode(d)));
+  for (const auto& st : t.streams) w.event(0, gdtrace::to_raw(gdtrace::encode(st)));
+  // In time order, as threads record them, with the writer thread's Drained
+  // marker after each pass: a file of it cut anywhere reads as a recording
+  // cut there would.
+  struct Timed {
+    std::uint64_t time;
+    std::uint32_t tid;
+    RawEvent raw;
+  };
+  std::vector<Timed> events;
+  events.reserve(t.event_count());
+  t.for_each_event_column([&](const auto& column) {
+    for (const auto& e : column)
+      if (written_as_event(e)) events.push_back({start_of(e), tid_of(e), gdtrace::to_raw(gdtrace::encode(e))});
+  });
+  std::stable_sort(events.begin(), events.end(), [](const Timed& a, const Timed& b) { return a.time < b.time; });
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    w.event(events[i].tid, events[i].raw);
+    const bool pass_ends = (i + 1) % kEventsPerPass == 0 && i + 1 < events.size();
+    if (pass_ends) {
+      w.flush_all();
+      w.chunk(gdtrace::ChunkType::Drained, words(events[i + 1].time));  // every event before the next one's time
+    }
+  }
+  w.flush_all();
+  for (const auto& c : t.crashes) {
+    const Stack& stack = t.stack(c.stack);
+    const auto frames = std::span(stack.frames).first(std::min<std::size_t>(stack.frames.size(), UINT16_MAX));
+    const std::uint16_t flags = stack.starts_at_fault ? gdtrace::kCrashStartsAtFault : 0;
+    std::string p = words(c.signal, c.code, c.address, c.time_ns, c.tid, static_cast<std::uint16_t>(frames.size()), flags);
+    for (const auto& f : frames) p += words(f.ip);
+    w.chunk(gdtrace::ChunkType::Crash, p);
+  }
+  for (const auto& h : t.host_accesses) {
+    if (h.guarded_copy == 0) continue;
+    const Stack& stack = t.stack(h.stack);
+    const auto frames = std::span(stack.frames).first(std::min<std::size_t>(stack.frames.size(), UINT16_MAX));
+    const std::uint16_t flags = (stack.starts_at_fault ? gdtrace::kCrashStartsAtFault : 0) |
+                                (h.access == AccessKind::Write ? gdtrace::kGuardedWrite : 0);
+    std::string p = words(h.time_ns, h.addr, h.guarded_copy, h.tid, static_cast<std::uint16_t>(frames.size()), flags);
+    for (const auto& f : frames) p += words(f.ip);
+    w.chunk(gdtrace::ChunkType::GuardedAccess, p);
+  }
+  if (t.dropped_events != 0) w.chunk(gdtrace::ChunkType::Dropped, words(t.dropped_events));
+  // A trace whose recording did not stop cleanly is written without the End chunk, as it was recorded.
+  if (t.stopped_cleanly) w.chunk(gdtrace::ChunkType::End, words(static_cast<std::uint64_t>(t.event_count())));
+  out.flush();
+  if (!out) throw TraceError(path + ": write failed");
+}
+
+}  // namespace gpudiag
