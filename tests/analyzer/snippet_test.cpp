@@ -1,7 +1,11 @@
 // Each snippet under snippets/<rule-name>/ marks its expected findings on the
 // line they belong to: `// CHECK: GD004` or `// expect: premature-free`
-// (several separated by commas, each optionally followed by a remark);
-// snippets/training-step/ holds one with several rules at once. (The samples/
+// (several separated by commas, each optionally followed by a remark). A
+// marker names a rule of the catalogue by id or name; anything else, such as
+// clang-diagnostic-error, is expected as written. snippets/training-step/
+// holds one with several rules at once. Every .cu file below snippets/ is a
+// case, so a new rule's folder is tested with no edit here, and every rule
+// gpulint can see must have a folder that marks it. (The samples/
 // are held to their expected.json by tests/samples.) The test runs the real gpulint
 // with all checks on each file and fails on any missing or unexpected finding.
 // A first line `// RUN-FLAGS: --default-stream per-thread` compiles the
@@ -18,17 +22,18 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "gpudiag/catalogue.h"
 #include "run_gpulint.h"
 
 namespace gpudiag::lint::test {
 namespace {
 
-// Rule names to ids, so a snippet may use either.
-const std::map<std::string, std::string> kIds = {
-    {"device-mismatch", "GD001"}, {"float64-leak", "GD002"},       {"unsynced-transfer", "GD003"},
-    {"premature-free", "GD004"},  {"scalar-indexing", "GD005"},    {"unchecked-cuda-error", "GD006"},
-    {"memory-leak", "GD007"},     {"pageable-async-copy", "GD009"}, {"sync-in-loop", "GD010"},
-    {"device-checkpoint", "GD012"}};
+// The id of the rule a marker names by id or name; what names no rule is kept
+// as written.
+std::string rule_id(const std::string& marked) {
+  const Rule* rule = find_rule(marked);
+  return rule != nullptr ? std::string(rule->id) : marked;
+}
 
 using Expectation = std::pair<unsigned, std::string>;  // line, rule id
 
@@ -46,8 +51,7 @@ std::set<Expectation> expected_findings(const std::string& path) {
         item.erase(0, item.find_first_not_of(' '));
         item.resize(std::min(item.find_first_of(" \r"), item.size()));  // the id or name; a remark may follow
         if (item.empty()) continue;
-        auto named = kIds.find(item);
-        expected.emplace(number, named == kIds.end() ? item : named->second);
+        expected.emplace(number, rule_id(item));
       }
     }
   }
@@ -117,6 +121,40 @@ std::string test_name(const ::testing::TestParamInfo<std::string>& info) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Analyzer, Snippet, ::testing::ValuesIn(snippet_files()), test_name);
+
+// Every rule of the catalogue can be marked by its name as well as by its id.
+TEST(SnippetMarkers, NameEveryRuleOfTheCatalogueByIdOrName) {
+  std::string text;
+  std::set<Expectation> wanted;
+  unsigned line = 0;
+  for (const Rule& rule : catalogue()) {
+    text += "int by_name;  // expect: " + std::string(rule.name) + " (a remark)\n";
+    wanted.emplace(++line, std::string(rule.id));
+    text += "int by_id;  // CHECK: " + std::string(rule.id) + ", " + std::string(rule.name) + "\n";
+    wanted.emplace(++line, std::string(rule.id));
+  }
+  text += "int broken;  // CHECK: clang-diagnostic-error\n";
+  wanted.emplace(++line, "clang-diagnostic-error");
+  const std::string path = temp_dir("snippet_markers") + "/markers.cu";
+  write_file(path, text);
+  EXPECT_EQ(expected_findings(path), wanted);
+}
+
+// A rule gpulint can see is held to snippets: snippets/<name>/ marks it at
+// least once, so a new static rule cannot go untested.
+TEST(SnippetFolders, EveryStaticRuleHasAFolderThatMarksIt) {
+  const std::vector<std::string> files = snippet_files();
+  for (const Rule& rule : catalogue()) {
+    if (!rule.is_static) continue;
+    const std::filesystem::path folder = std::filesystem::path(GPULINT_SNIPPETS) / rule.name;
+    std::size_t marks = 0;
+    for (const std::string& file : files) {
+      if (std::filesystem::path(file).parent_path() != folder) continue;
+      for (const auto& [line, id] : expected_findings(file)) marks += id == rule.id;
+    }
+    EXPECT_GT(marks, 0u) << rule_tag(rule) << ": no snippet in " << folder.string() << " marks it";
+  }
+}
 
 }  // namespace
 }  // namespace gpudiag::lint::test
