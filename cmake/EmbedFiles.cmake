@@ -1,7 +1,7 @@
-# cmake -DOUT=<file.cpp> -DSOURCES="a.md;b.md" -P EmbedCatalogue.cmake
+# cmake -DOUT=<file.cpp> -DSOURCES="a.md;b.md" -P EmbedFiles.cmake
 # Writes a C++ file that holds each rules/<name>.md as a byte array, so the
 # binaries need no file at run time.
-set(body "// Generated from rules/*.md by cmake/EmbedCatalogue.cmake; do not edit.\n#include <string_view>\n#include \"catalogue_sources.h\"\nnamespace gpudiag::detail {\nnamespace {\n")
+set(body "// Generated from rules/*.md by cmake/EmbedFiles.cmake; do not edit.\n#include <string_view>\n#include \"catalogue_sources.h\"\nnamespace gpudiag::detail {\nnamespace {\n")
 set(entries "")
 set(index 0)
 foreach(src IN LISTS SOURCES)
