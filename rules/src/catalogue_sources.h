@@ -1,4 +1,4 @@
-// The raw catalogue entries as embedded by cmake/EmbedCatalogue.cmake.
+// The raw catalogue entries as embedded by cmake/EmbedFiles.cmake.
 #pragma once
 
 #include <cstddef>
