@@ -49,7 +49,7 @@ Finding pageable_argument_finding(const DetectContext& ctx, const Launches& laun
                      cuda_error_text(error->status), t.str(error->name), format_duration(error->start_ns - a.time_ns));
   msg += ". Copy the data into device memory (cudaMalloc and cudaMemcpy) and pass that pointer, or allocate the buffer "
          "with cudaMallocHost or cudaMallocManaged";
-  Finding f = make_finding("GD001", std::move(msg));
+  Finding f = make_finding(ctx, std::move(msg));
   f.stack = frames_of(t, launches.stack(a));
   if (const Block* b = block_holding(ctx.memory, a.value, a.time_ns); b && b->stack != kNoStack)
     f.notes.push_back({"the host memory was allocated here", {}, frames_of(t, b->stack)});
@@ -86,11 +86,11 @@ void detect_device_mismatch(const DetectContext& ctx, std::vector<Finding>& out)
     const Block* b = is_memory_fault(c) ? device_block(ctx, c.address, c.time_ns, device) : nullptr;
     if (!b) continue;
     Finding f = make_finding(
-        "GD001", fmt::format("the host dereferenced device memory and the program died of it: the fault address 0x{:x} "
-                             "lies inside {} of {} allocated at 0x{:x}; the host cannot read or write device "
-                             "memory: copy the data to the host first (cudaMemcpy / tensor.to(cpu)) or keep the "
-                             "computation on the device",
-                             c.address, format_bytes(b->bytes), ctx.trace.device_label(device), b->addr));
+        ctx, fmt::format("the host dereferenced device memory and the program died of it: the fault address 0x{:x} "
+                         "lies inside {} of {} allocated at 0x{:x}; the host cannot read or write device "
+                         "memory: copy the data to the host first (cudaMemcpy / tensor.to(cpu)) or keep the "
+                         "computation on the device",
+                         c.address, format_bytes(b->bytes), ctx.trace.device_label(device), b->addr));
     f.stack = frames_of(ctx.trace, c.stack);
     f.notes.push_back({"the device allocation was made here", {}, frames_of(ctx.trace, b->stack)});
     out.push_back(std::move(f));
@@ -100,12 +100,12 @@ void detect_device_mismatch(const DetectContext& ctx, std::vector<Finding>& out)
       if (m.device == kHostDevice) continue;
       const Block* b = block_containing(m, a.addr, a.time_ns);
       if (!b || (b->kind != MemKind::Device && b->kind != MemKind::Unknown)) continue;
-      Finding f = make_finding(
-          "GD001", fmt::format("host {} of {} at 0x{:x}, inside device memory of {} ({} allocated at 0x{:x}); "
-                               "the host cannot dereference device memory: copy the data to the host first "
-                               "(cudaMemcpy / tensor.to(cpu)) or keep the computation on the device",
-                               a.access == AccessKind::Read ? "read" : "write", format_bytes(a.bytes), a.addr,
-                               ctx.trace.device_label(m.device), format_bytes(b->bytes), b->addr));
+      Finding f =
+          make_finding(ctx, fmt::format("host {} of {} at 0x{:x}, inside device memory of {} ({} allocated at 0x{:x}); "
+                                        "the host cannot dereference device memory: copy the data to the host first "
+                                        "(cudaMemcpy / tensor.to(cpu)) or keep the computation on the device",
+                                        a.access == AccessKind::Read ? "read" : "write", format_bytes(a.bytes), a.addr,
+                                        ctx.trace.device_label(m.device), format_bytes(b->bytes), b->addr));
       f.stack = frames_of(ctx.trace, a.stack);
       f.notes.push_back({"the device allocation was made here", {}, frames_of(ctx.trace, b->stack)});
       out.push_back(std::move(f));

@@ -103,10 +103,10 @@ void detect_float64_leak(const DetectContext& ctx, std::vector<Finding>& out) {
       names += fmt::format("{}'{}'", i ? ", " : "", ctx.trace.str(by_time[i].first));
     if (by_time.size() > ctx.options.max_groups) names += fmt::format(" and {} more", by_time.size() - ctx.options.max_groups);
     Finding f = make_finding(
-        "GD002", fmt::format("{} kernel{} computed in Float64 for {}{}, below the {:.0f}% of kernel time at which "
-                             "this is a warning (--float64-share): {}",
-                             by_time.size(), by_time.size() == 1 ? "" : "s", format_duration(fp64_ns), percent(fp64_ns),
-                             ctx.options.float64_share * 100.0, names));
+        ctx, fmt::format("{} kernel{} computed in Float64 for {}{}, below the {:.0f}% of kernel time at which "
+                         "this is a warning (--float64-share): {}",
+                         by_time.size(), by_time.size() == 1 ? "" : "s", format_duration(fp64_ns), percent(fp64_ns),
+                         ctx.options.float64_share * 100.0, names));
     f.severity = Severity::Note;
     f.stack = frames_of(ctx.trace, by_time.front().second.stack);
     out.push_back(std::move(f));
@@ -114,10 +114,10 @@ void detect_float64_leak(const DetectContext& ctx, std::vector<Finding>& out) {
   }
   for (const auto& [name, u] : uses) {
     Finding f = make_finding(
-        "GD002", fmt::format("kernel '{}' computes in Float64 ({} launches, {} of GPU time{}); GPUs run FP64 many times "
-                             "slower than FP32: find where double data enters (a double literal, np.float64 input, "
-                             "torch.float64 tensor) and convert it to float32",
-                             ctx.trace.str(name), u.count, format_duration(u.ns), percent(u.ns)));
+        ctx, fmt::format("kernel '{}' computes in Float64 ({} launches, {} of GPU time{}); GPUs run FP64 many times "
+                         "slower than FP32: find where double data enters (a double literal, np.float64 input, "
+                         "torch.float64 tensor) and convert it to float32",
+                         ctx.trace.str(name), u.count, format_duration(u.ns), percent(u.ns)));
     f.stack = frames_of(ctx.trace, u.stack);
     out.push_back(std::move(f));
   }

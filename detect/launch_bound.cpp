@@ -131,7 +131,7 @@ void detect_launch_bound(const DetectContext& ctx, std::vector<Finding>& out) {
     if (phases.startup_ns() > 0)
       msg += fmt::format(" (the {} before the first iteration are not counted)",
                          format_duration(phases.startup_ns()));
-    out.push_back(make_finding("GD011", std::move(msg)));
+    out.push_back(make_finding(ctx, std::move(msg)));
   }
 }
 

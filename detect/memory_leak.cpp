@@ -63,12 +63,11 @@ void report_growth(const DetectContext& ctx, const DeviceMemory& m, std::vector<
   for (std::uint32_t i = 0; i < m.blocks.size(); ++i)
     if (m.blocks[i].alloc_ns >= loop.begin && m.blocks[i].live_at(loop.end)) kept.push_back(i);
   Finding f = make_finding(
-      "GD007", fmt::format("live memory on {} grew by {} over {} iterations ({} per iteration, from {} to {}): "
-                           "something the loop allocates every iteration is kept (a tensor appended to a list, a "
-                           "loss kept with its graph, a buffer never freed); at this rate the run ends out of memory",
-                           where(ctx.trace, m.device), format_bytes(growth), measured,
-                           format_bytes(growth / measured), format_bytes(live.front()),
-                           format_bytes(live.back())));
+      ctx, fmt::format("live memory on {} grew by {} over {} iterations ({} per iteration, from {} to {}): "
+                       "something the loop allocates every iteration is kept (a tensor appended to a list, a "
+                       "loss kept with its graph, a buffer never freed); at this rate the run ends out of memory",
+                       where(ctx.trace, m.device), format_bytes(growth), measured, format_bytes(growth / measured),
+                       format_bytes(live.front()), format_bytes(live.back())));
   const auto groups = group_by_stack(m, kept);
   if (!groups.empty()) f.stack = frames_of(ctx.trace, groups.front().stack);
   for (std::size_t i = 0; i < groups.size() && i < ctx.options.max_groups; ++i)
@@ -152,19 +151,18 @@ void detect_memory_leak(const DetectContext& ctx, std::vector<Finding>& out) {
       }
       ++shown;
       const Block& b = m.blocks[g.first_block];
-      Finding f = make_finding(
-          "GD007", fmt::format("{} in {} allocation{} on {} {} (first at 0x{:x}, {} {}); free it on every "
-                               "path, or hold it in an owner (RAII, a tensor) that frees it",
-                               format_bytes(g.bytes), g.count, g.count == 1 ? "" : "s", where(ctx.trace, m.device),
-                               unfreed, b.addr, to_string(b.kind), "memory"));
+      Finding f =
+          make_finding(ctx, fmt::format("{} in {} allocation{} on {} {} (first at 0x{:x}, {} {}); free it on every "
+                                        "path, or hold it in an owner (RAII, a tensor) that frees it",
+                                        format_bytes(g.bytes), g.count, g.count == 1 ? "" : "s",
+                                        where(ctx.trace, m.device), unfreed, b.addr, to_string(b.kind), "memory"));
       f.stack = frames_of(t, g.stack);
       severity(f);
       out.push_back(std::move(f));
     }
     if (rest_count > 0) {
-      Finding f = make_finding("GD007", fmt::format("and {} more in {} allocations from {} other stacks {}",
-                                                    format_bytes(rest_bytes), rest_count, groups.size() - shown,
-                                                    unfreed));
+      Finding f = make_finding(ctx, fmt::format("and {} more in {} allocations from {} other stacks {}",
+                                                format_bytes(rest_bytes), rest_count, groups.size() - shown, unfreed));
       severity(f);
       out.push_back(std::move(f));
     }

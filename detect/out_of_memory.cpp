@@ -62,7 +62,7 @@ void detect_out_of_memory(const DetectContext& ctx, std::vector<Finding>& out) {
     if (m) msg += fmt::format("; the trace's peak was {}", format_bytes(m->peak_bytes));
     msg += "; free what is no longer needed (see the largest holders below), use a smaller batch, or checkpoint "
            "activations";
-    Finding f = make_finding("GD008", std::move(msg));
+    Finding f = make_finding(ctx, std::move(msg));
     f.stack = frames_of(t, oom.stack);
     if (m) {
       // Reserved but unallocated memory at the failure: the caching allocator's

@@ -50,10 +50,10 @@ void detect_pageable_async_copy(const DetectContext& ctx, std::vector<Finding>& 
   const std::string_view judged = ctx.phases.has_loop() ? "the training loop" : "the trace";
   if (share < ctx.options.pageable_share) {
     Finding f = make_finding(
-        "GD009", fmt::format("{} asynchronous cop{} ({}) used a pageable host buffer and held the host {}, {:.2f}% of "
-                             "{}'s {}: below the {:.0f}% at which this is a warning (--pageable-share)",
-                             count, count == 1 ? "y" : "ies", format_bytes(bytes), format_duration(blocked_ns),
-                             share * 100.0, judged, format_duration(window), ctx.options.pageable_share * 100.0));
+        ctx, fmt::format("{} asynchronous cop{} ({}) used a pageable host buffer and held the host {}, {:.2f}% of "
+                         "{}'s {}: below the {:.0f}% at which this is a warning (--pageable-share)",
+                         count, count == 1 ? "y" : "ies", format_bytes(bytes), format_duration(blocked_ns),
+                         share * 100.0, judged, format_duration(window), ctx.options.pageable_share * 100.0));
     f.severity = Severity::Note;
     f.stack = frames_of(t, sorted.front().first.first);
     out.push_back(std::move(f));
@@ -61,13 +61,13 @@ void detect_pageable_async_copy(const DetectContext& ctx, std::vector<Finding>& 
   }
   for (const auto& [key, g] : sorted) {
     Finding f = make_finding(
-        "GD009", fmt::format("{} asynchronous {} cop{} ({} in {}) with a pageable host buffer held the host {}, "
-                             "{:.1f}% of {}'s {}: they run synchronously and cannot overlap with compute; allocate "
-                             "the host buffer pinned (cudaMallocHost, pin_memory=True in the DataLoader)",
-                             g.count, to_string(key.second), g.count == 1 ? "y" : "ies", format_bytes(g.bytes),
-                             format_duration(g.ns), format_duration(g.blocked_ns),
-                             window ? 100.0 * static_cast<double>(g.blocked_ns) / static_cast<double>(window) : 0.0,
-                             judged, format_duration(window)));
+        ctx, fmt::format("{} asynchronous {} cop{} ({} in {}) with a pageable host buffer held the host {}, "
+                         "{:.1f}% of {}'s {}: they run synchronously and cannot overlap with compute; allocate "
+                         "the host buffer pinned (cudaMallocHost, pin_memory=True in the DataLoader)",
+                         g.count, to_string(key.second), g.count == 1 ? "y" : "ies", format_bytes(g.bytes),
+                         format_duration(g.ns), format_duration(g.blocked_ns),
+                         window ? 100.0 * static_cast<double>(g.blocked_ns) / static_cast<double>(window) : 0.0, judged,
+                         format_duration(window)));
     f.stack = frames_of(t, key.first);
     out.push_back(std::move(f));
   }

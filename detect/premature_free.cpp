@@ -50,12 +50,13 @@ std::vector<Touch> device_touches(const Trace& t) {
   return out;
 }
 
-Finding use_after_free(const Trace& t, const Block& b, std::uint64_t addr, std::uint64_t time, StackId stack,
+Finding use_after_free(const DetectContext& ctx, const Block& b, std::uint64_t addr, std::uint64_t time, StackId stack,
                        std::string_view what) {
-  Finding f = make_finding("GD004", fmt::format("{} 0x{:x}, inside {} that was freed {} earlier; the memory may "
-                                                "already belong to another allocation: keep the buffer alive "
-                                                "until every use of it is done",
-                                                what, addr, format_bytes(b.bytes), format_duration(time - b.free_ns)));
+  const Trace& t = ctx.trace;
+  Finding f = make_finding(ctx, fmt::format("{} 0x{:x}, inside {} that was freed {} earlier; the memory may "
+                                            "already belong to another allocation: keep the buffer alive "
+                                            "until every use of it is done",
+                                            what, addr, format_bytes(b.bytes), format_duration(time - b.free_ns)));
   f.stack = frames_of(t, stack);
   f.notes.push_back({"it was freed here", {}, frames_of(t, b.free_stack)});
   f.notes.push_back({"and allocated here", {}, frames_of(t, b.stack)});
@@ -80,7 +81,8 @@ struct UnorderedFree {
   std::uint64_t count = 0;
 };
 
-Finding unordered_free_finding(const Trace& t, const Launches& launches, const UnorderedFree& u) {
+Finding unordered_free_finding(const DetectContext& ctx, const Launches& launches, const UnorderedFree& u) {
+  const Trace& t = ctx.trace;
   const KernelArg& a = *u.first;
   const Block& b = *u.block;
   const Kernel* k = launches.kernel(a.correlation);
@@ -104,7 +106,7 @@ Finding unordered_free_finding(const Trace& t, const Launches& launches, const U
                         "before the free, or free it on stream {}",
                         format_bytes(b.bytes), b.addr, b.free_stream, kernel, a.index, a.stream, running, a.stream,
                         b.free_stream, b.free_stream, times, a.stream, b.free_stream, a.stream);
-  Finding f = make_finding("GD004", std::move(msg));
+  Finding f = make_finding(ctx, std::move(msg));
   f.stack = frames_of(t, b.free_stack);
   f.notes.push_back({fmt::format("{} was launched here, on stream {}", kernel, a.stream), {},
                      frames_of(t, launches.stack(a))});
@@ -128,7 +130,7 @@ void report_unordered_frees(const DetectContext& ctx, const Launches& launches, 
     if (fresh) frees.push_back({&a, b, 0});
     ++frees[it->second].count;
   }
-  for (const UnorderedFree& u : frees) out.push_back(unordered_free_finding(t, launches, u));
+  for (const UnorderedFree& u : frees) out.push_back(unordered_free_finding(ctx, launches, u));
 }
 
 // The freed block a launch was given a pointer into, on any device, when no
@@ -162,7 +164,7 @@ void report_freed_arguments(const DetectContext& ctx, const Launches& launches, 
   for (const Use& u : uses) {
     const KernelArg& a = *u.first;
     const std::string launches_of_it = u.count > 1 ? fmt::format(", in {} launches,", u.count) : "";
-    out.push_back(use_after_free(t, *u.block, a.value, a.time_ns, launches.stack(a),
+    out.push_back(use_after_free(ctx, *u.block, a.value, a.time_ns, launches.stack(a),
                                  fmt::format("kernel {} was given{} as parameter {} the address",
                                              launches.kernel_name(a.correlation), launches_of_it, a.index)));
   }
@@ -182,11 +184,11 @@ void detect_premature_free(const DetectContext& ctx, std::vector<Finding>& out) 
       if (!b || b->free_ns == kStillLive || w.end_ns <= b->free_ns) continue;
       if (w.stream == b->free_stream) continue;  // stream-ordered: the free waits for it
       Finding f = make_finding(
-          "GD004", fmt::format("{} at 0x{:x} freed while a {} it on stream {} was still running (it ended {} after the "
-                               "free, which was ordered on stream {}); wait for that stream (an event, "
-                               "cudaStreamWaitEvent) before freeing, or free on the stream that uses it",
-                               format_bytes(b->bytes), b->addr, w.what, w.stream, format_duration(w.end_ns - b->free_ns),
-                               b->free_stream));
+          ctx, fmt::format("{} at 0x{:x} freed while a {} it on stream {} was still running (it ended {} after the "
+                           "free, which was ordered on stream {}); wait for that stream (an event, "
+                           "cudaStreamWaitEvent) before freeing, or free on the stream that uses it",
+                           format_bytes(b->bytes), b->addr, w.what, w.stream, format_duration(w.end_ns - b->free_ns),
+                           b->free_stream));
       f.stack = frames_of(t, b->free_stack);
       f.notes.push_back({"the pending work was issued here", {}, frames_of(t, w.stack)});
       f.notes.push_back({"the memory was allocated here", {}, frames_of(t, b->stack)});
@@ -194,7 +196,8 @@ void detect_premature_free(const DetectContext& ctx, std::vector<Finding>& out) 
     }
     // Use after free.
     auto after_free = [&](std::uint64_t addr, std::uint64_t time, StackId stack, std::string_view what) {
-      if (const Block* b = freed_block_containing(m, addr, time)) out.push_back(use_after_free(t, *b, addr, time, stack, what));
+      if (const Block* b = freed_block_containing(m, addr, time))
+        out.push_back(use_after_free(ctx, *b, addr, time, stack, what));
     };
     for (const Touch& w : touches) {
       if (w.device != m.device) continue;
@@ -210,9 +213,9 @@ void detect_premature_free(const DetectContext& ctx, std::vector<Finding>& out) 
       if (is_memory_fault(c)) after_free(c.address, c.time_ns, c.stack, "the program died of a fault touching");
     for (std::uint32_t i : m.double_frees) {
       const Free& fr = t.frees[i];
-      Finding f = make_finding("GD004", fmt::format("double free of 0x{:x} on {}: it was already freed and not "
-                                                    "allocated again",
-                                                    fr.addr, t.device_label(m.device)));
+      Finding f = make_finding(ctx, fmt::format("double free of 0x{:x} on {}: it was already freed and not "
+                                                "allocated again",
+                                                fr.addr, t.device_label(m.device)));
       f.stack = frames_of(t, fr.stack);
       out.push_back(std::move(f));
     }

@@ -184,11 +184,11 @@ void detect_scalar_indexing(const DetectContext& ctx, std::vector<Finding>& out)
       : ctx.phases.has_loop() ? fmt::format(" in the training loop ({:.1f} per iteration)", per_iteration)
                               : std::string();
   Finding f = make_finding(
-      "GD005", fmt::format("the host read device memory {} times{}, at most {} B each ({} of copy time, plus a launch "
-                           "and a wait for the GPU per read): this is element-by-element access to device memory; "
-                           "keep the values on the device (accumulate metrics there) and read them once, or copy the "
-                           "whole array once",
-                           judged.size(), where, o.tiny_transfer_bytes, format_duration(ns)));
+      ctx, fmt::format("the host read device memory {} times{}, at most {} B each ({} of copy time, plus a launch "
+                       "and a wait for the GPU per read): this is element-by-element access to device memory; "
+                       "keep the values on the device (accumulate metrics there) and read them once, or copy the "
+                       "whole array once",
+                       judged.size(), where, o.tiny_transfer_bytes, format_duration(ns)));
   f.stack = frames_of(t, groups.front().first);
   for (std::size_t i = 0; i < groups.size() && i < o.max_groups; ++i)
     f.notes.push_back({fmt::format("{} tiny copies from this stack", groups[i].second.count), {},

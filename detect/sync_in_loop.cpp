@@ -105,17 +105,17 @@ void detect_sync_in_loop(const DetectContext& ctx, std::vector<Finding>& out) {
   std::vector<std::pair<StackId, std::pair<std::uint64_t, std::uint64_t>>> groups(by_stack.begin(), by_stack.end());
   std::sort(groups.begin(), groups.end(), [](const auto& a, const auto& b) { return a.second.second > b.second.second; });
   Finding f = make_finding(
-      "GD010", fmt::format("the host was blocked in {} synchronisations for {} of {} {} ({:.1f}%){}{}; each sync "
-                           "drains the GPU queue so the CPU cannot run ahead: drop per-step syncs (.item(), "
-                           "cudaDeviceSynchronize, blocking copies), accumulate metrics on the device and read them "
-                           "every N steps",
-                           blocked.size(), format_duration(blocked_ns), format_duration(wall), "in the training loop",
-                           share * 100.0, per_iteration,
-                           costly ? std::string()
-                                  : fmt::format(", below the {:.0f}% of the loop at which this is a warning "
-                                                "(--sync-share), but at least {:g} syncs an iteration "
-                                                "(--syncs-per-iteration)",
-                                                ctx.options.sync_share * 100.0, ctx.options.syncs_per_iteration)));
+      ctx, fmt::format("the host was blocked in {} synchronisations for {} of {} {} ({:.1f}%){}{}; each sync "
+                       "drains the GPU queue so the CPU cannot run ahead: drop per-step syncs (.item(), "
+                       "cudaDeviceSynchronize, blocking copies), accumulate metrics on the device and read them "
+                       "every N steps",
+                       blocked.size(), format_duration(blocked_ns), format_duration(wall), "in the training loop",
+                       share * 100.0, per_iteration,
+                       costly ? std::string()
+                              : fmt::format(", below the {:.0f}% of the loop at which this is a warning "
+                                            "(--sync-share), but at least {:g} syncs an iteration "
+                                            "(--syncs-per-iteration)",
+                                            ctx.options.sync_share * 100.0, ctx.options.syncs_per_iteration)));
   if (!costly) f.severity = Severity::Note;
   f.stack = frames_of(t, groups.front().first);
   for (std::size_t i = 0; i < groups.size() && i < ctx.options.max_groups; ++i)

@@ -30,9 +30,10 @@ std::string pageable_argument_note(const DetectContext& ctx, const Launches& lau
   if (pageable.empty()) return {};
   for (const ApiCall* s : suspects)
     if (const auto it = pageable.find(s->correlation); it != pageable.end())
-      return fmt::format("; {} was given pageable host memory as parameter {} (0x{:x}), which the GPU cannot read: "
-                         "the likely cause (GD001)",
-                         launches.kernel_name(*s), it->second->index, it->second->value);
+      return fmt::format(
+          "; {} was given pageable host memory as parameter {} (0x{:x}), which the GPU cannot read: "
+          "the likely cause ({})",
+          launches.kernel_name(*s), it->second->index, it->second->value, rule_named("device-mismatch").id);
   return {};
 }
 
@@ -65,7 +66,7 @@ void report_kernel_error(const DetectContext& ctx, std::size_t first, std::vecto
                      "it under compute-sanitizer or CUDA_LAUNCH_BLOCKING=1 to stop at the faulting kernel. `gpudiag "
                      "explain {}` tells what it means",
                      failed.status);
-  Finding f = make_finding("GD006", std::move(msg));
+  Finding f = make_finding(ctx, std::move(msg));
   f.stack = frames_of(t, failed.stack);
   for (std::size_t i = 0; i < suspects.size() && i < ctx.options.max_groups; ++i)
     f.notes.push_back({fmt::format("{} was launched here", launches.kernel_name(*suspects[i])), {},
@@ -99,7 +100,7 @@ void detect_unchecked_cuda_error(const DetectContext& ctx, std::vector<Finding>&
   }
   for (const auto& [status, first] : kernel_errors) report_kernel_error(ctx, first, out);
   auto add = [&](const ApiCall& a, std::string message) {
-    Finding f = make_finding("GD006", std::move(message));
+    Finding f = make_finding(ctx, std::move(message));
     f.stack = frames_of(t, a.stack);
     out.push_back(std::move(f));
   };

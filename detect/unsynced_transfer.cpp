@@ -51,7 +51,8 @@ std::uint64_t covered_from(const std::vector<const Sync*>& syncs, const Memcpy& 
 
 // Accesses the copy guard caught: each names its copy's correlation; the
 // copy's record and API call give its size, stream and stack. One finding per copy.
-void report_guarded_accesses(const Trace& t, std::vector<Finding>& out) {
+void report_guarded_accesses(const DetectContext& ctx, std::vector<Finding>& out) {
+  const Trace& t = ctx.trace;
   std::unordered_map<std::uint64_t, const Memcpy*> copies;
   std::unordered_map<std::uint64_t, const ApiCall*> calls;
   std::unordered_set<std::uint64_t> reported;
@@ -77,7 +78,7 @@ void report_guarded_accesses(const Trace& t, std::vector<Finding>& out) {
                                                    format_duration(c->end_ns - a.time_ns), write ? "write" : "read")
                                      : std::string("; the copy happened to finish first, it will not always");
     Finding f = make_finding(
-        "GD003",
+        ctx,
         fmt::format("host {} at 0x{:x} of the destination of {} before any synchronisation covered the copy{}{}; "
                     "synchronise the copy's stream (cudaStreamSynchronize, or cudaEventSynchronize on an event recorded "
                     "after the copy) before the host touches the buffer",
@@ -95,7 +96,7 @@ void report_guarded_accesses(const Trace& t, std::vector<Finding>& out) {
 void detect_unsynced_transfer(const DetectContext& ctx, std::vector<Finding>& out) {
   const Trace& t = ctx.trace;
   if (t.host_accesses.empty()) return;
-  report_guarded_accesses(t, out);
+  report_guarded_accesses(ctx, out);
   std::unordered_map<std::uint64_t, std::uint64_t> api_start;
   for (const ApiCall& a : t.api_calls)
     if (a.correlation != 0) api_start.emplace(a.correlation, a.start_ns);
@@ -125,10 +126,10 @@ void detect_unsynced_transfer(const DetectContext& ctx, std::vector<Finding>& ou
                                                format_duration(c.end_ns - a.time_ns))
                                  : std::string(" (the copy happened to finish first; it will not always)");
       Finding f = make_finding(
-          "GD003", fmt::format("host read of {} at 0x{:x} while an asynchronous device-to-host copy into it ({} on "
-                               "stream {}) had no synchronisation{}; synchronise the stream (cudaStreamSynchronize, "
-                               "an event) before reading the buffer",
-                               format_bytes(a.bytes), a.addr, format_bytes(c.bytes), c.stream, timing));
+          ctx, fmt::format("host read of {} at 0x{:x} while an asynchronous device-to-host copy into it ({} on "
+                           "stream {}) had no synchronisation{}; synchronise the stream (cudaStreamSynchronize, "
+                           "an event) before reading the buffer",
+                           format_bytes(a.bytes), a.addr, format_bytes(c.bytes), c.stream, timing));
       f.stack = frames_of(t, a.stack);
       f.notes.push_back({"the asynchronous copy was issued here", {}, frames_of(t, c.stack)});
       out.push_back(std::move(f));

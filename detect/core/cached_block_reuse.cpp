@@ -64,7 +64,8 @@ void arguments_in_cached_blocks(const Trace& t, Visit visit) {
   }
 }
 
-Finding cached_reuse_finding(const Trace& t, const Launches& launches, const CachedReuse& u) {
+Finding cached_reuse_finding(const DetectContext& ctx, const Launches& launches, const CachedReuse& u) {
+  const Trace& t = ctx.trace;
   const KernelArg& a = *u.first;
   const CachedBlock& b = *u.block;
   const Kernel* k = launches.kernel(a.correlation);
@@ -74,7 +75,7 @@ Finding cached_reuse_finding(const Trace& t, const Launches& launches, const Cac
   const std::string times =
       u.count > 1 ? fmt::format("; it happened {} times with this kernel, parameter and drop", u.count) : "";
   Finding f = make_finding(
-      "GD004",
+      ctx,
       fmt::format("a tensor of {} at 0x{:x}, made on stream {}, was dropped and PyTorch's caching allocator made its "
                   "memory free again for stream {} while kernel {}, given it as parameter {} on stream {}, {}: nothing "
                   "ordered the launch before it, so the next tensor made on stream {} may take the memory and "
@@ -110,7 +111,7 @@ void report_cached_block_reuse(const DetectContext& ctx, const Launches& launche
     if (fresh) reuses.push_back({&a, &b, 0});
     ++reuses[it->second].count;
   });
-  for (const CachedReuse& u : reuses) out.push_back(cached_reuse_finding(t, launches, u));
+  for (const CachedReuse& u : reuses) out.push_back(cached_reuse_finding(ctx, launches, u));
 }
 
 }  // namespace gpudiag

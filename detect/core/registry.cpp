@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -23,21 +24,36 @@ std::span<const Detector> detectors() {
 
 std::vector<Finding> run_detectors(const DetectContext& context) {
   std::vector<Finding> findings;
-  for (const Detector& d : detectors()) d.run(context, findings);
+  for (const Detector& d : detectors()) {
+    DetectContext of_rule = context;
+    // A rule detector's findings are of the rule it is named for; the pass
+    // over raised findings has none of its own.
+    of_rule.rule = d.rule.empty() ? nullptr : &rule_named(d.rule);
+    d.run(of_rule, findings);
+  }
   std::stable_sort(findings.begin(), findings.end(),
                    [](const Finding& a, const Finding& b) { return a.rule_id < b.rule_id; });
   return findings;
 }
 
-Finding make_finding(std::string_view rule_id, std::string message) {
+const Rule& rule_named(std::string_view name) {
+  const Rule* rule = find_rule(name);
+  if (rule == nullptr || rule->name != name)
+    throw std::logic_error(fmt::format("no rule named '{}' in the catalogue (rules/{}.md)", name, name));
+  return *rule;
+}
+
+Finding make_finding(const Rule& rule, std::string message) {
   Finding f;
-  f.rule_id = std::string(rule_id);
-  if (const Rule* rule = find_rule(rule_id)) {
-    f.rule_id = std::string(rule->id);
-    f.severity = rule->severity;
-  }
+  f.rule_id = std::string(rule.id);
+  f.severity = rule.severity;
   f.message = std::move(message);
   return f;
+}
+
+Finding make_finding(const DetectContext& ctx, std::string message) {
+  if (ctx.rule == nullptr) throw std::logic_error("make_finding(ctx, ...) outside a rule's detector: it names no rule");
+  return make_finding(*ctx.rule, std::move(message));
 }
 
 std::string_view module_file(const Trace& trace, const StackFrame& frame) {

@@ -1,5 +1,7 @@
 // Positive and negative traces for GD001..GD004, GD006 and raised findings
 // (GD005's are in scalar_indexing_test.cpp).
+#include <stdexcept>
+
 #include <gtest/gtest.h>
 
 #include "detect_support.h"
@@ -384,6 +386,29 @@ TEST(RaisedFindings, ARecordThatNamesNoRuleIsNoFinding) {
   Trace t;
   t.findings.push_back({.time_ns = 5, .rule_id = 0, .message = t.intern("garbled")});
   EXPECT_TRUE(detect(t).empty());
+}
+
+// A detector never spells its own rule: the registry runs it for the rule of
+// its name, and another rule is named by its name in the catalogue.
+TEST(Detectors, ARuleIsNamedByItsCatalogueNameAndAnUnknownNameFailsLoudly) {
+  EXPECT_EQ(rule_named("out-of-memory").id, "GD008");
+  EXPECT_THROW(rule_named("GD008"), std::logic_error) << "by its name, not its id";
+  EXPECT_THROW(rule_named("no-such-rule"), std::logic_error);
+}
+
+TEST(Detectors, AFindingIsOfTheRuleWhoseDetectorRuns) {
+  const Trace t;
+  const MemoryTimeline memory = build_memory_timeline(t);
+  const auto time = gpu_time_breakdown(t);
+  const RunPhases phases = find_phases(t);
+  const DetectOptions options;
+  DetectContext ctx{t, memory, time, options, phases};
+  EXPECT_THROW(make_finding(ctx, "outside any detector"), std::logic_error);
+  ctx.rule = &rule_named("premature-free");
+  const Finding f = make_finding(ctx, "freed too early");
+  EXPECT_EQ(f.rule_id, "GD004");
+  EXPECT_EQ(f.severity, Severity::Error);
+  EXPECT_EQ(f.message, "freed too early");
 }
 
 TEST(Detectors, AnEmptyTraceHasNoFindings) { EXPECT_TRUE(detect(Trace{}).empty()); }

@@ -13,6 +13,7 @@
 #include "gpudiag/analysis/gpu_time.h"
 #include "gpudiag/analysis/iterations.h"
 #include "gpudiag/analysis/memory_timeline.h"
+#include "gpudiag/catalogue.h"
 #include "gpudiag/finding.h"
 #include "gpudiag/trace.h"
 
@@ -43,6 +44,10 @@ struct DetectContext {
   const std::vector<GpuTime>& gpu_time;
   const DetectOptions& options;
   const RunPhases& phases;  // iterations, start-up and steady state
+  // The rule of the detector running, whose findings make_finding(ctx, ...)
+  // makes: run_detectors sets it from the detector's name, so a detector
+  // never spells its own rule.
+  const Rule* rule = nullptr;
 };
 
 using DetectFn = void (*)(const DetectContext&, std::vector<Finding>&);
@@ -61,11 +66,19 @@ std::span<const Detector> rule_detectors();
 std::span<const Detector> detectors();
 
 // Runs every detector; findings ordered by rule id, then as each detector emits.
+// Throws std::logic_error when a detector's name is no rule of the catalogue.
 std::vector<Finding> run_detectors(const DetectContext& context);
 
 // Helpers for detectors.
-// A Finding of `rule_id` with the catalogue's severity.
-Finding make_finding(std::string_view rule_id, std::string message);
+// A Finding of the rule whose detector runs (ctx.rule), with the catalogue's
+// severity; throws std::logic_error outside a rule's detector.
+Finding make_finding(const DetectContext& ctx, std::string message);
+// A Finding of `rule` with the catalogue's severity.
+Finding make_finding(const Rule& rule, std::string message);
+// The catalogue's rule of that name ("out-of-memory"), for a detector that
+// names another rule than its own; throws std::logic_error when the catalogue
+// has none, so a misspelt or removed rule fails at once.
+const Rule& rule_named(std::string_view name);
 // The frames of a recorded stack, innermost first, from the program's own
 // call: the leading frames inside the CUDA libraries (libcuda, libcudart,
 // libcupti, cuDNN, cuBLAS) and gpudiag's are dropped, except from a crash's
