@@ -1,7 +1,9 @@
-// The pointers each kernel launch was given: GD001 for pageable host memory
-// (tied to the kernel error that followed), GD004 for a block freed on
-// another stream with nothing that ordered the launch before the free, and
-// for a launch given a block already freed. Each bug has a correct twin.
+// GD004 premature-free: a free while work that uses the memory is pending
+// on another stream, a use after free and a double free; from the pointers
+// each kernel launch was given, a block freed on another stream with nothing
+// that ordered the launch before the free, a launch given a block already
+// freed, and a PyTorch tensor's block made free again while a side stream
+// reads it. Each bug has a correct twin.
 #include <functional>
 
 #include <gtest/gtest.h>
@@ -14,153 +16,79 @@ namespace {
 
 using namespace gpudiag::testing;
 
-struct Arg {
-  std::uint64_t value;
-  MemKind memory;
-};
-
-// Launch `id` (its correlation) of `symbol` at `time` on `stream`, passing
-// `args` as parameters 0, 1, ...; the kernel ran until `end` (no record of
-// its run when 0, as for a kernel that faulted).
-void launch(Trace& t, std::uint64_t id, std::uint64_t time, const std::string& symbol, std::uint64_t stream,
-            const std::vector<Arg>& args, std::uint64_t end = 0, StackId stack = kNoStack) {
-  if (stack == kNoStack) stack = stack_named(t, "launch_site", "train.cu", 30);
-  t.api_calls.push_back({.start_ns = time, .end_ns = time + 2, .name = t.intern("cudaLaunchKernel"),
-                         .domain = ApiDomain::Runtime, .device = 0, .correlation = id, .stack = stack,
-                         .symbol = t.intern(symbol)});
-  for (std::uint32_t i = 0; i < args.size(); ++i)
-    t.kernel_args.push_back({.time_ns = time, .value = args[i].value, .index = i, .memory = args[i].memory,
-                             .device = 0, .stream = stream, .correlation = id});
-  if (end != 0) kernel(t, time + 5, end, symbol, 0, stream, id);
-}
-
-void call(Trace& t, std::uint64_t time, const char* name, std::int32_t status = 0, std::uint64_t correlation = 0) {
-  t.api_calls.push_back({.start_ns = time, .end_ns = time + 1, .name = t.intern(name), .domain = ApiDomain::Runtime,
-                         .status = status, .correlation = correlation,
-                         .stack = stack_named(t, name, "train.cu", 40)});
-}
-
-void sync(Trace& t, std::uint64_t time, SyncKind kind, std::uint64_t stream = 0) {
-  t.syncs.push_back({.start_ns = time, .end_ns = time + 3, .kind = kind, .stream = stream});
-}
-
-constexpr std::uint64_t kHostArray = 0x55d0c0a01000;
-constexpr std::uint64_t kSrc = 0x302000000;
-constexpr std::uint64_t kOut = 0x302400000;
-constexpr std::uint64_t kMiB4 = 4ull << 20;
-constexpr std::uint64_t kStreamA = 13, kStreamB = 14;
-
-// GD001 ---------------------------------------------------------------------
-
-// host_ptr_kernel: scale(float*, int) given a malloc'd array; the launch
-// returns 0, cudaDeviceSynchronize returns 700; the kernel's record never came.
-Trace host_pointer_kernel() {
+TEST(PrematureFree, FreeWhileACopyOnAnotherStreamRunsIsReported) {
   Trace t;
-  launch(t, 121, 100, "_Z5scalePfi", 7, {{kHostArray, MemKind::Pageable}, {1 << 20, MemKind::Unknown}});
-  call(t, 110, "cudaGetLastError");
-  call(t, 120, "cudaDeviceSynchronize", 700);
-  call(t, 130, "cudaMemcpy", 700);
-  return t;
-}
-
-TEST(KernelArguments, PageableHostMemoryGivenToAKernelIsGD001TiedToThe700ThatFollowed) {
-  const auto all = detect(host_pointer_kernel());
-  const auto f = only(all, "GD001");
+  alloc(t, 10, 0xA000, 4096, 0, stack_named(t, "alloc_activations"));
+  Memcpy c = copy(100, 900, CopyKind::DtoH, 4096, true);
+  c.src = 0xA000;
+  c.stream = 3;
+  t.memcpys.push_back(c);
+  free_at(t, 200, 0xA000, 0, /*stream=*/0, stack_named(t, "release"));
+  const auto f = only(detect(t), "GD004");
   ASSERT_EQ(f.size(), 1u);
-  const std::string& m = f[0].message;
-  EXPECT_EQ(f[0].severity, Severity::Error);
-  EXPECT_NE(m.find("kernel scale(float*, int) was given pageable host memory as parameter 0 (0x55d0c0a01000)"),
-            std::string::npos) << m;
-  EXPECT_NE(m.find("neither allocated with cudaMallocHost nor registered with cudaHostRegister"), std::string::npos) << m;
-  EXPECT_NE(m.find("error 700 \"an illegal memory access was encountered\" at cudaDeviceSynchronize followed, 20 ns "
-                   "after the launch: this launch is its likely cause"),
-            std::string::npos) << m;
-  EXPECT_NE(m.find("cudaMallocHost or cudaMallocManaged"), std::string::npos) << m;
-  EXPECT_EQ(m.find("parameter 1"), std::string::npos) << "a number is no pointer: " << m;
-  ASSERT_FALSE(f[0].stack.empty());
-  EXPECT_EQ(f[0].stack[0].function, "launch_site");
-  ASSERT_EQ(f[0].notes.size(), 1u);
-  EXPECT_EQ(f[0].notes[0].message, "error 700 was reported here");
-  EXPECT_EQ(f[0].notes[0].stack.at(0).function, "cudaDeviceSynchronize");
-  // GD006's finding for the same error is also true, and points at the cause.
-  const auto e = only(all, "GD006");
-  ASSERT_EQ(e.size(), 1u);
-  EXPECT_NE(e[0].message.find("newest first: scale(float*, int); scale(float*, int) was given pageable host memory "
-                              "as parameter 0 (0x55d0c0a01000), which the GPU cannot read: the likely cause (GD001)"),
-            std::string::npos) << e[0].message;
+  EXPECT_NE(f[0].message.find("still running"), std::string::npos);
+  EXPECT_EQ(f[0].stack.at(0).function, "release");
 }
 
-// What looks like malloc'd memory may be a number that happens to fall in
-// the executable's image: without the kernel error it would cause, no finding.
-// A program that checks every launch with cudaGetLastError may learn of the
-// fault there, and exit at once: no later call reports the error.
-TEST(KernelArguments, AFaultFirstReportedByCudaGetLastErrorIsGD001) {
+TEST(PrematureFree, StreamOrderedFreeAndFinishedWorkAreFine) {
   Trace t;
-  launch(t, 121, 100, "_Z16forward_backwardPKfS0_PKfPfS3_i", 7,
-         {{kSrc, MemKind::Device}, {kHostArray, MemKind::Pageable}, {kOut, MemKind::Device}});
-  call(t, 110, "cudaGetLastError");
-  launch(t, 122, 120, "_Z3sgdPfS_f", 7, {{kOut, MemKind::Device}});
-  call(t, 130, "cudaGetLastError", 700);
-  const auto f = only(detect(t), "GD001");
+  alloc(t, 10, 0xA000, 4096, 0);
+  Memcpy c = copy(100, 900, CopyKind::DtoH, 4096, true);
+  c.src = 0xA000;
+  c.stream = 3;
+  t.memcpys.push_back(c);
+  free_at(t, 200, 0xA000, 0, /*stream=*/3);  // same stream: ordered after the copy
+  alloc(t, 1000, 0xB000, 64, 0);
+  Memcpy d = copy(1100, 1200, CopyKind::HtoD, 64, true);
+  d.dst = 0xB000;
+  t.memcpys.push_back(d);
+  free_at(t, 1300, 0xB000);
+  EXPECT_TRUE(only(detect(t), "GD004").empty());
+}
+
+// A host that runs ahead queues a copy, frees its buffer on the same stream
+// (stream-ordered, as PyTorch's allocator and cudaFreeAsync do) and goes on:
+// the copy runs after the free's call, but before the memory is reused. A
+// copy queued after the free is a use after free all the same.
+TEST(PrematureFree, WorkQueuedBeforeAFreeOnItsStreamRunsAfterItAndIsFine) {
+  Trace t;
+  alloc(t, 10, 0xA000, 4096, 0);
+  const StringId call = t.intern("gdrt::copy");
+  t.api_calls.push_back({.start_ns = 20, .end_ns = 21, .name = call, .correlation = 5});
+  Memcpy queued_before = copy(300, 310, CopyKind::HtoD, 4096, true);
+  queued_before.dst = 0xA000;
+  queued_before.stream = 3;
+  queued_before.correlation = 5;
+  t.memcpys.push_back(queued_before);
+  free_at(t, 200, 0xA000, 0, /*stream=*/3);
+  EXPECT_TRUE(only(detect(t), "GD004").empty());
+
+  t.api_calls.push_back({.start_ns = 250, .end_ns = 251, .name = call, .correlation = 6});
+  Memcpy queued_after = queued_before;
+  queued_after.start_ns = 400;
+  queued_after.end_ns = 410;
+  queued_after.correlation = 6;
+  t.memcpys.push_back(queued_after);
+  const auto f = only(detect(t), "GD004");
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_NE(f[0].message.find("was given pageable host memory as parameter 1 (0x55d0c0a01000)"), std::string::npos)
-      << f[0].message;
-  EXPECT_NE(f[0].message.find("error 700 \"an illegal memory access was encountered\" at cudaGetLastError followed, "
-                              "30 ns after the launch"),
-            std::string::npos)
-      << f[0].message;
+  EXPECT_NE(f[0].message.find("copy into 0xa000"), std::string::npos) << f[0].message;
 }
 
-TEST(KernelArguments, APageableLookingArgumentWithNoKernelErrorAfterItIsNoGD001) {
+TEST(PrematureFree, UseAfterFreeAndDoubleFree) {
   Trace t;
-  const StackId site = stack_named(t, "step", "train.cu", 12);
-  for (std::uint64_t i = 0; i < 3; ++i)
-    launch(t, 10 + i, 100 + 100 * i, "scale(float*, int)", 7, {{kHostArray, MemKind::Pageable}}, 0, site);
-  // An error after a successful synchronisation is not this launch's.
-  call(t, 500, "cudaDeviceSynchronize");
-  launch(t, 20, 600, "other(float*)", 7, {{kSrc, MemKind::Device}});
-  call(t, 700, "cudaDeviceSynchronize", 700);
-  EXPECT_TRUE(only(detect(t), "GD001").empty()) << only(detect(t), "GD001").front().message;
-}
-
-TEST(KernelArguments, LaunchesFromOnePlaceGivenPageableMemoryAreOneFinding) {
-  Trace t;
-  const StackId site = stack_named(t, "step", "train.cu", 12);
-  for (std::uint64_t i = 0; i < 3; ++i)
-    launch(t, 10 + i, 100 + 100 * i, "scale(float*, int)", 7, {{kHostArray, MemKind::Pageable}}, 0, site);
-  call(t, 500, "cudaDeviceSynchronize", 700);
-  const auto f = only(detect(t), "GD001");
-  ASSERT_EQ(f.size(), 1u);
-  EXPECT_NE(f[0].message.find("parameter 0 (0x55d0c0a01000, in 3 launches)"), std::string::npos) << f[0].message;
-}
-
-TEST(KernelArguments, AHostAllocationTheTraceRecordedIsNamedWithItsStack) {
-  Trace t;
-  alloc(t, 10, kHostArray, 4096, kHostDevice, stack_named(t, "load_batch", "data.cpp", 7), MemKind::Pageable);
-  launch(t, 1, 100, "scale(float*, int)", 7, {{kHostArray + 64, MemKind::Pageable}});
-  call(t, 200, "cudaDeviceSynchronize", 700);
-  const auto f = only(detect(t), "GD001");
-  ASSERT_EQ(f.size(), 1u);
-  ASSERT_EQ(f[0].notes.size(), 2u);
-  EXPECT_EQ(f[0].notes[0].message, "the host memory was allocated here");
-  EXPECT_EQ(f[0].notes[0].stack.at(0).function, "load_batch");
-}
-
-TEST(KernelArguments, DevicePinnedManagedAndUnknownArgumentsAreNoGD001) {
-  Trace t;
-  alloc(t, 10, kSrc, kMiB4, 0);
-  alloc(t, 10, 0x7f0000000000, 4096, kHostDevice, kNoStack, MemKind::Pinned);
-  launch(t, 1, 100, "scale(float*, int)", 7,
-         {{kSrc, MemKind::Device},
-          {0x7f0000000010, MemKind::Pinned},
-          {0x7e0000000000, MemKind::Managed},
-          {kHostArray, MemKind::Unknown},  // a number that looks like an address
-          {0x7f0000000020, MemKind::Pageable}});  // the trace says cudaMallocHost made it
-  call(t, 120, "cudaDeviceSynchronize", 700);
-  EXPECT_TRUE(only(detect(t), "GD001").empty());
+  alloc(t, 10, 0xA000, 4096, 0);
+  free_at(t, 20, 0xA000);
+  t.memsets.push_back({.start_ns = 30, .end_ns = 40, .addr = 0xA100, .bytes = 16, .device = 0});
+  free_at(t, 50, 0xA000);
+  const auto f = only(detect(t), "GD004");
+  ASSERT_EQ(f.size(), 2u);
+  EXPECT_NE(f[0].message.find("freed"), std::string::npos);
+  EXPECT_NE(f[1].message.find("double free"), std::string::npos);
 }
 
 // GD004: a free on another stream ------------------------------------------
+
+constexpr std::uint64_t kStreamA = 13, kStreamB = 14;
 
 // freeasync_race, round by round: src and out allocated on stream B; a
 // kernel on stream A launched at 100 reads src until `kernel_end`;

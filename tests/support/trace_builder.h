@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "gpudiag/trace.h"
 
@@ -49,6 +50,45 @@ inline Memcpy copy(std::uint64_t start, std::uint64_t end, CopyKind kind, std::u
   m.dst_kind = kind == CopyKind::DtoH ? host_kind : MemKind::Device;
   return m;
 }
+
+// A kernel parameter: its value and the memory the recorder saw it in.
+struct LaunchArg {
+  std::uint64_t value;
+  MemKind memory;
+};
+
+// Launch `id` (its correlation) of `symbol` at `time` on `stream`, passing
+// `args` as parameters 0, 1, ...; the kernel ran until `end` (no record of
+// its run when 0, as for a kernel that faulted).
+inline void launch(Trace& t, std::uint64_t id, std::uint64_t time, const std::string& symbol, std::uint64_t stream,
+                   const std::vector<LaunchArg>& args, std::uint64_t end = 0, StackId stack = kNoStack) {
+  if (stack == kNoStack) stack = stack_named(t, "launch_site", "train.cu", 30);
+  t.api_calls.push_back({.start_ns = time, .end_ns = time + 2, .name = t.intern("cudaLaunchKernel"),
+                         .domain = ApiDomain::Runtime, .device = 0, .correlation = id, .stack = stack,
+                         .symbol = t.intern(symbol)});
+  for (std::uint32_t i = 0; i < args.size(); ++i)
+    t.kernel_args.push_back({.time_ns = time, .value = args[i].value, .index = i, .memory = args[i].memory,
+                             .device = 0, .stream = stream, .correlation = id});
+  if (end != 0) kernel(t, time + 5, end, symbol, 0, stream, id);
+}
+
+// A CUDA runtime call `name` at `time` that returned `status`; its stack is
+// one frame named as the call.
+inline void call(Trace& t, std::uint64_t time, const char* name, std::int32_t status = 0,
+                 std::uint64_t correlation = 0) {
+  t.api_calls.push_back({.start_ns = time, .end_ns = time + 1, .name = t.intern(name), .domain = ApiDomain::Runtime,
+                         .status = status, .correlation = correlation,
+                         .stack = stack_named(t, name, "train.cu", 40)});
+}
+
+inline void sync(Trace& t, std::uint64_t time, SyncKind kind, std::uint64_t stream = 0) {
+  t.syncs.push_back({.start_ns = time, .end_ns = time + 3, .kind = kind, .stream = stream});
+}
+
+// Two 4 MiB device buffers the launches above are given.
+inline constexpr std::uint64_t kSrc = 0x302000000;
+inline constexpr std::uint64_t kOut = 0x302400000;
+inline constexpr std::uint64_t kMiB4 = 4ull << 20;
 
 // A loop of `steps` iterations, each launching the same 20 kernels; the
 // host syncs at the end of every step for `sync_ns` of the 1 ms step. The
