@@ -1,7 +1,10 @@
 // The registry of runtime detectors: one per runtime rule of the catalogue,
-// each named for its rule and making findings of it, and nothing from an
-// empty trace.
+// each named for its rule, making findings of it and tested in the file of
+// its name, and nothing from an empty trace.
+#include <algorithm>
+#include <filesystem>
 #include <stdexcept>
+#include <string>
 
 #include <gtest/gtest.h>
 
@@ -28,6 +31,18 @@ TEST(Detectors, EveryRuntimeRuleOfTheCatalogueHasTheDetectorOfItsName) {
     EXPECT_TRUE(rule->is_runtime) << name << " is not a runtime rule in its catalogue entry";
   }
   EXPECT_EQ(detectors().size(), rule_detectors().size() + 1) << "and the pass over findings the program raised";
+}
+
+// As clang-tidy has one test per check, the detector detect/<rule_name>.cpp
+// is tested in tests/detect/<rule_name>_test.cpp.
+TEST(Detectors, EveryDetectorHasTheTestFileOfItsName) {
+  ASSERT_FALSE(rule_detectors().empty());
+  for (const Detector& d : rule_detectors()) {
+    std::string file(d.rule);
+    std::replace(file.begin(), file.end(), '-', '_');
+    const auto test = std::filesystem::path(GPUDIAG_SOURCE_DIR) / "tests" / "detect" / (file + "_test.cpp");
+    EXPECT_TRUE(std::filesystem::exists(test)) << "detect/" << file << ".cpp has no tests/detect/" << file << "_test.cpp";
+  }
 }
 
 // A detector never spells its own rule: the registry runs it for the rule of
