@@ -1,10 +1,9 @@
 #include "gdrt/dtype.h"
 
-#include <bit>
-#include <cmath>
 #include <string>
 
 #include "gdrt/error.h"
+#include "ops/scalar_convert.h"
 
 namespace gdrt {
 
@@ -53,40 +52,8 @@ DType dtype_from_safetensors(std::string_view name) {
 
 bool is_floating(DType dtype) { return dtype == DType::f32 || dtype == DType::f64 || dtype == DType::f16; }
 
-std::uint16_t float_to_half(float value) {
-  const std::uint32_t x = std::bit_cast<std::uint32_t>(value);
-  const std::uint32_t sign = (x >> 16) & 0x8000u;
-  const std::uint32_t exp = (x >> 23) & 0xffu;
-  std::uint32_t mant = x & 0x7fffffu;
-  if (exp == 0xffu) return static_cast<std::uint16_t>(sign | 0x7c00u | (mant ? 0x200u : 0u));  // inf/nan
-  int e = static_cast<int>(exp) - 127 + 15;
-  if (e >= 0x1f) return static_cast<std::uint16_t>(sign | 0x7c00u);  // overflow -> inf
-  if (e <= 0) {  // subnormal or zero
-    if (e < -10) return static_cast<std::uint16_t>(sign);
-    mant |= 0x800000u;
-    const int shift = 14 - e;
-    std::uint32_t half = mant >> shift;
-    const std::uint32_t rest = mant & ((1u << shift) - 1);
-    const std::uint32_t halfway = 1u << (shift - 1);
-    if (rest > halfway || (rest == halfway && (half & 1u))) ++half;
-    return static_cast<std::uint16_t>(sign | half);
-  }
-  std::uint32_t half = sign | (static_cast<std::uint32_t>(e) << 10) | (mant >> 13);
-  const std::uint32_t rest = mant & 0x1fffu;
-  if (rest > 0x1000u || (rest == 0x1000u && (half & 1u))) ++half;  // round to nearest even
-  return static_cast<std::uint16_t>(half);
-}
+std::uint16_t float_to_half(float value) { return scalar::float_to_half_bits(value); }
 
-float half_to_float(std::uint16_t bits) {
-  const std::uint32_t sign = (bits & 0x8000u) << 16;
-  const std::uint32_t exp = (bits >> 10) & 0x1fu;
-  const std::uint32_t mant = bits & 0x3ffu;
-  if (exp == 0) {
-    const float v = std::ldexp(static_cast<float>(mant), -24);
-    return sign ? -v : v;
-  }
-  if (exp == 0x1f) return std::bit_cast<float>(sign | 0x7f800000u | (mant << 13));
-  return std::bit_cast<float>(sign | ((exp - 15 + 127) << 23) | (mant << 13));
-}
+float half_to_float(std::uint16_t bits) { return scalar::half_bits_to_float(bits); }
 
 }  // namespace gdrt

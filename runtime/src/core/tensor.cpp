@@ -5,6 +5,7 @@
 #include "core/hooks.h"
 #include "core/impl.h"
 #include "gdrt/ops.h"
+#include "ops/scalar_convert.h"
 
 namespace gdrt {
 
@@ -252,19 +253,6 @@ template std::vector<std::int32_t> Tensor::to_vector<std::int32_t>() const;
 template std::vector<std::int64_t> Tensor::to_vector<std::int64_t>() const;
 template std::vector<std::uint8_t> Tensor::to_vector<std::uint8_t>() const;
 
-static double read_host_element(const void* p, DType dtype) {
-  switch (dtype) {
-    case DType::f32: return *static_cast<const float*>(p);
-    case DType::f64: return *static_cast<const double*>(p);
-    case DType::f16: return half_to_float(*static_cast<const std::uint16_t*>(p));
-    case DType::i32: return *static_cast<const std::int32_t*>(p);
-    case DType::i64: return static_cast<double>(*static_cast<const std::int64_t*>(p));
-    case DType::u8: return *static_cast<const std::uint8_t*>(p);
-    case DType::boolean: return *static_cast<const std::uint8_t*>(p) ? 1.0 : 0.0;
-  }
-  return 0;
-}
-
 double Tensor::at(std::initializer_list<std::int64_t> index) const {
   if (static_cast<std::int64_t>(index.size()) != dim())
     throw Error("at(): " + std::to_string(index.size()) + " indices for a tensor of shape " + shape_str(shape()));
@@ -279,7 +267,7 @@ double Tensor::at(std::initializer_list<std::int64_t> index) const {
   const char* p = static_cast<const char*>(impl_->storage->data) + off * static_cast<std::int64_t>(itemsize(dtype()));
   if (device().is_cpu()) {
     note_host_read(*this, p, itemsize(dtype()));
-    return read_host_element(p, dtype());
+    return scalar::load_double(p, dtype(), 0);
   }
   if (!scalar_allowed()) {
     const std::string msg = "scalar access (item()/at()) on " + describe() +
@@ -294,7 +282,7 @@ double Tensor::at(std::initializer_list<std::int64_t> index) const {
   const StreamId stream = current_stream_id(device());
   copy_bytes(device(), buf, MemoryKind::host_pageable, p, MemoryKind::device, itemsize(dtype()), stream, false);
   wait_for(device(), stream);
-  return read_host_element(buf, dtype());
+  return scalar::load_double(buf, dtype(), 0);
 }
 
 double Tensor::item() const {

@@ -3,37 +3,13 @@
 #include <cstring>
 
 #include "cpu/cpu_kernels.h"
+#include "ops/scalar_convert.h"
 
 namespace gdrt::cpu {
 namespace {
 
-template <class T>
-double load(const T* p) { return static_cast<double>(*p); }
-
-void store_double(void* base, DType dtype, std::int64_t i, double v) {
-  switch (dtype) {
-    case DType::f32: static_cast<float*>(base)[i] = static_cast<float>(v); break;
-    case DType::f64: static_cast<double*>(base)[i] = v; break;
-    case DType::f16: static_cast<std::uint16_t*>(base)[i] = float_to_half(static_cast<float>(v)); break;
-    case DType::i32: static_cast<std::int32_t*>(base)[i] = static_cast<std::int32_t>(v); break;
-    case DType::i64: static_cast<std::int64_t*>(base)[i] = static_cast<std::int64_t>(v); break;
-    case DType::u8: static_cast<std::uint8_t*>(base)[i] = static_cast<std::uint8_t>(v); break;
-    case DType::boolean: static_cast<std::uint8_t*>(base)[i] = v != 0.0 ? 1 : 0; break;
-  }
-}
-
-double load_double(const void* base, DType dtype, std::int64_t i) {
-  switch (dtype) {
-    case DType::f32: return static_cast<const float*>(base)[i];
-    case DType::f64: return static_cast<const double*>(base)[i];
-    case DType::f16: return half_to_float(static_cast<const std::uint16_t*>(base)[i]);
-    case DType::i32: return static_cast<const std::int32_t*>(base)[i];
-    case DType::i64: return static_cast<double>(static_cast<const std::int64_t*>(base)[i]);
-    case DType::u8: return static_cast<const std::uint8_t*>(base)[i];
-    case DType::boolean: return static_cast<const std::uint8_t*>(base)[i] ? 1.0 : 0.0;
-  }
-  return 0;
-}
+using scalar::load_double;
+using scalar::store_double;
 
 template <class T>
 T apply_unary(UnaryOp op, T x, T alpha) {

@@ -1,7 +1,7 @@
 // Device-side helpers shared by the .cu files: strided indexing with the
-// views' dimensions coalesced on the host (at most kMaxRank remain), dtype
-// loads and stores that convert exactly as the cpu backend's, and the
-// grid-stride launch every elementwise kernel uses.
+// views' dimensions coalesced on the host (at most kMaxRank remain) and the
+// grid-stride launch every elementwise kernel uses. Dtype loads and stores
+// are ops/scalar_convert.h's, the cpu backend's own.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -15,6 +15,7 @@
 #include "cuda/cuda_check.h"
 #include "cuda/cuda_kernels.h"
 #include "gdrt/error.h"
+#include "ops/scalar_convert.h"
 
 namespace gdrt::cuda {
 
@@ -106,80 +107,6 @@ void for_each_element(const LaunchContext& ctx, const Strided<N>& s, F f, const 
   if (s.contiguous) strided_kernel<N, true><<<grid_for(ctx, s.numel), kBlock, 0, ctx.stream>>>(s, f);
   else strided_kernel<N, false><<<grid_for(ctx, s.numel), kBlock, 0, ctx.stream>>>(s, f);
   check_launch(kernel);
-}
-
-// The cpu's float_to_half and half_to_float (core/dtype.cpp) bit for bit,
-// NaN payloads included, so f16 storage is identical across devices.
-__device__ __forceinline__ std::uint16_t float_to_half_bits(float value) {
-  const std::uint32_t x = __float_as_uint(value);
-  const std::uint32_t sign = (x >> 16) & 0x8000u;
-  const std::uint32_t exp = (x >> 23) & 0xffu;
-  std::uint32_t mant = x & 0x7fffffu;
-  if (exp == 0xffu) return static_cast<std::uint16_t>(sign | 0x7c00u | (mant ? 0x200u : 0u));
-  const int e = static_cast<int>(exp) - 127 + 15;
-  if (e >= 0x1f) return static_cast<std::uint16_t>(sign | 0x7c00u);
-  if (e <= 0) {
-    if (e < -10) return static_cast<std::uint16_t>(sign);
-    mant |= 0x800000u;
-    const int shift = 14 - e;
-    std::uint32_t half = mant >> shift;
-    const std::uint32_t rest = mant & ((1u << shift) - 1);
-    const std::uint32_t halfway = 1u << (shift - 1);
-    if (rest > halfway || (rest == halfway && (half & 1u))) ++half;
-    return static_cast<std::uint16_t>(sign | half);
-  }
-  std::uint32_t half = sign | (static_cast<std::uint32_t>(e) << 10) | (mant >> 13);
-  const std::uint32_t rest = mant & 0x1fffu;
-  if (rest > 0x1000u || (rest == 0x1000u && (half & 1u))) ++half;
-  return static_cast<std::uint16_t>(half);
-}
-
-__device__ __forceinline__ float half_bits_to_float(std::uint16_t bits) {
-  const std::uint32_t sign = (bits & 0x8000u) << 16;
-  const std::uint32_t exp = (bits >> 10) & 0x1fu;
-  const std::uint32_t mant = bits & 0x3ffu;
-  if (exp == 0) {
-    const float v = static_cast<float>(mant) * 0x1.0p-24f;  // exact: mant < 2^10
-    return sign ? -v : v;
-  }
-  if (exp == 0x1f) return __uint_as_float(sign | 0x7f800000u | (mant << 13));
-  return __uint_as_float(sign | ((exp - 15 + 127) << 23) | (mant << 13));
-}
-
-// Double to an integer the way x86-64 truncates it (cvttsd2si, then the low
-// bits), which is what the cpu backend's static_cast does in practice.
-__device__ __forceinline__ std::int64_t truncate_to_i64(double v) {
-  if (!(v >= -9223372036854775808.0 && v < 9223372036854775808.0)) return INT64_MIN;
-  return static_cast<std::int64_t>(v);
-}
-__device__ __forceinline__ std::int32_t truncate_to_i32(double v) {
-  if (!(v >= -2147483648.0 && v < 2147483648.0)) return INT32_MIN;
-  return static_cast<std::int32_t>(v);
-}
-
-__device__ __forceinline__ void store_double(void* base, DType dtype, std::int64_t i, double v) {
-  switch (dtype) {
-    case DType::f32: static_cast<float*>(base)[i] = static_cast<float>(v); break;
-    case DType::f64: static_cast<double*>(base)[i] = v; break;
-    case DType::f16: static_cast<std::uint16_t*>(base)[i] = float_to_half_bits(static_cast<float>(v)); break;
-    case DType::i32: static_cast<std::int32_t*>(base)[i] = truncate_to_i32(v); break;
-    case DType::i64: static_cast<std::int64_t*>(base)[i] = truncate_to_i64(v); break;
-    case DType::u8: static_cast<std::uint8_t*>(base)[i] = static_cast<std::uint8_t>(truncate_to_i32(v)); break;
-    case DType::boolean: static_cast<std::uint8_t*>(base)[i] = v != 0.0 ? 1 : 0; break;
-  }
-}
-
-__device__ __forceinline__ double load_double(const void* base, DType dtype, std::int64_t i) {
-  switch (dtype) {
-    case DType::f32: return static_cast<const float*>(base)[i];
-    case DType::f64: return static_cast<const double*>(base)[i];
-    case DType::f16: return half_bits_to_float(static_cast<const std::uint16_t*>(base)[i]);
-    case DType::i32: return static_cast<const std::int32_t*>(base)[i];
-    case DType::i64: return static_cast<double>(static_cast<const std::int64_t*>(base)[i]);
-    case DType::u8: return static_cast<const std::uint8_t*>(base)[i];
-    case DType::boolean: return static_cast<const std::uint8_t*>(base)[i] ? 1.0 : 0.0;
-  }
-  return 0;
 }
 
 // The computable dtypes, as the cpu's GDRT_CPU_DISPATCH (u8 and bool share uint8_t).

@@ -93,19 +93,12 @@ __device__ __forceinline__ std::uint64_t mix(std::uint64_t seed, std::uint64_t c
 }
 __device__ __forceinline__ double unit(std::uint64_t bits) { return static_cast<double>(bits >> 11) * 0x1.0p-53; }
 
-// The cpu's store_double on the host, for fill's one value.
+// Fill's one value as the bits of its dtype, converted on the host.
 std::uint64_t fill_bits(DType dtype, double v) {
-  std::uint64_t bits = 0;
-  auto put = [&](auto x) { std::memcpy(&bits, &x, sizeof x); };
-  switch (dtype) {
-    case DType::f32: put(static_cast<float>(v)); break;
-    case DType::f64: put(v); break;
-    case DType::f16: put(float_to_half(static_cast<float>(v))); break;
-    case DType::i32: put(static_cast<std::int32_t>(v)); break;
-    case DType::i64: put(static_cast<std::int64_t>(v)); break;
-    case DType::u8: put(static_cast<std::uint8_t>(v)); break;
-    case DType::boolean: put(static_cast<std::uint8_t>(v != 0.0 ? 1 : 0)); break;
-  }
+  alignas(8) unsigned char bytes[8] = {};
+  scalar::store_double(bytes, dtype, 0, v);
+  std::uint64_t bits;
+  std::memcpy(&bits, bytes, sizeof bits);
   return bits;
 }
 
@@ -198,7 +191,7 @@ void copy(const LaunchContext& ctx, const TensorView& out, const TensorView& in)
   for_each_element<2>(
       ctx, s,
       [=] __device__(std::int64_t, const std::int64_t(&off)[2]) {
-        store_double(o, od, off[0], load_double(x, id, off[1]));
+        scalar::store_double(o, od, off[0], scalar::load_double(x, id, off[1]));
       },
       "gdrt::copy");
 }
@@ -238,7 +231,7 @@ void random(const LaunchContext& ctx, const ops::Random& r) {
           }
           case Distribution::bernoulli: v = unit(mix(seed, 2 * c)) < a ? 1.0 : 0.0; break;
         }
-        store_double(o, dtype, off[0], v);
+        scalar::store_double(o, dtype, off[0], v);
       },
       "gdrt::random");
 }
