@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "cpu/cpu_kernels.h"
+#include "ops/dtype_dispatch.h"
 #include "ops/scalar_convert.h"
 
 namespace gdrt::cpu {
@@ -177,12 +178,12 @@ void binary_typed(BinaryOp op, const TensorView& out, const TensorView& a, const
 }  // namespace
 
 void CpuKernels::unary(UnaryOp op, const TensorView& out, const TensorView& in, double alpha) {
-  GDRT_CPU_DISPATCH(in.dtype, T, unary_typed<T>(op, out, in, static_cast<T>(alpha)));
+  GDRT_DTYPE_DISPATCH("cpu", in.dtype, T, unary_typed<T>(op, out, in, static_cast<T>(alpha)));
 }
 
 void CpuKernels::binary(BinaryOp op, const TensorView& out, const TensorView& a, const TensorView& b) {
   std::array<const std::vector<std::int64_t>*, 3> st{&out.strides, &a.strides, &b.strides};
-  GDRT_CPU_DISPATCH(a.dtype, T, {
+  GDRT_DTYPE_DISPATCH("cpu", a.dtype, T, {
     const auto* pa = static_cast<const T*>(a.data);
     const auto* pb = static_cast<const T*>(b.data);
     if (is_comparison(op)) {

@@ -141,15 +141,4 @@ void for_each_row(const std::vector<std::int64_t>& sizes, const std::array<const
   });
 }
 
-// Dispatches on a computable dtype (f16 and bool are refused by the ops layer).
-#define GDRT_CPU_DISPATCH(dtype, T, ...)                                         \
-  switch (dtype) {                                                               \
-    case DType::f32: { using T = float; __VA_ARGS__; break; }                    \
-    case DType::f64: { using T = double; __VA_ARGS__; break; }                   \
-    case DType::i32: { using T = std::int32_t; __VA_ARGS__; break; }             \
-    case DType::i64: { using T = std::int64_t; __VA_ARGS__; break; }             \
-    case DType::u8: case DType::boolean: { using T = std::uint8_t; __VA_ARGS__; break; } \
-    case DType::f16: throw Error("cpu kernel: float16 is storage-only; convert to float32 first"); \
-  }
-
 }  // namespace gdrt::cpu

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "cpu/cpu_kernels.h"
+#include "ops/dtype_dispatch.h"
 
 namespace gdrt::cpu {
 
@@ -113,7 +114,7 @@ void reduce_typed(ReduceOp op, const TensorView& out, const TensorView& in) {
 }  // namespace
 
 void CpuKernels::reduce(ReduceOp op, const TensorView& out, const TensorView& in) {
-  GDRT_CPU_DISPATCH(in.dtype, T, reduce_typed<T>(op, out, in));
+  GDRT_DTYPE_DISPATCH("cpu", in.dtype, T, reduce_typed<T>(op, out, in));
 }
 
 void CpuKernels::matmul(DType dtype, bool trans_a, bool trans_b, std::int64_t batch, std::int64_t m, std::int64_t n,

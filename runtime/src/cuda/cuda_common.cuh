@@ -15,6 +15,7 @@
 #include "cuda/cuda_check.h"
 #include "cuda/cuda_kernels.h"
 #include "gdrt/error.h"
+#include "ops/dtype_dispatch.h"
 #include "ops/scalar_convert.h"
 
 namespace gdrt::cuda {
@@ -108,16 +109,5 @@ void for_each_element(const LaunchContext& ctx, const Strided<N>& s, F f, const 
   else strided_kernel<N, false><<<grid_for(ctx, s.numel), kBlock, 0, ctx.stream>>>(s, f);
   check_launch(kernel);
 }
-
-// The computable dtypes, as the cpu's GDRT_CPU_DISPATCH (u8 and bool share uint8_t).
-#define GDRT_CUDA_DISPATCH(dtype, T, ...)                                                          \
-  switch (dtype) {                                                                                 \
-    case DType::f32: { using T = float; __VA_ARGS__; break; }                                      \
-    case DType::f64: { using T = double; __VA_ARGS__; break; }                                     \
-    case DType::i32: { using T = std::int32_t; __VA_ARGS__; break; }                               \
-    case DType::i64: { using T = std::int64_t; __VA_ARGS__; break; }                               \
-    case DType::u8: case DType::boolean: { using T = std::uint8_t; __VA_ARGS__; break; }           \
-    case DType::f16: throw Error("cuda kernel: float16 is storage-only; convert to float32 first"); \
-  }
 
 }  // namespace gdrt::cuda

@@ -197,11 +197,11 @@ void copy(const LaunchContext& ctx, const TensorView& out, const TensorView& in)
 }
 
 void unary(const LaunchContext& ctx, UnaryOp op, const TensorView& out, const TensorView& in, double alpha) {
-  GDRT_CUDA_DISPATCH(in.dtype, T, unary_typed<T>(ctx, op, out, in, static_cast<T>(alpha)));
+  GDRT_DTYPE_DISPATCH("cuda", in.dtype, T, unary_typed<T>(ctx, op, out, in, static_cast<T>(alpha)));
 }
 
 void binary(const LaunchContext& ctx, BinaryOp op, const TensorView& out, const TensorView& a, const TensorView& b) {
-  GDRT_CUDA_DISPATCH(a.dtype, T, binary_typed<T>(ctx, op, out, a, b));
+  GDRT_DTYPE_DISPATCH("cuda", a.dtype, T, binary_typed<T>(ctx, op, out, a, b));
 }
 
 void random(const LaunchContext& ctx, const ops::Random& r) {

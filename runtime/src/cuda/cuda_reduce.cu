@@ -265,7 +265,7 @@ void reduce_typed(const LaunchContext& ctx, ReduceOp op, const TensorView& out, 
 }  // namespace
 
 void reduce(const LaunchContext& ctx, ReduceOp op, const TensorView& out, const TensorView& in) {
-  GDRT_CUDA_DISPATCH(in.dtype, T, reduce_typed<T>(ctx, op, out, in));
+  GDRT_DTYPE_DISPATCH("cuda", in.dtype, T, reduce_typed<T>(ctx, op, out, in));
 }
 
 }  // namespace gdrt::cuda
