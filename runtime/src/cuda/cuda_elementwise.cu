@@ -1,97 +1,14 @@
 // Fill, copy/convert, unary, binary and random kernels: the cpu backend's
 // cpu_elementwise.cpp on device memory, one thread per element over the
-// coalesced strided walk. Element functions mirror the cpu's template code
-// (the same type promotions, NaN behaviour of maximum/minimum, half-to-even
-// rounding), and random draws the same counter-based bits.
+// coalesced strided walk, computing the same formulas
+// (ops/scalar_elementwise.h).
 #include <cstring>
-#include <type_traits>
 
 #include "cuda/cuda_common.cuh"
+#include "ops/scalar_elementwise.h"
 
 namespace gdrt::cuda {
 namespace {
-
-// The float or double overload std:: picks on the cpu (integers go through double).
-__device__ __forceinline__ float m_exp(float x) { return expf(x); }
-__device__ __forceinline__ double m_exp(double x) { return exp(x); }
-__device__ __forceinline__ float m_log(float x) { return logf(x); }
-__device__ __forceinline__ double m_log(double x) { return log(x); }
-__device__ __forceinline__ float m_log1p(float x) { return log1pf(x); }
-__device__ __forceinline__ double m_log1p(double x) { return log1p(x); }
-__device__ __forceinline__ float m_sqrt(float x) { return sqrtf(x); }
-__device__ __forceinline__ double m_sqrt(double x) { return sqrt(x); }
-__device__ __forceinline__ float m_tanh(float x) { return tanhf(x); }
-__device__ __forceinline__ double m_tanh(double x) { return tanh(x); }
-__device__ __forceinline__ float m_floor(float x) { return floorf(x); }
-__device__ __forceinline__ double m_floor(double x) { return floor(x); }
-__device__ __forceinline__ float m_rint(float x) { return rintf(x); }
-__device__ __forceinline__ double m_rint(double x) { return rint(x); }
-__device__ __forceinline__ float m_pow(float x, float y) { return powf(x, y); }
-__device__ __forceinline__ double m_pow(double x, double y) { return pow(x, y); }
-
-template <class T>
-using MathType = std::conditional_t<std::is_same_v<T, float>, float, double>;
-
-template <class T>
-__device__ __forceinline__ T apply_unary(UnaryOp op, T x, T alpha) {
-  using M = MathType<T>;
-  const M v = static_cast<M>(x);
-  switch (op) {
-    case UnaryOp::neg: return static_cast<T>(-x);
-    case UnaryOp::exp: return static_cast<T>(m_exp(v));
-    case UnaryOp::log: return static_cast<T>(m_log(v));
-    case UnaryOp::log1p: return static_cast<T>(m_log1p(v));
-    case UnaryOp::abs:
-      if constexpr (std::is_floating_point_v<T>) return static_cast<T>(fabs(v));
-      else if constexpr (std::is_signed_v<T>) return x < 0 ? static_cast<T>(-x) : x;
-      else return x;
-    case UnaryOp::sqrt: return static_cast<T>(m_sqrt(v));
-    case UnaryOp::rsqrt: return static_cast<T>(M(1) / m_sqrt(v));
-    case UnaryOp::square: return static_cast<T>(x * x);
-    case UnaryOp::reciprocal: return static_cast<T>(T(1) / x);
-    case UnaryOp::relu: return x > T(0) ? x : T(0);
-    case UnaryOp::leaky_relu: return x > T(0) ? x : static_cast<T>(x * alpha);
-    case UnaryOp::sigmoid: return static_cast<T>(M(1) / (M(1) + m_exp(-v)));
-    case UnaryOp::tanh: return static_cast<T>(m_tanh(v));
-    case UnaryOp::sign:
-      if constexpr (std::is_signed_v<T>) return static_cast<T>((x > T(0)) - (x < T(0)));
-      else return static_cast<T>(x > T(0));
-    case UnaryOp::floor: return static_cast<T>(m_floor(v));
-    case UnaryOp::round: return static_cast<T>(m_rint(v));  // half to even, as nearbyint
-    case UnaryOp::positive: return x > T(0) ? T(1) : T(0);
-  }
-  return x;
-}
-
-template <class T>
-__device__ __forceinline__ T apply_binary(BinaryOp op, T a, T b) {
-  switch (op) {
-    case BinaryOp::add: return static_cast<T>(a + b);
-    case BinaryOp::sub: return static_cast<T>(a - b);
-    case BinaryOp::mul: return static_cast<T>(a * b);
-    case BinaryOp::div: return static_cast<T>(a / b);
-    case BinaryOp::maximum: return a > b ? a : b;  // NaN in b wins, NaN in a loses, as the cpu
-    case BinaryOp::minimum: return a < b ? a : b;
-    case BinaryOp::pow: return static_cast<T>(m_pow(static_cast<MathType<T>>(a), static_cast<MathType<T>>(b)));
-    case BinaryOp::gt: return a > b;
-    case BinaryOp::lt: return a < b;
-    case BinaryOp::ge: return a >= b;
-    case BinaryOp::le: return a <= b;
-    case BinaryOp::eq: return a == b;
-    case BinaryOp::ne: return a != b;
-  }
-  return a;
-}
-
-// The cpu's counter-based generator (cpu_elementwise.cpp): splitmix64 of
-// (seed, counter), 53 bits to a double in [0, 1).
-__device__ __forceinline__ std::uint64_t mix(std::uint64_t seed, std::uint64_t counter) {
-  std::uint64_t z = seed * 0x9E3779B97F4A7C15ull + counter + 0x632BE59BD9B4E019ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-__device__ __forceinline__ double unit(std::uint64_t bits) { return static_cast<double>(bits >> 11) * 0x1.0p-53; }
 
 // Fill's one value as the bits of its dtype, converted on the host.
 std::uint64_t fill_bits(DType dtype, double v) {
@@ -133,7 +50,7 @@ void unary_typed(const LaunchContext& ctx, UnaryOp op, const TensorView& out, co
   const T* x = static_cast<const T*>(in.data);
   for_each_element<2>(
       ctx, s,
-      [=] __device__(std::int64_t, const std::int64_t(&off)[2]) { o[off[0]] = apply_unary<T>(op, x[off[1]], alpha); },
+      [=] __device__(std::int64_t, const std::int64_t(&off)[2]) { o[off[0]] = scalar::unary<T>(op, x[off[1]], alpha); },
       "gdrt::unary");
 }
 
@@ -143,12 +60,12 @@ void binary_typed(const LaunchContext& ctx, BinaryOp op, const TensorView& out, 
   auto s = make_strided<3>(out.sizes, {&out.strides, &a.strides, &b.strides}, "binary");
   const T* pa = static_cast<const T*>(a.data);
   const T* pb = static_cast<const T*>(b.data);
-  if (op >= BinaryOp::gt) {  // comparisons write bool
+  if (scalar::is_comparison(op)) {  // comparisons write bool
     auto* o = static_cast<std::uint8_t*>(out.data);
     for_each_element<3>(
         ctx, s,
         [=] __device__(std::int64_t, const std::int64_t(&off)[3]) {
-          o[off[0]] = apply_binary<T>(op, pa[off[1]], pb[off[2]]) ? 1 : 0;
+          o[off[0]] = scalar::compare<T>(op, pa[off[1]], pb[off[2]]) ? 1 : 0;
         },
         "gdrt::binary");
     return;
@@ -157,7 +74,7 @@ void binary_typed(const LaunchContext& ctx, BinaryOp op, const TensorView& out, 
   for_each_element<3>(
       ctx, s,
       [=] __device__(std::int64_t, const std::int64_t(&off)[3]) {
-        o[off[0]] = apply_binary<T>(op, pa[off[1]], pb[off[2]]);
+        o[off[0]] = scalar::binary<T>(op, pa[off[1]], pb[off[2]]);
       },
       "gdrt::binary");
 }
@@ -212,25 +129,11 @@ void random(const LaunchContext& ctx, const ops::Random& r) {
   const Distribution dist = r.dist;
   const std::uint64_t seed = r.seed, offset = r.offset;
   const double a = r.a, b = r.b;
-  // Explicit roundings: a contracted multiply-add would change the last bit
-  // of uniform draws against the cpu's separate multiply and add. The walk's
-  // index is the element's row-major position in out, the cpu's counter.
+  // The walk's index is the element's row-major position in out, the cpu's counter.
   for_each_element<1>(
       ctx, s,
       [=] __device__(std::int64_t i, const std::int64_t(&off)[1]) {
-        const std::uint64_t c = offset + static_cast<std::uint64_t>(i);
-        double v = 0;
-        switch (dist) {
-          case Distribution::uniform: v = __dadd_rn(a, __dmul_rn(__dsub_rn(b, a), unit(mix(seed, 2 * c)))); break;
-          case Distribution::normal: {
-            const double u1 = 1.0 - unit(mix(seed, 2 * c)), u2 = unit(mix(seed, 2 * c + 1));
-            const double radius = sqrt(__dmul_rn(-2.0, log(u1)));
-            const double angle = cos(__dmul_rn(6.283185307179586, u2));
-            v = __dadd_rn(a, __dmul_rn(__dmul_rn(b, radius), angle));
-            break;
-          }
-          case Distribution::bernoulli: v = unit(mix(seed, 2 * c)) < a ? 1.0 : 0.0; break;
-        }
+        const double v = scalar::random_draw(dist, seed, offset + static_cast<std::uint64_t>(i), a, b);
         scalar::store_double(o, dtype, off[0], v);
       },
       "gdrt::random");

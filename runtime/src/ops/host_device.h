@@ -10,3 +10,26 @@
 #else
 #define GDRT_HOST_DEVICE
 #endif
+
+namespace gdrt::scalar {
+
+// A product rounded on its own before anything adds to it. The cpu build
+// never fuses a*b + c (GCC keeps -ffp-contract off under -std=c++20); nvcc
+// does by default, so a formula writes mul_rn(a, b) + c where the product
+// feeds a sum, and both devices round it alike.
+GDRT_HOST_DEVICE inline float mul_rn(float a, float b) {
+#ifdef __CUDA_ARCH__
+  return __fmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+GDRT_HOST_DEVICE inline double mul_rn(double a, double b) {
+#ifdef __CUDA_ARCH__
+  return __dmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+
+}  // namespace gdrt::scalar
