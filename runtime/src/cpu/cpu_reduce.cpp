@@ -1,10 +1,9 @@
 // Reductions and GEMM on host memory.
 #include <cblas.h>
 
-#include <limits>
-
 #include "cpu/cpu_kernels.h"
 #include "ops/dtype_dispatch.h"
+#include "ops/scalar_reduce.h"
 
 namespace gdrt::cpu {
 
@@ -41,11 +40,12 @@ void reduce_typed(ReduceOp op, const TensorView& out, const TensorView& in) {
   const std::size_t nred = red_sizes.size();
   const std::int64_t row_n = nred ? red_sizes[nred - 1] : 1, row_stride = nred ? red_strides[nred - 1] : 1;
   const T* x = static_cast<const T*>(in.data);
-  using Acc = std::conditional_t<std::is_floating_point_v<T>, double, std::int64_t>;
+  using Acc = scalar::ReduceAcc<T>;
+  using Partial = scalar::ReducePartial<Acc>;
   // Reduces elements [begin, end) of the reduced index space, walking whole
   // innermost rows: the offset arithmetic happens once per row, and a
   // contiguous float row sums with vector lanes (in double).
-  auto reduce_one = [&](std::int64_t in_base, std::int64_t begin, std::int64_t end, Acc& acc, std::int64_t& arg) {
+  auto reduce_one = [&](std::int64_t in_base, std::int64_t begin, std::int64_t end, Partial& acc) {
     for (std::int64_t r = begin; r < end;) {
       const std::int64_t j0 = r % row_n, len = std::min(row_n - j0, end - r);
       std::int64_t off = in_base + j0 * row_stride, rem = r / row_n;
@@ -58,40 +58,26 @@ void reduce_typed(ReduceOp op, const TensorView& out, const TensorView& in) {
         Acc s = 0;
 #pragma omp simd reduction(+ : s)
         for (std::int64_t j = 0; j < len; ++j) s += static_cast<Acc>(p[j]);
-        acc += s;
+        acc.value += s;
       } else {
-        for (std::int64_t j = 0; j < len; ++j) {
-          const Acc v = static_cast<Acc>(p[j * row_stride]);
-          switch (op) {
-            case ReduceOp::sum: acc += v; break;
-            case ReduceOp::max: if (v > acc || v != v) acc = v; break;
-            case ReduceOp::min: if (v < acc || v != v) acc = v; break;
-            case ReduceOp::argmax: if (v > acc || arg < 0) { acc = v; arg = r + j; } break;
-          }
-        }
+        for (std::int64_t j = 0; j < len; ++j)
+          scalar::reduce_fold(op, acc, static_cast<Acc>(p[j * row_stride]), r + j);
       }
       r += len;
     }
-  };
-  const Acc init = op == ReduceOp::sum ? Acc(0)
-                   : op == ReduceOp::min ? std::numeric_limits<Acc>::max() : std::numeric_limits<Acc>::lowest();
-  auto write = [&](std::int64_t out_off, Acc acc, std::int64_t arg) {
-    if (op == ReduceOp::argmax) static_cast<std::int64_t*>(out.data)[out_off] = arg;
-    else static_cast<T*>(out.data)[out_off] = static_cast<T>(acc);
   };
   if (outer == 1 && op == ReduceOp::sum && red_n > (1 << 16)) {
     double partial[64] = {};  // one output: split the reduction itself across threads
     parallel_for(64, true, [&](std::int64_t t0, std::int64_t t1) {
       for (std::int64_t t = t0; t < t1; ++t) {
-        Acc acc = 0;
-        std::int64_t arg = -1;
-        reduce_one(0, red_n * t / 64, red_n * (t + 1) / 64, acc, arg);
-        partial[t] = static_cast<double>(acc);
+        Partial acc = scalar::reduce_start<Acc>(op);
+        reduce_one(0, red_n * t / 64, red_n * (t + 1) / 64, acc);
+        partial[t] = static_cast<double>(acc.value);
       }
     });
     double total = 0;
     for (double v : partial) total += v;
-    write(0, static_cast<Acc>(total), -1);
+    scalar::reduce_store<T>(op, out.data, 0, Partial{static_cast<Acc>(total), -1});
     return;
   }
   parallel_for(outer, outer * red_n > (1 << 15), [&](std::int64_t o0, std::int64_t o1) {
@@ -103,10 +89,9 @@ void reduce_typed(ReduceOp op, const TensorView& out, const TensorView& in) {
       in_off += idx * kept_in_strides[d];
       out_off += idx * kept_out_strides[d];
     }
-    Acc acc = init;
-    std::int64_t arg = -1;
-    reduce_one(in_off, 0, red_n, acc, arg);
-    write(out_off, acc, arg < 0 ? 0 : arg);
+    Partial acc = scalar::reduce_start<Acc>(op);
+    reduce_one(in_off, 0, red_n, acc);
+    scalar::reduce_store<T>(op, out.data, out_off, acc);
   }
   });
 }

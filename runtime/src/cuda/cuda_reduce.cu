@@ -1,14 +1,8 @@
-// Sum, max, min and argmax over the dimensions where `out` has size 1, as
-// the cpu's cpu_reduce.cpp: floats accumulate in double, integers in int64;
-// max/min propagate NaN; argmax returns the first maximum's index in the
-// reduced dimensions' row-major order, never a NaN after the first element,
-// and 0 when the first element is NaN (the cpu's sequential rule).
-#include <cfloat>
-#include <climits>
-#include <limits>
-#include <type_traits>
-
+// Sum, max, min and argmax over the dimensions where `out` has size 1, with
+// the cpu's rules (ops/scalar_reduce.h): threads fold strided elements into
+// partials that combine in a fixed order, so results do not depend on timing.
 #include "cuda/cuda_common.cuh"
+#include "ops/scalar_reduce.h"
 
 namespace gdrt::cuda {
 namespace {
@@ -71,60 +65,9 @@ ReduceShape reduce_shape(const TensorView& out, const TensorView& in) {
 }
 
 template <class T>
-using Acc = std::conditional_t<std::is_floating_point_v<T>, double, std::int64_t>;
-
+using Acc = scalar::ReduceAcc<T>;
 template <class A>
-__device__ __forceinline__ bool is_nan(A v) {
-  if constexpr (std::is_floating_point_v<A>) return v != v;
-  else return false;
-}
-
-template <class A>
-__device__ __forceinline__ A init_value(ReduceOp op) {
-  if (op == ReduceOp::sum) return A(0);
-  if constexpr (std::is_floating_point_v<A>) return op == ReduceOp::min ? DBL_MAX : -DBL_MAX;
-  else return op == ReduceOp::min ? LLONG_MAX : LLONG_MIN;
-}
-
-// A partial result: the accumulator and, for argmax, its index (-1: none yet).
-template <class A>
-struct Partial {
-  A value;
-  std::int64_t index;
-};
-
-// Folds element `r` with value v into p, in increasing r per thread.
-template <class A>
-__device__ __forceinline__ void fold(ReduceOp op, Partial<A>& p, A v, std::int64_t r) {
-  switch (op) {
-    case ReduceOp::sum: p.value += v; break;
-    case ReduceOp::max: if (v > p.value || is_nan(v)) p.value = v; break;
-    case ReduceOp::min: if (v < p.value || is_nan(v)) p.value = v; break;
-    case ReduceOp::argmax:
-      // Only the very first element may be a NaN answer; other NaNs never win.
-      if (is_nan(v) && r != 0) break;
-      if (p.index < 0 || v > p.value || (r == 0 && is_nan(v))) p = {v, r};
-      break;
-  }
-}
-
-// Combines two partials of disjoint index sets.
-template <class A>
-__device__ __forceinline__ Partial<A> combine(ReduceOp op, Partial<A> a, Partial<A> b) {
-  switch (op) {
-    case ReduceOp::sum: return {a.value + b.value, -1};
-    case ReduceOp::max: return (b.value > a.value || is_nan(b.value)) ? b : a;
-    case ReduceOp::min: return (b.value < a.value || is_nan(b.value)) ? b : a;
-    case ReduceOp::argmax:
-      if (a.index < 0) return b;
-      if (b.index < 0) return a;
-      if (is_nan(a.value)) return a;  // index 0
-      if (is_nan(b.value)) return b;
-      if (b.value > a.value || (b.value == a.value && b.index < a.index)) return b;
-      return a;
-  }
-  return a;
-}
+using Partial = scalar::ReducePartial<A>;
 
 __device__ __forceinline__ std::int64_t red_offset(const ReduceShape& s, std::int64_t r) {
   std::int64_t off = 0;
@@ -146,12 +89,6 @@ __device__ __forceinline__ void kept_offsets(const ReduceShape& s, std::int64_t 
   }
 }
 
-template <class T>
-__device__ __forceinline__ void write_result(ReduceOp op, void* out, std::int64_t at, Partial<Acc<T>> p) {
-  if (op == ReduceOp::argmax) static_cast<std::int64_t*>(out)[at] = p.index < 0 ? 0 : p.index;
-  else static_cast<T*>(out)[at] = static_cast<T>(p.value);
-}
-
 // Short reductions: one thread per output, in the cpu's order.
 template <class T>
 __global__ void reduce_thread_kernel(ReduceOp op, ReduceShape s, const T* x, void* out) {
@@ -159,9 +96,10 @@ __global__ void reduce_thread_kernel(ReduceOp op, ReduceShape s, const T* x, voi
   for (std::int64_t o = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; o < s.outer; o += step) {
     std::int64_t in_off, out_off;
     kept_offsets(s, o, in_off, out_off);
-    Partial<Acc<T>> p{init_value<Acc<T>>(op), -1};
-    for (std::int64_t r = 0; r < s.red_n; ++r) fold(op, p, static_cast<Acc<T>>(x[in_off + red_offset(s, r)]), r);
-    write_result<T>(op, out, out_off, p);
+    Partial<Acc<T>> p = scalar::reduce_start<Acc<T>>(op);
+    for (std::int64_t r = 0; r < s.red_n; ++r)
+      scalar::reduce_fold(op, p, static_cast<Acc<T>>(x[in_off + red_offset(s, r)]), r);
+    scalar::reduce_store<T>(op, out, out_off, p);
   }
 }
 
@@ -177,8 +115,8 @@ __device__ Partial<A> block_combine(ReduceOp op, Partial<A> p) {
   __syncthreads();
   for (unsigned half = blockDim.x / 2; half > 0; half /= 2) {
     if (threadIdx.x < half) {
-      const Partial<A> c = combine(op, Partial<A>{values[threadIdx.x], indices[threadIdx.x]},
-                                   Partial<A>{values[threadIdx.x + half], indices[threadIdx.x + half]});
+      const Partial<A> c = scalar::reduce_combine(op, Partial<A>{values[threadIdx.x], indices[threadIdx.x]},
+                                                  Partial<A>{values[threadIdx.x + half], indices[threadIdx.x + half]});
       values[threadIdx.x] = c.value;
       indices[threadIdx.x] = c.index;
     }
@@ -203,13 +141,13 @@ __global__ void __launch_bounds__(kReduceBlock) reduce_block_kernel(ReduceOp op,
     const std::int64_t begin = s.red_n * j / slices, end = s.red_n * (j + 1) / slices;
     std::int64_t in_off, out_off;
     kept_offsets(s, o, in_off, out_off);
-    Partial<A> p{init_value<A>(op), -1};
+    Partial<A> p = scalar::reduce_start<A>(op);
     for (std::int64_t r = begin + threadIdx.x; r < end; r += blockDim.x)
-      fold(op, p, static_cast<A>(x[in_off + red_offset(s, r)]), r);
+      scalar::reduce_fold(op, p, static_cast<A>(x[in_off + red_offset(s, r)]), r);
     p = block_combine(op, p);
     if (threadIdx.x != 0) continue;
     if (slices == 1) {
-      write_result<T>(op, out, out_off, p);
+      scalar::reduce_store<T>(op, out, out_off, p);
     } else {
       part_values[b] = p.value;
       part_indices[b] = p.index;
@@ -226,8 +164,9 @@ __global__ void reduce_slices_kernel(ReduceOp op, ReduceShape s, std::int64_t sl
     kept_offsets(s, o, in_off, out_off);
     Partial<Acc<T>> p{part_values[o * slices], part_indices[o * slices]};
     for (std::int64_t j = 1; j < slices; ++j)
-      p = combine(op, p, Partial<Acc<T>>{part_values[o * slices + j], part_indices[o * slices + j]});
-    write_result<T>(op, out, out_off, p);
+      p = scalar::reduce_combine(op, p,
+                                 Partial<Acc<T>>{part_values[o * slices + j], part_indices[o * slices + j]});
+    scalar::reduce_store<T>(op, out, out_off, p);
   }
 }
 
