@@ -1,10 +1,10 @@
 // Max pooling and batch normalisation (NCHW, f32), parallel over planes or
 // channels; statistics accumulate in double.
 #include <algorithm>
-#include <cmath>
-#include <limits>
 
 #include "cpu/cpu_kernels.h"
+#include "ops/scalar_elementwise.h"
+#include "ops/scalar_pool_norm.h"
 
 namespace gdrt::cpu {
 
@@ -32,13 +32,13 @@ void max_pool_2x2(const PoolGeometry& g, const float* x, float* y, std::int32_t*
           const float v0 = r0[c], v1 = r0[c + 1], v2 = r1[c], v3 = r1[c + 1];
           float best = v0;
           std::int32_t where = base + c;
-          bool take = v1 > best || v1 != v1;
+          bool take = scalar::pool_takes(v1, best);
           best = take ? v1 : best;
           where = take ? base + c + 1 : where;
-          take = v2 > best || v2 != v2;
+          take = scalar::pool_takes(v2, best);
           best = take ? v2 : best;
           where = take ? base + w + c : where;
-          take = v3 > best || v3 != v3;
+          take = scalar::pool_takes(v3, best);
           best = take ? v3 : best;
           where = take ? base + w + c + 1 : where;
           yr[ox] = best;
@@ -64,23 +64,9 @@ parallel_for(planes, true, [&](std::int64_t pl0, std::int64_t pl1) {
     std::int32_t* ap = argmax + pl * g.out_h * g.out_w;
     for (std::int64_t oy = 0; oy < g.out_h; ++oy)
       for (std::int64_t ox = 0; ox < g.out_w; ++ox) {
-        float best = -std::numeric_limits<float>::infinity();
-        std::int64_t where = -1;
-        for (std::int64_t i = 0; i < g.kernel_h; ++i) {
-          const std::int64_t iy = oy * g.stride_h - g.pad_h + i;
-          if (iy < 0 || iy >= g.in_h) continue;
-          for (std::int64_t j = 0; j < g.kernel_w; ++j) {
-            const std::int64_t ix = ox * g.stride_w - g.pad_w + j;
-            if (ix < 0 || ix >= g.in_w) continue;
-            const float v = xp[iy * g.in_w + ix];
-            if (v > best || where < 0 || std::isnan(v)) {
-              best = v;
-              where = iy * g.in_w + ix;
-            }
-          }
-        }
-        yp[oy * g.out_w + ox] = best;
-        ap[oy * g.out_w + ox] = static_cast<std::int32_t>(where);
+        const scalar::PoolPick pick = scalar::max_pool_window(g, xp, oy, ox);
+        yp[oy * g.out_w + ox] = pick.value;
+        ap[oy * g.out_w + ox] = static_cast<std::int32_t>(pick.index);
       }
   }
   });
@@ -109,7 +95,7 @@ GDRT_WIDE_SIMD void row_sums(const float* __restrict p, std::int64_t n, double* 
   for (std::int64_t k = 0; k < n; ++k) {
     const double v = p[k];
     s += v;
-    ss += v * v;
+    ss += scalar::square(v);
   }
   *sum += s;
   *sum_sq += ss;
@@ -120,13 +106,10 @@ GDRT_WIDE_SIMD void row_affine(const float* __restrict p, float* __restrict q, s
                                bool relu) {
   if (relu) {
 #pragma omp simd
-    for (std::int64_t k = 0; k < n; ++k) {
-      const float v = p[k] * scale + shift;
-      q[k] = v > 0.0f ? v : 0.0f;
-    }
+    for (std::int64_t k = 0; k < n; ++k) q[k] = scalar::relu(scalar::batch_norm_apply(p[k], scale, shift));
   } else {
 #pragma omp simd
-    for (std::int64_t k = 0; k < n; ++k) q[k] = p[k] * scale + shift;
+    for (std::int64_t k = 0; k < n; ++k) q[k] = scalar::batch_norm_apply(p[k], scale, shift);
   }
 }
 
@@ -135,10 +118,7 @@ GDRT_WIDE_SIMD void row_affine(const float* __restrict p, float* __restrict q, s
 // GCC turned it into a mispredicted branch).
 GDRT_WIDE_SIMD void row_grad(const float* __restrict g, const float* __restrict r, std::int64_t n, float* __restrict out) {
 #pragma omp simd
-  for (std::int64_t k = 0; k < n; ++k) {
-    const float v = g[k];
-    out[k] = r[k] > 0.0f ? v : 0.0f;
-  }
+  for (std::int64_t k = 0; k < n; ++k) out[k] = scalar::relu_grad(r[k], g[k]);
 }
 
 // sum(g) and sum(g * (p - m)) of a row, in double lanes.
@@ -148,17 +128,18 @@ GDRT_WIDE_SIMD void row_grad_sums(const float* __restrict g, const float* __rest
 #pragma omp simd reduction(+ : a, b)
   for (std::int64_t k = 0; k < n; ++k) {
     a += static_cast<double>(g[k]);
-    b += static_cast<double>(g[k]) * static_cast<double>(p[k] - m);
+    b += scalar::batch_norm_centered_grad(g[k], p[k], m);
   }
   *sum_g += a;
   *sum_gx += b;
 }
 
-// dx = k1 * (g - mean_dy - (p - m) * is * mean_dyx) over a row.
+// dx of a row (scalar::batch_norm_grad_input).
 GDRT_WIDE_SIMD void row_grad_input(const float* __restrict g, const float* __restrict p, float* __restrict q,
                                    std::int64_t n, float k1, float mean_dy, float m, float is, float mean_dyx) {
 #pragma omp simd
-  for (std::int64_t k = 0; k < n; ++k) q[k] = k1 * (g[k] - mean_dy - (p[k] - m) * is * mean_dyx);
+  for (std::int64_t k = 0; k < n; ++k)
+    q[k] = scalar::batch_norm_grad_input(g[k], p[k], m, is, k1, mean_dy, mean_dyx);
 }
 
 constexpr std::int64_t kBlock = 1024;  // rows are masked block by block into a stack buffer
@@ -166,7 +147,6 @@ constexpr std::int64_t kBlock = 1024;  // rows are masked block by block into a 
 void batch_norm_backward_channels(std::int64_t n, std::int64_t c, std::int64_t hw, const float* x, const float* dy,
                                   const float* w, const float* mean, const float* invstd, bool training,
                                   const float* relu_out, float* dx, float* dw, float* db) {
-  const double count = static_cast<double>(n * hw);
   parallel_for(c, true, [&](std::int64_t ch0, std::int64_t ch1) {
     float masked[kBlock];
     // Visits the channel's rows in blocks with the relu mask already applied to dy.
@@ -183,21 +163,16 @@ void batch_norm_backward_channels(std::int64_t n, std::int64_t c, std::int64_t h
     };
     for (std::int64_t ch = ch0; ch < ch1; ++ch) {
       const float m = mean[ch], is = invstd[ch];
-      double sum_dy = 0, sum_dy_xhat = 0;
+      double sum_dy = 0, sum_dy_centered = 0;
       for_each_block(ch, [&](const float* g, std::int64_t at, std::int64_t len) {
-        row_grad_sums(g, x + at, len, m, &sum_dy, &sum_dy_xhat);
+        row_grad_sums(g, x + at, len, m, &sum_dy, &sum_dy_centered);
       });
-      sum_dy_xhat *= is;
-      if (dw) dw[ch] = static_cast<float>(sum_dy_xhat);
-      if (db) db[ch] = static_cast<float>(sum_dy);
+      const scalar::BatchNormGrads f = scalar::batch_norm_grads(sum_dy, sum_dy_centered, is, w, ch, training, n * hw);
+      if (dw) dw[ch] = f.dw;
+      if (db) db[ch] = f.db;
       if (!dx) continue;
-      const float wc = w ? w[ch] : 1.0f;
-      // train: dx = w*invstd/M * (M*dy - sum(dy) - xhat*sum(dy*xhat)); eval: dx = w*invstd*dy.
-      const float k1 = wc * is;
-      const float mean_dy = training ? static_cast<float>(sum_dy / count) : 0.0f;
-      const float mean_dyx = training ? static_cast<float>(sum_dy_xhat / count) : 0.0f;
       for_each_block(ch, [&](const float* g, std::int64_t at, std::int64_t len) {
-        row_grad_input(g, x + at, dx + at, len, k1, mean_dy, m, is, mean_dyx);
+        row_grad_input(g, x + at, dx + at, len, f.k1, f.mean_dy, m, is, f.mean_dyx);
       });
     }
   });
@@ -211,23 +186,14 @@ void CpuKernels::batch_norm_train(std::int64_t n, std::int64_t c, std::int64_t h
   const std::int64_t count = n * hw;
   parallel_for(c, true, [&](std::int64_t ch0, std::int64_t ch1) {
     for (std::int64_t ch = ch0; ch < ch1; ++ch) {
-      // One pass for sum and sum of squares, in double vector lanes; the
-      // cancellation in E[x^2] - E[x]^2 stays far below float resolution.
+      // One pass for sum and sum of squares, in double vector lanes.
       double s = 0, ss = 0;
       for (std::int64_t i = 0; i < n; ++i) row_sums(x + (i * c + ch) * hw, hw, &s, &ss);
-      const double mean = s / static_cast<double>(count);
-      const double var = std::max(0.0, ss / static_cast<double>(count) - mean * mean);
-      const double invstd = 1.0 / std::sqrt(var + eps);
-      save_mean[ch] = static_cast<float>(mean);
-      save_invstd[ch] = static_cast<float>(invstd);
-      if (running_mean) running_mean[ch] = static_cast<float>((1 - momentum) * running_mean[ch] + momentum * mean);
-      if (running_var) {
-        const double unbiased = count > 1 ? var * static_cast<double>(count) / static_cast<double>(count - 1) : var;
-        running_var[ch] = static_cast<float>((1 - momentum) * running_var[ch] + momentum * unbiased);
-      }
-      const float scale = static_cast<float>(invstd * (w ? w[ch] : 1.0f));
-      const float shift = static_cast<float>((b ? b[ch] : 0.0f) - mean * invstd * (w ? w[ch] : 1.0f));
-      for (std::int64_t i = 0; i < n; ++i) row_affine(x + (i * c + ch) * hw, y + (i * c + ch) * hw, hw, scale, shift, relu);
+      const scalar::BatchNormStats st = scalar::batch_norm_stats(s, ss, count, eps);
+      scalar::batch_norm_keep_stats(ch, st, count, momentum, save_mean, save_invstd, running_mean, running_var);
+      const scalar::BatchNormAffine a = scalar::batch_norm_affine(st.mean, st.invstd, w, b, ch);
+      for (std::int64_t i = 0; i < n; ++i)
+        row_affine(x + (i * c + ch) * hw, y + (i * c + ch) * hw, hw, a.scale, a.shift, relu);
     }
   });
 }
@@ -237,10 +203,10 @@ void CpuKernels::batch_norm_eval(std::int64_t n, std::int64_t c, std::int64_t hw
                                  float* y, bool relu) {
   parallel_for(c, true, [&](std::int64_t ch0, std::int64_t ch1) {
     for (std::int64_t ch = ch0; ch < ch1; ++ch) {
-      const double invstd = 1.0 / std::sqrt(static_cast<double>(running_var[ch]) + eps);
-      const float scale = static_cast<float>(invstd * (w ? w[ch] : 1.0f));
-      const float shift = static_cast<float>((b ? b[ch] : 0.0f) - running_mean[ch] * invstd * (w ? w[ch] : 1.0f));
-      for (std::int64_t i = 0; i < n; ++i) row_affine(x + (i * c + ch) * hw, y + (i * c + ch) * hw, hw, scale, shift, relu);
+      const double invstd = scalar::batch_norm_invstd(running_var[ch], eps);
+      const scalar::BatchNormAffine a = scalar::batch_norm_affine(running_mean[ch], invstd, w, b, ch);
+      for (std::int64_t i = 0; i < n; ++i)
+        row_affine(x + (i * c + ch) * hw, y + (i * c + ch) * hw, hw, a.scale, a.shift, relu);
     }
   });
 }

@@ -1,9 +1,11 @@
-// Max pooling and batch normalisation (NCHW, f32), as the cpu's
-// cpu_pool_norm.cpp: pooling picks the first maximum and propagates NaN
-// (the last NaN of the window wins), its gradient is gathered per input in
-// output order so sums are the cpu's to the bit, and batch statistics
-// accumulate in double, one block per channel.
+// Max pooling and batch normalisation (NCHW, f32) with the cpu's formulas
+// (ops/scalar_pool_norm.h): pooling's gradient is gathered per input in
+// output order, so its sums are the cpu's scatter to the bit, and batch
+// statistics accumulate in double, one block per channel (or per slice of
+// one, for few channels).
 #include "cuda/cuda_common.cuh"
+#include "ops/scalar_elementwise.h"
+#include "ops/scalar_pool_norm.h"
 
 namespace gdrt::cuda {
 namespace {
@@ -15,24 +17,9 @@ __global__ void max_pool_forward_kernel(PoolGeometry g, const float* x, float* y
   const std::int64_t step = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   for (std::int64_t o = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; o < total; o += step) {
     const std::int64_t ox = o % g.out_w, oy = (o / g.out_w) % g.out_h, plane = o / (g.out_w * g.out_h);
-    const float* xp = x + plane * g.in_h * g.in_w;
-    float best = -INFINITY;
-    std::int64_t where = -1;
-    for (std::int64_t i = 0; i < g.kernel_h; ++i) {
-      const std::int64_t iy = oy * g.stride_h - g.pad_h + i;
-      if (iy < 0 || iy >= g.in_h) continue;
-      for (std::int64_t j = 0; j < g.kernel_w; ++j) {
-        const std::int64_t ix = ox * g.stride_w - g.pad_w + j;
-        if (ix < 0 || ix >= g.in_w) continue;
-        const float v = xp[iy * g.in_w + ix];
-        if (v > best || where < 0 || v != v) {
-          best = v;
-          where = iy * g.in_w + ix;
-        }
-      }
-    }
-    y[o] = best;
-    argmax[o] = static_cast<std::int32_t>(where);
+    const scalar::PoolPick pick = scalar::max_pool_window(g, x + plane * g.in_h * g.in_w, oy, ox);
+    y[o] = pick.value;
+    argmax[o] = static_cast<std::int32_t>(pick.index);
   }
 }
 
@@ -103,30 +90,18 @@ __global__ void __launch_bounds__(kNormBlock) batch_norm_train_kernel(ops::Batch
   for (std::int64_t idx = threadIdx.x; idx < count; idx += blockDim.x) {
     const double v = o.x[channel_at(idx, o.c, o.hw, ch)];
     s += v;
-    ss += v * v;
+    ss += scalar::square(v);
   }
   block_sum2(s, ss);
-  const double mean = s / static_cast<double>(count);
-  const double var = fmax(0.0, ss / static_cast<double>(count) - mean * mean);
-  const double invstd = 1.0 / sqrt(var + o.eps);
-  if (threadIdx.x == 0) {
-    o.save_mean[ch] = static_cast<float>(mean);
-    o.save_invstd[ch] = static_cast<float>(invstd);
-    if (o.running_mean)
-      o.running_mean[ch] = static_cast<float>((1 - o.momentum) * o.running_mean[ch] + o.momentum * mean);
-    if (o.running_var) {
-      const double unbiased =
-          count > 1 ? var * static_cast<double>(count) / static_cast<double>(count - 1) : var;
-      o.running_var[ch] = static_cast<float>((1 - o.momentum) * o.running_var[ch] + o.momentum * unbiased);
-    }
-  }
-  const float wc = o.w ? o.w[ch] : 1.0f;
-  const float scale = static_cast<float>(invstd * wc);
-  const float shift = static_cast<float>((o.b ? o.b[ch] : 0.0f) - mean * invstd * wc);
+  const scalar::BatchNormStats st = scalar::batch_norm_stats(s, ss, count, o.eps);
+  if (threadIdx.x == 0)
+    scalar::batch_norm_keep_stats(ch, st, count, o.momentum, o.save_mean, o.save_invstd, o.running_mean,
+                                  o.running_var);
+  const scalar::BatchNormAffine a = scalar::batch_norm_affine(st.mean, st.invstd, o.w, o.b, ch);
   for (std::int64_t idx = threadIdx.x; idx < count; idx += blockDim.x) {
     const std::int64_t at = channel_at(idx, o.c, o.hw, ch);
-    const float v = __fadd_rn(__fmul_rn(o.x[at], scale), shift);
-    o.y[at] = o.relu ? (v > 0.0f ? v : 0.0f) : v;
+    const float v = scalar::batch_norm_apply(o.x[at], a.scale, a.shift);
+    o.y[at] = o.relu ? scalar::relu(v) : v;
   }
 }
 
@@ -135,43 +110,38 @@ __global__ void batch_norm_eval_kernel(ops::BatchNormEval o) {
   const std::int64_t step = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += step) {
     const std::int64_t ch = (i / o.hw) % o.c;
-    const double invstd = 1.0 / sqrt(static_cast<double>(o.running_var[ch]) + o.eps);
-    const float wc = o.w ? o.w[ch] : 1.0f;
-    const float scale = static_cast<float>(invstd * wc);
-    const float shift = static_cast<float>((o.b ? o.b[ch] : 0.0f) - o.running_mean[ch] * invstd * wc);
-    const float v = __fadd_rn(__fmul_rn(o.x[i], scale), shift);
-    o.y[i] = o.relu ? (v > 0.0f ? v : 0.0f) : v;
+    const double invstd = scalar::batch_norm_invstd(o.running_var[ch], o.eps);
+    const scalar::BatchNormAffine a = scalar::batch_norm_affine(o.running_mean[ch], invstd, o.w, o.b, ch);
+    const float v = scalar::batch_norm_apply(o.x[i], a.scale, a.shift);
+    o.y[i] = o.relu ? scalar::relu(v) : v;
   }
+}
+
+// The upstream gradient: dy, or 0 where the fused relu's output is not positive.
+__device__ __forceinline__ float upstream_grad(const ops::BatchNormBackward& o, std::int64_t at) {
+  return o.relu_out ? scalar::relu_grad(o.relu_out[at], o.dy[at]) : o.dy[at];
 }
 
 __global__ void __launch_bounds__(kNormBlock) batch_norm_backward_kernel(ops::BatchNormBackward o) {
   const std::int64_t ch = blockIdx.x, count = o.n * o.hw;
   const float m = o.mean[ch], is = o.invstd[ch];
-  // The upstream gradient: dy, or 0 where the fused relu's output is not positive.
-  auto grad = [&](std::int64_t at) {
-    const float g = o.dy[at];
-    return o.relu_out ? (o.relu_out[at] > 0.0f ? g : 0.0f) : g;
-  };
-  double sum_dy = 0, sum_dy_xhat = 0;
+  double sum_dy = 0, sum_dy_centered = 0;
   for (std::int64_t idx = threadIdx.x; idx < count; idx += blockDim.x) {
     const std::int64_t at = channel_at(idx, o.c, o.hw, ch);
-    const float g = grad(at);
+    const float g = upstream_grad(o, at);
     sum_dy += static_cast<double>(g);
-    sum_dy_xhat += static_cast<double>(g) * static_cast<double>(o.x[at] - m);
+    sum_dy_centered += scalar::batch_norm_centered_grad(g, o.x[at], m);
   }
-  block_sum2(sum_dy, sum_dy_xhat);
-  sum_dy_xhat *= is;
+  block_sum2(sum_dy, sum_dy_centered);
+  const scalar::BatchNormGrads f = scalar::batch_norm_grads(sum_dy, sum_dy_centered, is, o.w, ch, o.training, count);
   if (threadIdx.x == 0) {
-    if (o.dw) o.dw[ch] = static_cast<float>(sum_dy_xhat);
-    if (o.db) o.db[ch] = static_cast<float>(sum_dy);
+    if (o.dw) o.dw[ch] = f.dw;
+    if (o.db) o.db[ch] = f.db;
   }
   if (!o.dx) return;
-  const float k1 = (o.w ? o.w[ch] : 1.0f) * is;
-  const float mean_dy = o.training ? static_cast<float>(sum_dy / static_cast<double>(count)) : 0.0f;
-  const float mean_dyx = o.training ? static_cast<float>(sum_dy_xhat / static_cast<double>(count)) : 0.0f;
   for (std::int64_t idx = threadIdx.x; idx < count; idx += blockDim.x) {
     const std::int64_t at = channel_at(idx, o.c, o.hw, ch);
-    o.dx[at] = k1 * (grad(at) - mean_dy - (o.x[at] - m) * is * mean_dyx);
+    o.dx[at] = scalar::batch_norm_grad_input(upstream_grad(o, at), o.x[at], m, is, f.k1, f.mean_dy, f.mean_dyx);
   }
 }
 
@@ -199,7 +169,7 @@ __global__ void __launch_bounds__(kNormBlock) batch_norm_partial_moments(Channel
     for (std::int64_t idx = begin + threadIdx.x; idx < end; idx += blockDim.x) {
       const double v = x[channel_at(idx, cs.c, cs.hw, ch)];
       s += v;
-      ss += v * v;
+      ss += scalar::square(v);
     }
     block_sum2(s, ss);
     if (threadIdx.x == 0) {
@@ -222,18 +192,10 @@ __global__ void batch_norm_finish_moments(ChannelSlices cs, const double* part, 
     ss += part[2 * (ch * cs.slices + j) + 1];
   }
   const std::int64_t count = cs.n * cs.hw;
-  const double mean = s / static_cast<double>(count);
-  const double var = fmax(0.0, ss / static_cast<double>(count) - mean * mean);
-  const double invstd = 1.0 / sqrt(var + o.eps);
-  o.save_mean[ch] = static_cast<float>(mean);
-  o.save_invstd[ch] = static_cast<float>(invstd);
-  if (o.running_mean) o.running_mean[ch] = static_cast<float>((1 - o.momentum) * o.running_mean[ch] + o.momentum * mean);
-  if (o.running_var) {
-    const double unbiased = count > 1 ? var * static_cast<double>(count) / static_cast<double>(count - 1) : var;
-    o.running_var[ch] = static_cast<float>((1 - o.momentum) * o.running_var[ch] + o.momentum * unbiased);
-  }
-  stats[2 * ch] = mean;
-  stats[2 * ch + 1] = invstd;
+  const scalar::BatchNormStats st = scalar::batch_norm_stats(s, ss, count, o.eps);
+  scalar::batch_norm_keep_stats(ch, st, count, o.momentum, o.save_mean, o.save_invstd, o.running_mean, o.running_var);
+  stats[2 * ch] = st.mean;
+  stats[2 * ch + 1] = st.invstd;
 }
 
 __global__ void batch_norm_apply(ops::BatchNormTrain o, const double* stats) {
@@ -241,12 +203,9 @@ __global__ void batch_norm_apply(ops::BatchNormTrain o, const double* stats) {
   const std::int64_t step = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += step) {
     const std::int64_t ch = (i / o.hw) % o.c;
-    const double mean = stats[2 * ch], invstd = stats[2 * ch + 1];
-    const float wc = o.w ? o.w[ch] : 1.0f;
-    const float scale = static_cast<float>(invstd * wc);
-    const float shift = static_cast<float>((o.b ? o.b[ch] : 0.0f) - mean * invstd * wc);
-    const float v = __fadd_rn(__fmul_rn(o.x[i], scale), shift);
-    o.y[i] = o.relu ? (v > 0.0f ? v : 0.0f) : v;
+    const scalar::BatchNormAffine a = scalar::batch_norm_affine(stats[2 * ch], stats[2 * ch + 1], o.w, o.b, ch);
+    const float v = scalar::batch_norm_apply(o.x[i], a.scale, a.shift);
+    o.y[i] = o.relu ? scalar::relu(v) : v;
   }
 }
 
@@ -256,18 +215,17 @@ __global__ void __launch_bounds__(kNormBlock) batch_norm_partial_grads(ChannelSl
     std::int64_t ch, begin, end;
     slice_range(cs, b, ch, begin, end);
     const float m = o.mean[ch];
-    double sum_dy = 0, sum_dy_xhat = 0;
+    double sum_dy = 0, sum_dy_centered = 0;
     for (std::int64_t idx = begin + threadIdx.x; idx < end; idx += blockDim.x) {
       const std::int64_t at = channel_at(idx, cs.c, cs.hw, ch);
-      const float dyv = o.dy[at];
-      const float g = o.relu_out ? (o.relu_out[at] > 0.0f ? dyv : 0.0f) : dyv;
+      const float g = upstream_grad(o, at);
       sum_dy += static_cast<double>(g);
-      sum_dy_xhat += static_cast<double>(g) * static_cast<double>(o.x[at] - m);
+      sum_dy_centered += scalar::batch_norm_centered_grad(g, o.x[at], m);
     }
-    block_sum2(sum_dy, sum_dy_xhat);
+    block_sum2(sum_dy, sum_dy_centered);
     if (threadIdx.x == 0) {
       part[2 * b] = sum_dy;
-      part[2 * b + 1] = sum_dy_xhat;
+      part[2 * b + 1] = sum_dy_centered;
     }
   }
 }
@@ -277,19 +235,18 @@ __global__ void batch_norm_finish_grads(ChannelSlices cs, const double* part, op
                                         float* factors) {
   const std::int64_t ch = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (ch >= cs.c) return;
-  double sum_dy = 0, sum_dy_xhat = 0;
+  double sum_dy = 0, sum_dy_centered = 0;
   for (std::int64_t j = 0; j < cs.slices; ++j) {
     sum_dy += part[2 * (ch * cs.slices + j)];
-    sum_dy_xhat += part[2 * (ch * cs.slices + j) + 1];
+    sum_dy_centered += part[2 * (ch * cs.slices + j) + 1];
   }
-  const float is = o.invstd[ch];
-  sum_dy_xhat *= is;
-  if (o.dw) o.dw[ch] = static_cast<float>(sum_dy_xhat);
-  if (o.db) o.db[ch] = static_cast<float>(sum_dy);
-  const double count = static_cast<double>(cs.n * cs.hw);
-  factors[3 * ch] = (o.w ? o.w[ch] : 1.0f) * is;
-  factors[3 * ch + 1] = o.training ? static_cast<float>(sum_dy / count) : 0.0f;
-  factors[3 * ch + 2] = o.training ? static_cast<float>(sum_dy_xhat / count) : 0.0f;
+  const scalar::BatchNormGrads f =
+      scalar::batch_norm_grads(sum_dy, sum_dy_centered, o.invstd[ch], o.w, ch, o.training, cs.n * cs.hw);
+  if (o.dw) o.dw[ch] = f.dw;
+  if (o.db) o.db[ch] = f.db;
+  factors[3 * ch] = f.k1;
+  factors[3 * ch + 1] = f.mean_dy;
+  factors[3 * ch + 2] = f.mean_dyx;
 }
 
 __global__ void batch_norm_grad_input(ops::BatchNormBackward o, const float* factors) {
@@ -299,9 +256,7 @@ __global__ void batch_norm_grad_input(ops::BatchNormBackward o, const float* fac
     const std::int64_t ch = (i / o.hw) % o.c;
     const float m = o.mean[ch], is = o.invstd[ch];
     const float k1 = factors[3 * ch], mean_dy = factors[3 * ch + 1], mean_dyx = factors[3 * ch + 2];
-    const float dyv = o.dy[i];
-    const float g = o.relu_out ? (o.relu_out[i] > 0.0f ? dyv : 0.0f) : dyv;
-    o.dx[i] = k1 * (g - mean_dy - (o.x[i] - m) * is * mean_dyx);
+    o.dx[i] = scalar::batch_norm_grad_input(upstream_grad(o, i), o.x[i], m, is, k1, mean_dy, mean_dyx);
   }
 }
 

@@ -31,14 +31,20 @@ template <class T>
 GDRT_HOST_DEVICE inline T neg(T x) {
   return static_cast<T>(-x);
 }
+// Rounded on its own (mul_rn) also where a sum adds it up (batch norm's moments).
 template <class T>
 GDRT_HOST_DEVICE inline T square(T x) {
-  return static_cast<T>(x * x);
+  if constexpr (std::is_floating_point_v<T>) return mul_rn(x, x);
+  else return static_cast<T>(x * x);
 }
 template <class T>
 GDRT_HOST_DEVICE inline T leaky_relu(T x, T slope) {
   return x > T(0) ? x : static_cast<T>(x * slope);
 }
+
+// relu's gradient from its output y: dy where y > 0, else 0. dy is taken
+// whether used or not, so a loop over it vectorises into a select.
+GDRT_HOST_DEVICE inline float relu_grad(float y, float dy) { return y > 0.0f ? dy : 0.0f; }
 
 template <class T>
 GDRT_HOST_DEVICE inline T sign(T x) {
