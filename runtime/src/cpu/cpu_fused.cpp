@@ -1,9 +1,10 @@
 // Fused kernels: one pass where the op-by-op composition would make several
 // (and allocate temporaries): relu's gradient and the Adam update.
 #include <algorithm>
-#include <cmath>
 
 #include "cpu/cpu_kernels.h"
+#include "ops/scalar_elementwise.h"
+#include "ops/scalar_optim.h"
 
 namespace gdrt::cpu {
 namespace {
@@ -21,24 +22,13 @@ void chunked(std::int64_t n, Body&& body) {
 GDRT_WIDE_SIMD void relu_backward_rows(const float* __restrict y, const float* __restrict dy, float* __restrict dx,
                                        std::int64_t n) {
 #pragma omp simd
-  for (std::int64_t i = 0; i < n; ++i) {
-    const float g = dy[i];  // loaded unconditionally, so the select vectorises
-    dx[i] = y[i] > 0.0f ? g : 0.0f;
-  }
+  for (std::int64_t i = 0; i < n; ++i) dx[i] = scalar::relu_grad(y[i], dy[i]);
 }
 
 GDRT_WIDE_SIMD void adam_rows(float* __restrict p, const float* __restrict grad, float* __restrict ma,
-                              float* __restrict va, std::int64_t n, float b1, float one_b1, float b2, float one_b2,
-                              float eps, float step, float bc2) {
+                              float* __restrict va, std::int64_t n, const scalar::AdamScalars s) {
 #pragma omp simd
-  for (std::int64_t i = 0; i < n; ++i) {
-    const float g = grad[i];
-    const float m = ma[i] * b1 + g * one_b1;
-    const float v = va[i] * b2 + one_b2 * g * g;
-    ma[i] = m;
-    va[i] = v;
-    p[i] -= step * (m / (std::sqrt(v) / bc2 + eps));
-  }
+  for (std::int64_t i = 0; i < n; ++i) scalar::adam_update(p[i], grad[i], ma[i], va[i], s);
 }
 
 }  // namespace
@@ -49,12 +39,9 @@ void CpuKernels::relu_backward(std::int64_t n, const float* y, const float* dy, 
 
 void CpuKernels::adam_update(std::int64_t n, float* param, const float* grad, float* exp_avg, float* exp_avg_sq,
                              const AdamUpdate& u) {
-  const float b1 = static_cast<float>(u.beta1), b2 = static_cast<float>(u.beta2);
-  const float one_b1 = static_cast<float>(1.0 - u.beta1), one_b2 = static_cast<float>(1.0 - u.beta2);
-  const float eps = static_cast<float>(u.eps), step = static_cast<float>(u.step_size);
-  const float bc2 = static_cast<float>(u.bias_correction2_sqrt);
+  const scalar::AdamScalars s = scalar::adam_scalars(u);
   chunked(n, [=](std::int64_t i0, std::int64_t i1) {
-    adam_rows(param + i0, grad + i0, exp_avg + i0, exp_avg_sq + i0, i1 - i0, b1, one_b1, b2, one_b2, eps, step, bc2);
+    adam_rows(param + i0, grad + i0, exp_avg + i0, exp_avg_sq + i0, i1 - i0, s);
   });
 }
 
