@@ -4,6 +4,7 @@
 
 #include "core/impl.h"
 #include "gdrt/ops.h"
+#include "ops/scalar_elementwise.h"
 
 namespace gdrt {
 
@@ -66,13 +67,8 @@ template Tensor from_data<std::int64_t>(std::span<const std::int64_t>, Shape, Te
 template Tensor from_data<std::uint8_t>(std::span<const std::uint8_t>, Shape, TensorOptions);
 template Tensor from_data<bool>(std::span<const bool>, Shape, TensorOptions);
 
-std::uint64_t Generator::next_u64() {
-  // splitmix64 over (seed, counter): the same mixer the kernels use.
-  std::uint64_t z = seed_ * 0x9E3779B97F4A7C15ull + (offset_++) + 0x632BE59BD9B4E019ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
+// The kernels' mixer over (seed, counter).
+std::uint64_t Generator::next_u64() { return scalar::mix(seed_, offset_++); }
 
 static Tensor random_tensor(Shape shape, Distribution d, double a, double b, Generator& gen, TensorOptions o) {
   if (!is_floating(o.dtype)) throw Error("random tensors must be floating point, got " + std::string(dtype_name(o.dtype)));
