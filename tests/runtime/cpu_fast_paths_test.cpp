@@ -4,8 +4,13 @@
 // a large mean next to a small variance.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
+#include <memory>
+#include <string>
+#include <thread>
 
 #include "test_support.h"
 
@@ -176,6 +181,35 @@ TEST(CpuFastPaths, ConvolutionGradientsAgreeAcrossThreadCounts) {
   EXPECT_TRUE(test::all_close(two.dw, one.dw, 1e-3, 1e-4));
   EXPECT_TRUE(test::all_close(two.db, one.db, 1e-3, 1e-4));
   EXPECT_TRUE(test::all_close(two.tdw, one.tdw, 1e-3, 1e-4));
+}
+
+// set_num_threads reaches the pool the cpu kernels run on (through the cpu
+// backend's registration: the core names no backend); 0 means one thread
+// per hardware thread.
+TEST(CpuFastPaths, SetNumThreadsSizesTheKernelPool) {
+  const int before = num_threads();
+  set_num_threads(3);
+  EXPECT_EQ(num_threads(), 3);
+  set_num_threads(0);
+  EXPECT_EQ(num_threads(), static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+  set_num_threads(before);
+}
+
+// The pool belongs to the kernels this build compiled, not to the factory:
+// replacing the cpu backend's factory leaves set_num_threads reaching it.
+TEST(CpuFastPaths, SetNumThreadsStillSizesThePoolAfterTheCpuFactoryIsReplaced) {
+  // A child that runs the test afresh, not a fork whose copy of the pool
+  // names worker threads it does not have.
+  const std::string style = GTEST_FLAG_GET(death_test_style);
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        register_backend(DeviceKind::cpu, [](int) -> std::unique_ptr<Backend> { throw Error("stand-in"); });
+        set_num_threads(5);
+        std::_Exit(num_threads() == 5 ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
+  GTEST_FLAG_SET(death_test_style, style);
 }
 
 // batch_norm_relu (one forward pass, the relu mask applied inside the batch

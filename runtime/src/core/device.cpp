@@ -74,7 +74,19 @@ Registry& registry() {
 void register_backend(DeviceKind kind, BackendFactory factory, DeviceCounter count) {
   auto& r = registry();
   std::lock_guard lock(r.mutex);
-  r.registered[kind] = {kind, std::move(factory), std::move(count)};
+  // The host threads stay those of the kernels this build compiled for the
+  // kind: a replaced factory does not take set_num_threads away from them.
+  BackendRegistration& slot = r.registered[kind];
+  slot = {kind, std::move(factory), std::move(count), std::move(slot.threads)};
+}
+
+std::vector<HostThreads> registered_host_threads() {
+  auto& r = registry();
+  std::lock_guard lock(r.mutex);
+  std::vector<HostThreads> out;
+  for (const auto& [kind, registration] : r.registered)
+    if (registration.threads.set) out.push_back(registration.threads);
+  return out;
 }
 
 bool backend_registered(DeviceKind kind) {

@@ -4,19 +4,31 @@
 // called from there also keeps a static library from dropping the folder.
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include "gdrt/backend.h"
 
 namespace gdrt {
 
+// The host threads a backend's kernels run on, which gdrt::set_num_threads
+// sets (n >= 1) and gdrt::num_threads reports.
+struct HostThreads {
+  std::function<void(int n)> set;
+  std::function<int()> get;
+};
+
 struct BackendRegistration {
   DeviceKind kind;
   BackendFactory factory;
   DeviceCounter count = {};  // unset: one device, index 0
+  HostThreads threads = {};  // unset: the backend runs no host threads of its own
 };
 
 // Generated (runtime/CMakeLists.txt): the backends this build has.
 std::vector<BackendRegistration> builtin_backends();
+
+// The host-thread hooks of the registered backends that have them.
+std::vector<HostThreads> registered_host_threads();
 
 }  // namespace gdrt

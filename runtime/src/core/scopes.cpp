@@ -1,10 +1,10 @@
-// Thread-local modes: grad recording, scalar access on devices, f64 promotion.
-#include <omp.h>
-
-#include <cblas.h>
+// Thread-local modes: grad recording, scalar access on devices, f64 promotion;
+// and the host threads kernels run on, which the backends own (their
+// registrations' HostThreads).
+#include <algorithm>
 #include <thread>
 
-#include "cpu/parallel.h"
+#include "core/registration.h"
 #include "gdrt/tensor.h"
 
 namespace gdrt {
@@ -28,11 +28,13 @@ bool float64_promotion_allowed() { return t_allow_f64 > 0; }
 
 void set_num_threads(int n) {
   if (n <= 0) n = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  omp_set_num_threads(1);  // oneDNN runs inside the pool's threads (see cpu_conv_dnnl.cpp)
-  openblas_set_num_threads(n);
-  cpu::set_pool_threads(n);  // gdrt's own kernels
+  for (const HostThreads& threads : registered_host_threads()) threads.set(n);
 }
 
-int num_threads() { return cpu::pool_threads(); }
+int num_threads() {
+  for (const HostThreads& threads : registered_host_threads())
+    if (threads.get) return threads.get();
+  return 1;  // no backend runs threads of its own: kernels run on the caller's
+}
 
 }  // namespace gdrt

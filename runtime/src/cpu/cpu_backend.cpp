@@ -1,4 +1,8 @@
 // The cpu backend: host memory, synchronous copies, trivial streams/events.
+#include <omp.h>
+
+#include <cblas.h>
+
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -97,11 +101,21 @@ class CpuBackend final : public Backend {
   std::atomic<std::uint64_t> next_id_ = 1;
 };
 
+// gdrt::set_num_threads: the pool runs gdrt's own kernels and OpenBLAS its
+// GEMMs with n threads each; OpenMP stays at one, since oneDNN runs inside
+// the pool's threads (see cpu_conv_dnnl.cpp).
+void set_host_threads(int n) {
+  omp_set_num_threads(1);
+  openblas_set_num_threads(n);
+  set_pool_threads(n);
+}
+
 }  // namespace
 }  // namespace cpu
 
 BackendRegistration cpu_backend_registration() {
-  return {DeviceKind::cpu, [](int) -> std::unique_ptr<Backend> { return std::make_unique<cpu::CpuBackend>(); }};
+  return {DeviceKind::cpu, [](int) -> std::unique_ptr<Backend> { return std::make_unique<cpu::CpuBackend>(); }, {},
+          HostThreads{cpu::set_host_threads, cpu::pool_threads}};
 }
 
 }  // namespace gdrt
