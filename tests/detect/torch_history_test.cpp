@@ -32,7 +32,7 @@ std::uint64_t clock_ns(clockid_t clock) {
   return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<std::uint64_t>(ts.tv_nsec);
 }
 
-constexpr std::uint64_t kBlock = 0x7f2a00000000, kOut = 0x7f2a00400000;
+constexpr std::uint64_t kBlock = 0x7f2a00000000, kProduct = 0x7f2a00400000;
 constexpr std::uint64_t kSideHandle = 0x55d1e0a0b0c0;
 
 // side_stream.py: x made (line 43) and filled on the main stream, read by a
@@ -66,7 +66,7 @@ Run write_run(const std::string& name, bool record_stream) {
   };
   alloc(t, t0, kBlock, 20ull << 20, 0);  // the allocator's segment
   launch(1, 100'000, 110'000, "fill", 7, {kBlock});
-  launch(2, 200'000, 5'200'000, "mul", 14, {kOut, kBlock});
+  launch(2, 200'000, 5'200'000, "mul", 14, {kProduct, kBlock});
   launch(3, 310'000, 320'000, "fill", 7, {record_stream ? kBlock + (4 << 20) : kBlock});
   if (record_stream)  // the allocator's query of the side stream's event, done
     t.api_calls.push_back({.start_ns = t0 + 5'300'000, .end_ns = t0 + 5'301'000, .name = t.intern("cudaEventQuery"),
@@ -83,7 +83,7 @@ Run write_run(const std::string& name, bool record_stream) {
                 {"stream", stream}, {"time_us", us(at)}, {"frames", frames(line)}};
   };
   json device = json::array({entry("segment_alloc", kBlock, 0, 0, 43), entry("alloc", kBlock, 0, 90'000, 43),
-                             entry("alloc", kOut, kSideHandle, 190'000, 47),
+                             entry("alloc", kProduct, kSideHandle, 190'000, 47),
                              entry("free_requested", kBlock, 0, 300'000, 50)});
   device.push_back(entry("free_completed", kBlock, 0, record_stream ? 5'400'000 : 300'000, 50));
   std::ofstream(run.snapshot_path) << json{{"segments", json::array()}, {"device_traces", {device}}}.dump();
