@@ -119,6 +119,7 @@ void gradcheck(const std::function<Tensor(const Tensor&)>& f, Tensor x) {
 TEST(Autograd, NumericGradientsOfCompositeExpressions) {
   Generator g(3);
   gradcheck([](const Tensor& x) { return sum(mul(tanh(x), sigmoid(x))); }, randn({5}, g));
+  gradcheck([](const Tensor& x) { return sum(mul(silu(x), x)); }, randn({5}, g));
   gradcheck([](const Tensor& x) { return sum(log_softmax(x.reshape({2, 3}), 1).select(1, 0)); }, randn({6}, g));
   gradcheck([](const Tensor& x) { return sum(square(div(x, add(abs(x), 1.0)))); }, randn({4}, g));
   gradcheck([](const Tensor& x) { return sum(matmul(x.reshape({2, 2}), x.reshape({2, 2}).transpose(0, 1))); },

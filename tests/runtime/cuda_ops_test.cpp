@@ -52,7 +52,7 @@ TEST_F(CudaBackend, UnaryOpsMatchCpu) {
   const std::vector<std::int64_t> sizes{3, 4, 5};
   auto x = uniform_floats(60, 0.05f, 3.0f);  // positive, so log/sqrt are defined
   for (std::size_t i = 0; i < x.size(); i += 3) x[i] = -x[i];
-  for (int k = 0; k <= static_cast<int>(UnaryOp::positive); ++k) {
+  for (int k = 0; k <= static_cast<int>(kLastUnaryOp); ++k) {
     const auto op = static_cast<UnaryOp>(k);
     if ((op == UnaryOp::log || op == UnaryOp::sqrt || op == UnaryOp::rsqrt || op == UnaryOp::log1p))
       for (auto& v : x) v = std::abs(v);
@@ -72,7 +72,7 @@ TEST_F(CudaBackend, BinaryOpsBroadcastAndCompareAsTheCpu) {
   auto b = uniform_floats(6, 0.1f, 3.0f);
   a[2] = b[2];  // an exact tie for the comparisons
   a[7] = std::numeric_limits<float>::quiet_NaN();
-  for (int k = 0; k <= static_cast<int>(BinaryOp::ne); ++k) {
+  for (int k = 0; k <= static_cast<int>(kLastBinaryOp); ++k) {
     const auto op = static_cast<BinaryOp>(k);
     const bool cmp = op >= BinaryOp::gt;
     std::vector<float> out(24);

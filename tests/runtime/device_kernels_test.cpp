@@ -30,7 +30,7 @@ bool needs_positive(UnaryOp op) {
 TEST_P(DeviceKernel, EveryUnaryCodeAndFloatDtype) {
   const Device device = GetParam();
   for (DType dtype : {DType::f32, DType::f64})
-    for (int code = 0; code <= static_cast<int>(UnaryOp::positive); ++code) {
+    for (int code = 0; code <= static_cast<int>(kLastUnaryOp); ++code) {
       const auto op = static_cast<UnaryOp>(code);
       Generator g(static_cast<std::uint64_t>(code));
       const auto o = TensorOptions{}.with_dtype(dtype);
@@ -49,7 +49,7 @@ TEST_P(DeviceKernel, EveryUnaryCodeAndFloatDtype) {
 TEST_P(DeviceKernel, EveryBinaryCodeWithBroadcastOperands) {
   const Device device = GetParam();
   for (DType dtype : {DType::f32, DType::f64})
-    for (int code = 0; code <= static_cast<int>(BinaryOp::ne); ++code) {
+    for (int code = 0; code <= static_cast<int>(kLastBinaryOp); ++code) {
       const auto op = static_cast<BinaryOp>(code);
       const bool compare = op >= BinaryOp::gt;
       Generator g(static_cast<std::uint64_t>(100 + code));

@@ -112,6 +112,7 @@ void add_elementwise(std::vector<OpCase>& c) {
   c.push_back({"relu_strided", normal({{4, 6}}), [](const V& v, Device) { return relu(v[0].transpose(0, 1)); }});
   c.push_back({"leaky_relu", normal({{3, 4}}), [](const V& v, Device) { return leaky_relu(v[0], 0.1); }});
   c.push_back({"sigmoid", normal({{3, 4}}), [](const V& v, Device) { return sigmoid(v[0]); }});
+  c.push_back({"silu", normal({{3, 4}}), [](const V& v, Device) { return silu(v[0]); }});
   c.push_back({"tanh", normal({{3, 4}}), [](const V& v, Device) { return tanh(v[0]); }});
   c.push_back({"softmax_dim1", normal({{2, 5, 3}}), [](const V& v, Device) { return softmax(v[0], 1); }});
   c.push_back({"softmax_last", normal({{2, 5, 3}}), [](const V& v, Device) { return softmax(v[0], -1); }});

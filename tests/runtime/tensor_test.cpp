@@ -1,6 +1,8 @@
 // Tensor basics: creation, dtypes, views, broadcasting, reductions, random.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "test_support.h"
 
 namespace gdrt {
@@ -148,4 +150,14 @@ TEST(Device, ParseAndPreference) {
 }
 
 }  // namespace
+TEST(Activations, SiluIsXTimesItsSigmoid) {
+  const std::vector<double> xs{-30.0, -3.0, -1.0, -0.0, 0.5, 2.0, 20.0};
+  const Tensor x = from_vector<double>(xs, {7}, TensorOptions{}.with_dtype(DType::f64));
+  const std::vector<double> y = silu(x).to_vector<double>();
+  for (std::size_t i = 0; i < xs.size(); ++i) EXPECT_DOUBLE_EQ(y[i], xs[i] * (1.0 / (1.0 + std::exp(-xs[i])))) << xs[i];
+  const std::vector<float> yf = silu(from_vector<float>({-1.0f, 1.0f}, {2})).to_vector<float>();
+  EXPECT_FLOAT_EQ(yf[0], -0.26894142f);
+  EXPECT_FLOAT_EQ(yf[1], 0.7310586f);
+}
+
 }  // namespace gdrt

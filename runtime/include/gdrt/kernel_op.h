@@ -29,9 +29,12 @@ struct TensorView {
 
 enum class UnaryOp : std::uint8_t {
   neg, exp, log, log1p, abs, sqrt, rsqrt, square, reciprocal,
-  relu, leaky_relu, sigmoid, tanh, sign, floor, round, positive /* x > 0 ? 1 : 0 */
+  relu, leaky_relu, sigmoid, tanh, sign, floor, round, positive /* x > 0 ? 1 : 0 */, silu
 };
 enum class BinaryOp : std::uint8_t { add, sub, mul, div, maximum, minimum, pow, gt, lt, ge, le, eq, ne };
+// The last code of each enumeration: tests walk every code up to it.
+inline constexpr UnaryOp kLastUnaryOp = UnaryOp::silu;
+inline constexpr BinaryOp kLastBinaryOp = BinaryOp::ne;
 enum class ReduceOp : std::uint8_t { sum, max, min, argmax };
 enum class Distribution : std::uint8_t { uniform, normal, bernoulli };
 

@@ -58,6 +58,8 @@ Tensor operator*(double a, const Tensor& b);
 Tensor relu(const Tensor& x);
 Tensor leaky_relu(const Tensor& x, double negative_slope = 0.01);
 Tensor sigmoid(const Tensor& x);
+// x * sigmoid(x), the activation of diffusion UNets (PyTorch's silu).
+Tensor silu(const Tensor& x);
 Tensor tanh(const Tensor& x);
 Tensor softmax(const Tensor& x, std::int64_t dim);
 Tensor log_softmax(const Tensor& x, std::int64_t dim);

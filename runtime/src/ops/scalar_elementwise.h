@@ -52,6 +52,14 @@ GDRT_HOST_DEVICE inline T sign(T x) {
   else return static_cast<T>(x > T(0));  // u8 is never negative
 }
 
+// x * sigmoid(x), as one division, the way PyTorch computes it.
+template <class T>
+GDRT_HOST_DEVICE inline T silu(T x) {
+  using M = MathType<T>;
+  const M v = static_cast<M>(x);
+  return static_cast<T>(v / (M(1) + std::exp(-v)));
+}
+
 template <class T>
 GDRT_HOST_DEVICE inline T unary(UnaryOp op, T x, T alpha) {
   using M = MathType<T>;
@@ -74,6 +82,7 @@ GDRT_HOST_DEVICE inline T unary(UnaryOp op, T x, T alpha) {
     case UnaryOp::floor: return static_cast<T>(std::floor(v));
     case UnaryOp::round: return static_cast<T>(std::nearbyint(v));  // half to even, as PyTorch
     case UnaryOp::positive: return positive(x);
+    case UnaryOp::silu: return silu(x);
   }
   return x;
 }

@@ -113,6 +113,15 @@ Tensor sigmoid(const Tensor& x) {
   return y;
 }
 
+Tensor silu(const Tensor& x) {
+  Tensor y = unary_op(UnaryOp::silu, "silu", x);
+  attach_grad_fn(y, "silu", {&x}, [x = x.detach()](const Tensor& g) {
+    const Tensor s = sigmoid(x);  // d/dx x*s(x) = s * (1 + x * (1 - s))
+    return std::vector<Tensor>{mul(g, mul(s, add(mul(x, rsub(1.0, s)), 1.0)))};
+  });
+  return y;
+}
+
 Tensor tanh(const Tensor& x) {
   Tensor y = unary_op(UnaryOp::tanh, "tanh", x);
   attach_grad_fn(y, "tanh", {&x}, [y = y.detach()](const Tensor& g) {
