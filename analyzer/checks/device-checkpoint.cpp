@@ -11,6 +11,7 @@
 #include <clang/AST/ExprCXX.h>
 #include <clang/Lex/Lexer.h>
 
+#include "check.h"
 #include "cuda_model.h"
 #include "function_facts.h"
 #include "provenance.h"

@@ -7,6 +7,7 @@
 
 #include <clang/AST/ExprCXX.h>
 
+#include "check.h"
 #include "cuda_model.h"
 #include "function_facts.h"
 #include "provenance.h"

@@ -20,6 +20,7 @@
 #include <clang/AST/ExprCXX.h>
 #include <clang/AST/ParentMapContext.h>
 
+#include "check.h"
 #include "cuda_model.h"
 #include "function_facts.h"
 #include "ownership.h"

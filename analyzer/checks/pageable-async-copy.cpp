@@ -1,6 +1,7 @@
 // GD009 pageable-async-copy: cudaMemcpyAsync whose host side is pageable
 // memory (malloc/new/std::vector/stack): the copy silently becomes
 // synchronous and cannot overlap with compute.
+#include "check.h"
 #include "cuda_model.h"
 #include "function_facts.h"
 

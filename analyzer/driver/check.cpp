@@ -4,6 +4,8 @@
 
 #include <clang/Basic/SourceManager.h>
 
+#include "function_facts.h"
+
 namespace gpudiag::lint {
 namespace {
 std::vector<CheckInfo>& registry() {
@@ -70,6 +72,16 @@ void Check::report(DeferredFinding finding, clang::SourceLocation where, const c
   }
   // Settled conditions ask nothing of other units: no facts are needed.
   if (auto settled_finding = CrossUnitFacts().settle(finding)) report(std::move(*settled_finding), where, sm);
+}
+
+void FunctionCheck::register_matchers(clang::ast_matchers::MatchFinder& finder) {
+  finder.addMatcher(user_functions(with_device_code_), this);
+}
+
+void FunctionCheck::run(const clang::ast_matchers::MatchFinder::MatchResult& result) {
+  const auto* function = result.Nodes.getNodeAs<clang::FunctionDecl>("function");
+  if (function == nullptr || function->getBody() == nullptr) return;
+  check(function_facts().get(*function, *result.Context));
 }
 
 }  // namespace gpudiag::lint

@@ -1,4 +1,5 @@
-// The check framework: one Check subclass per rule, registered by name.
+// The check framework: one Check subclass per rule, registered by name;
+// FunctionCheck for the rules that look at each function's shared facts.
 #pragma once
 
 #include <functional>
@@ -15,6 +16,7 @@
 namespace gpudiag::lint {
 
 struct LintConfig;
+class FunctionFacts;
 class FunctionFactsCache;
 
 // Where a check sends what it found; the sink applies suppressions, header
@@ -62,6 +64,22 @@ class Check : public clang::ast_matchers::MatchFinder::MatchCallback {
   const LintConfig* config_ = nullptr;
   FunctionFactsCache* functions_ = nullptr;
   CrossUnitFacts* cross_unit_ = nullptr;
+};
+
+// A check that looks at each user function (host code, or device code too
+// when `with_device_code`) through the shared facts.
+class FunctionCheck : public Check {
+ public:
+  FunctionCheck(std::string_view id, std::string_view name, bool with_device_code = false)
+      : Check(id, name), with_device_code_(with_device_code) {}
+  void register_matchers(clang::ast_matchers::MatchFinder& finder) final;
+  void run(const clang::ast_matchers::MatchFinder::MatchResult& result) final;
+
+ protected:
+  virtual void check(const FunctionFacts& facts) = 0;
+
+ private:
+  bool with_device_code_;
 };
 
 // Function definitions outside system headers, bound to "function"; device-only

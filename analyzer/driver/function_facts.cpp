@@ -66,14 +66,4 @@ const Ownership& FunctionFactsCache::ownership(clang::ASTContext& context) {
   return *ownership_;
 }
 
-void FunctionCheck::register_matchers(clang::ast_matchers::MatchFinder& finder) {
-  finder.addMatcher(user_functions(with_device_code_), this);
-}
-
-void FunctionCheck::run(const clang::ast_matchers::MatchFinder::MatchResult& result) {
-  const auto* function = result.Nodes.getNodeAs<clang::FunctionDecl>("function");
-  if (function == nullptr || function->getBody() == nullptr) return;
-  check(function_facts().get(*function, *result.Context));
-}
-
 }  // namespace gpudiag::lint

@@ -17,7 +17,6 @@
 #include <clang/AST/ASTContext.h>
 #include <clang/Analysis/CFG.h>
 
-#include "check.h"
 #include "cuda_model.h"
 #include "sync_model.h"
 #include "sync_summaries.h"
@@ -88,22 +87,6 @@ class FunctionFactsCache {
   std::unique_ptr<Provenance> provenance_;
   std::unique_ptr<Ownership> ownership_;
   const clang::ASTContext* ownership_context_ = nullptr;
-};
-
-// A check that looks at each user function (host code, or device code too
-// when `with_device_code`) through the shared facts.
-class FunctionCheck : public Check {
- public:
-  FunctionCheck(std::string_view id, std::string_view name, bool with_device_code = false)
-      : Check(id, name), with_device_code_(with_device_code) {}
-  void register_matchers(clang::ast_matchers::MatchFinder& finder) final;
-  void run(const clang::ast_matchers::MatchFinder::MatchResult& result) final;
-
- protected:
-  virtual void check(const FunctionFacts& facts) = 0;
-
- private:
-  bool with_device_code_;
 };
 
 }  // namespace gpudiag::lint
