@@ -248,7 +248,7 @@ class PrematureFree : public FunctionCheck {
     }
     const SyncCall sync = as_sync(
         call, facts_->context(), [this](const Expr* pointer) { return facts_->origin_of(pointer); },
-        &function_facts().sync_summaries());
+        function_facts().sync_summaries().helper_sync(facts_->context()));
     // What the sync covers; settled too when the sync runs whenever the work ran.
     const auto settle = [&](const Stmt* work) {
       if (runs_whenever(call, work, facts_->function(), facts_->context())) state.settled.insert(work);

@@ -117,7 +117,7 @@ class UnsyncedTransfer : public FunctionCheck {
     const std::string name = callee_name(call);
     const SyncCall sync = as_sync(
         call, facts_->context(), [this](const Expr* pointer) { return facts_->origin_of(pointer); },
-        &function_facts().sync_summaries());
+        function_facts().sync_summaries().helper_sync(facts_->context()));
     apply(sync, call, state);
     if (auto copy = as_copy(call); copy && copy->async) {
       const ValueDecl* dst = nullptr;

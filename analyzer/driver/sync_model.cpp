@@ -5,8 +5,6 @@
 #include <clang/AST/ExprCXX.h>
 #include <clang/AST/ParentMapContext.h>
 
-#include "sync_summaries.h"
-
 namespace gpudiag::lint {
 using namespace clang;
 
@@ -164,7 +162,8 @@ SyncCall stream_sync(const std::string& key, const ASTContext& context) {
   return {SyncKind::Stream, key};
 }
 
-SyncCall as_sync(const CallExpr* call, ASTContext& context, const OriginLookup& origin_of, SyncSummaries* summaries) {
+SyncCall as_sync(const CallExpr* call, ASTContext& context, const OriginLookup& origin_of,
+                 const HelperSyncLookup& helper_sync) {
   const std::string name = callee_name(call);
   if (const SyncRule* rule = sync_rule(name)) {
     auto on_stream = [&](const Expr* stream) {
@@ -200,7 +199,7 @@ SyncCall as_sync(const CallExpr* call, ASTContext& context, const OriginLookup& 
     return {};
   }
   if (is_cuda_runtime_api(name)) return {};
-  return sync_of_helper(call, context, summaries);
+  return helper_sync ? helper_sync(call) : SyncCall{};
 }
 
 

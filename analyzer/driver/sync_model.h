@@ -25,18 +25,21 @@ struct SyncCall {
   std::string key;                       // stream or event key
   const clang::Expr* handle = nullptr;   // the stream/event argument the key was read from
 };
-class SyncSummaries;
 // Where a pointer's memory came from, when the caller knows (a blocking
 // cudaMemcpyAsync into pageable memory is a stream sync).
 using OriginLookup = std::function<const Origin*(const clang::Expr*)>;
+// What a call of a function defined in the TU waits for, in the caller's
+// terms, when the caller knows (sync_summaries.h reads it from the body).
+using HelperSyncLookup = std::function<SyncCall(const clang::CallExpr*)>;
 // The CUDA runtime/driver calls after the CUDA docs' "API synchronization
 // behavior" (see the table in sync_model.cpp): cudaDeviceSynchronize,
 // cudaStreamSynchronize(s), cudaEventSynchronize(e), blocking copies other
 // than device-to-device, frees, cudaStream/EventQuery whose result is tested
 // (a polling loop), and calls of functions defined in the TU whose body
-// synchronises (their summaries, cached in `summaries` when given).
+// synchronises, as `helper_sync` tells (without it, such a call waits for
+// nothing).
 SyncCall as_sync(const clang::CallExpr* call, clang::ASTContext& context, const OriginLookup& origin_of = {},
-                 SyncSummaries* summaries = nullptr);
+                 const HelperSyncLookup& helper_sync = {});
 // A wait for everything queued so far on stream `key` (Legacy for the legacy default stream).
 SyncCall stream_sync(const std::string& key, const clang::ASTContext& context);
 

@@ -24,7 +24,7 @@ bool same(const SyncEffect& a, const SyncEffect& b) {
 class Summariser {
  public:
   Summariser(const FunctionDecl& function, ASTContext& context, SyncSummaries& summaries)
-      : function_(function), context_(context), summaries_(summaries) {}
+      : function_(function), context_(context), summaries_(summaries), helper_sync_(summaries.helper_sync(context)) {}
 
   FunctionSummary run() {
     walk(function_.getBody(), false);
@@ -134,7 +134,7 @@ class Summariser {
           frees_.push_back(std::move(effect));
         }
     }
-    const SyncCall sync = as_sync(call, context_, {}, &summaries_);
+    const SyncCall sync = as_sync(call, context_, {}, helper_sync_);
     switch (sync.kind) {
       case SyncKind::None: return;
       case SyncKind::Device:
@@ -150,6 +150,7 @@ class Summariser {
   const FunctionDecl& function_;
   ASTContext& context_;
   SyncSummaries& summaries_;
+  const HelperSyncLookup helper_sync_;
   std::vector<SyncEffect> waits_;
   bool unknown_wait_ = false;
   std::vector<FreeEffect> frees_;
@@ -210,9 +211,8 @@ std::string key_for(const CallExpr* call, const HandleRef& handle, const ASTCont
   return stream_key(argument_for(call, handle), context);
 }
 
-SyncCall sync_of_helper(const CallExpr* call, ASTContext& context, SyncSummaries* summaries) {
-  SyncSummaries scratch;
-  const FunctionSummary* summary = (summaries ? *summaries : scratch).of(call->getDirectCallee(), context);
+SyncCall SyncSummaries::sync_of(const CallExpr* call, ASTContext& context) {
+  const FunctionSummary* summary = of(call->getDirectCallee(), context);
   if (summary == nullptr || !summary->sync) return {};
   const SyncEffect& effect = *summary->sync;
   if (effect.kind == SyncKind::Device || effect.kind == SyncKind::Legacy) return {effect.kind, {}};

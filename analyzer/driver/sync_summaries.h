@@ -54,16 +54,18 @@ class SyncSummaries {
   // unit creates as non-blocking streams (an init function makes the stream
   // another function copies on).
   const std::set<std::string>& shared_nonblocking_streams(clang::ASTContext& context);
+  // The sync of a call of a TU function, in the caller's terms.
+  SyncCall sync_of(const clang::CallExpr* call, clang::ASTContext& context);
+  // sync_of as as_sync asks for it; it refers to this object.
+  HelperSyncLookup helper_sync(clang::ASTContext& context) {
+    return [this, &context](const clang::CallExpr* call) { return sync_of(call, context); };
+  }
 
  private:
   std::optional<std::set<std::string>> shared_nonblocking_;
   std::map<const clang::FunctionDecl*, FunctionSummary> done_;
   std::set<const clang::FunctionDecl*> in_progress_;  // recursion
 };
-
-// The sync of a call of a TU function, in the caller's terms. Uses a
-// throw-away cache when `summaries` is null.
-SyncCall sync_of_helper(const clang::CallExpr* call, clang::ASTContext& context, SyncSummaries* summaries);
 
 // The caller's argument a HandleRef names, or nullptr for a callee-own handle.
 const clang::Expr* argument_for(const clang::CallExpr* call, const HandleRef& handle);
