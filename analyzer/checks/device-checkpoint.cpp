@@ -1,7 +1,7 @@
 // GD012 device-checkpoint: device memory written to a file (fwrite, write,
 // std::ostream::write) instead of a host copy of it: cudaMalloc'd buffers,
 // also when handed to a function of the file that writes that parameter to a
-// file (driver/provenance.h), and the data_ptr() of gdrt tensors moved to a
+// file (model/provenance.h), and the data_ptr() of gdrt tensors moved to a
 // GPU device, or of the parameters and buffers of a gdrt module moved there
 // (a loop over model.named_parameters() after model.to(device)). Saving a gdrt tensor
 // or model with save_safetensors/save_checkpoint is fine from any device:

@@ -2,7 +2,7 @@
 // device side of a copy, device memory dereferenced or handed to host-only
 // code (also to a function of the file that dereferences its parameter on
 // the host), and copy kinds that contradict where the pointers came from.
-// Origins come across functions (driver/provenance.h).
+// Origins come across functions (model/provenance.h).
 #include <set>
 
 #include <clang/AST/ExprCXX.h>

@@ -1,6 +1,6 @@
 // What the checks know about CUDA host code: which call is which API, what
 // kinds of memory there are, which stream a call uses. Where a pointer's
-// memory came from is driver/pointer_origins.h.
+// memory came from is model/pointer_origins.h.
 #pragma once
 
 #include <functional>
@@ -25,7 +25,7 @@ const clang::Expr* call_arg(const clang::CallExpr* call, unsigned i);
 // The variable/field a pointer expression points into: p, &p, p + i, &p[i],
 // (void**)&p, v.data(), &v[0]; nullptr otherwise.
 // With `any_object`, s->buf and plan[i].buf give the field too (which object
-// is then unknown: only for facts true of every object, driver/provenance.h).
+// is then unknown: only for facts true of every object, model/provenance.h).
 const clang::ValueDecl* pointer_base(const clang::Expr* expr, bool any_object = false);
 // A stable key for a stream expression: "<default>" for 0/NULL/absent and
 // for the special handle the default stream means in this translation unit
@@ -60,13 +60,13 @@ struct Origin {
   clang::SourceLocation where;  // the allocation / declaration
   std::string how;              // "cudaMalloc", "malloc", "new[]", "a stack array", "std::vector"
   // A parameter whose every caller passes this memory: a misuse is reported
-  // at the callers, where the memory is chosen (driver/provenance.h).
+  // at the callers, where the memory is chosen (model/provenance.h).
   bool from_callers = false;
 };
 
 // What is known of pointers beyond one function body: what the functions of
 // the translation unit return, store through out-parameters, are passed by
-// every caller, and what struct fields hold (driver/provenance.h fills it in).
+// every caller, and what struct fields hold (model/provenance.h fills it in).
 class OriginHints {
  public:
   virtual ~OriginHints() = default;
