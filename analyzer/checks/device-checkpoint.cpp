@@ -21,9 +21,6 @@ namespace {
 using namespace clang;
 
 class DeviceCheckpoint : public FunctionCheck {
- public:
-  DeviceCheckpoint() : FunctionCheck("GD012", "device-checkpoint") {}
-
  protected:
   void check(const FunctionFacts& facts) override {
     const SourceManager& sm = facts.source_manager();
@@ -249,7 +246,7 @@ class DeviceCheckpoint : public FunctionCheck {
   }
 };
 
-GPUDIAG_REGISTER_CHECK(DeviceCheckpoint, "GD012", "device-checkpoint");
+GPUDIAG_REGISTER_CHECK(DeviceCheckpoint, "device-checkpoint");
 
 }  // namespace
 }  // namespace gpudiag::lint

@@ -19,9 +19,6 @@ using namespace clang;
 bool is_host(MemKind kind) { return kind == MemKind::HostPageable || kind == MemKind::HostPinned; }
 
 class DeviceMismatch : public FunctionCheck {
- public:
-  DeviceMismatch() : FunctionCheck("GD001", "device-mismatch") {}
-
  protected:
   void check(const FunctionFacts& facts) override {
     facts_ = &facts;
@@ -144,7 +141,7 @@ class DeviceMismatch : public FunctionCheck {
   std::set<const Stmt*> reported_;
 };
 
-GPUDIAG_REGISTER_CHECK(DeviceMismatch, "GD001", "device-mismatch");
+GPUDIAG_REGISTER_CHECK(DeviceMismatch, "device-mismatch");
 
 }  // namespace
 }  // namespace gpudiag::lint

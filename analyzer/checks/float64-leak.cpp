@@ -41,7 +41,6 @@ bool is_double_like(QualType type) {
 
 class Float64Leak : public Check {
  public:
-  Float64Leak() : Check("GD002", "float64-leak") {}
   void register_matchers(MatchFinder& finder) override {
     finder.addMatcher(functionDecl(isDefinition(), unless(isExpansionInSystemHeader()), unless(isImplicit()),
                                    anyOf(hasAttr(attr::CUDAGlobal), hasAttr(attr::CUDADevice)),
@@ -188,7 +187,7 @@ class Float64Leak : public Check {
   const FunctionDecl* function_ = nullptr;  // the device function being visited
 };
 
-GPUDIAG_REGISTER_CHECK(Float64Leak, "GD002", "float64-leak");
+GPUDIAG_REGISTER_CHECK(Float64Leak, "float64-leak");
 
 }  // namespace
 }  // namespace gpudiag::lint

@@ -94,8 +94,6 @@ std::string record_name(const RecordDecl* record) {
 
 class MemoryLeak : public FunctionCheck {
  public:
-  MemoryLeak() : FunctionCheck("GD007", "memory-leak") {}
-
   void onStartOfTranslationUnit() override { reported_.clear(); }
 
  protected:
@@ -378,7 +376,7 @@ class MemoryLeak : public FunctionCheck {
   std::set<const CallExpr*> reported_;
 };
 
-GPUDIAG_REGISTER_CHECK(MemoryLeak, "GD007", "memory-leak");
+GPUDIAG_REGISTER_CHECK(MemoryLeak, "memory-leak");
 
 }  // namespace
 }  // namespace gpudiag::lint

@@ -10,9 +10,6 @@ namespace {
 using namespace clang;
 
 class PageableAsyncCopy : public FunctionCheck {
- public:
-  PageableAsyncCopy() : FunctionCheck("GD009", "pageable-async-copy") {}
-
  protected:
   void check(const FunctionFacts& facts) override {
     const SourceManager& sm = facts.source_manager();
@@ -45,7 +42,7 @@ class PageableAsyncCopy : public FunctionCheck {
   }
 };
 
-GPUDIAG_REGISTER_CHECK(PageableAsyncCopy, "GD009", "pageable-async-copy");
+GPUDIAG_REGISTER_CHECK(PageableAsyncCopy, "pageable-async-copy");
 
 }  // namespace
 }  // namespace gpudiag::lint

@@ -50,9 +50,6 @@ struct State {
 };
 
 class PrematureFree : public FunctionCheck {
- public:
-  PrematureFree() : FunctionCheck("GD004", "premature-free") {}
-
  protected:
   void check(const FunctionFacts& facts) override {
     if (!facts.uses_cuda() || facts.cfg() == nullptr) return;
@@ -317,7 +314,7 @@ class PrematureFree : public FunctionCheck {
   std::set<const Stmt*> reported_;
 };
 
-GPUDIAG_REGISTER_CHECK(PrematureFree, "GD004", "premature-free");
+GPUDIAG_REGISTER_CHECK(PrematureFree, "premature-free");
 
 }  // namespace
 }  // namespace gpudiag::lint

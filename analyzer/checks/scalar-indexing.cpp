@@ -69,7 +69,6 @@ std::vector<const ValueDecl*> induction_variables(const Stmt* loop) {
 
 class ScalarIndexing : public Check {
  public:
-  ScalarIndexing() : Check("GD005", "scalar-indexing") {}
   void register_matchers(MatchFinder& finder) override {
     auto in_loop = hasAncestor(stmt(anyOf(forStmt(), whileStmt(), doStmt(), cxxForRangeStmt())));
     finder.addMatcher(callExpr(unless(isExpansionInSystemHeader()), in_loop,
@@ -127,7 +126,7 @@ class ScalarIndexing : public Check {
   }
 };
 
-GPUDIAG_REGISTER_CHECK(ScalarIndexing, "GD005", "scalar-indexing");
+GPUDIAG_REGISTER_CHECK(ScalarIndexing, "scalar-indexing");
 
 }  // namespace
 }  // namespace gpudiag::lint

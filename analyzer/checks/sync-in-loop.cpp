@@ -25,7 +25,6 @@ using namespace clang::ast_matchers;
 
 class SyncInLoop : public Check {
  public:
-  SyncInLoop() : Check("GD010", "sync-in-loop") {}
   void register_matchers(MatchFinder& finder) override {
     finder.addMatcher(
         callExpr(unless(isExpansionInSystemHeader()),
@@ -195,7 +194,7 @@ class SyncInLoop : public Check {
   ASTContext* context_ = nullptr;
 };
 
-GPUDIAG_REGISTER_CHECK(SyncInLoop, "GD010", "sync-in-loop");
+GPUDIAG_REGISTER_CHECK(SyncInLoop, "sync-in-loop");
 
 }  // namespace
 }  // namespace gpudiag::lint

@@ -72,7 +72,6 @@ bool checks_last_error(const Stmt* stmt, int depth) {
 
 class UncheckedCudaError : public Check {
  public:
-  UncheckedCudaError() : Check("GD006", "unchecked-cuda-error") {}
   void register_matchers(MatchFinder& finder) override {
     finder.addMatcher(callExpr(unless(isExpansionInSystemHeader())).bind("call"), this);
     finder.addMatcher(declRefExpr(unless(isExpansionInSystemHeader()), to(functionDecl())).bind("ref"), this);
@@ -471,7 +470,7 @@ class UncheckedCudaError : public Check {
   std::unique_ptr<MangleContext> mangler_;
 };
 
-GPUDIAG_REGISTER_CHECK(UncheckedCudaError, "GD006", "unchecked-cuda-error");
+GPUDIAG_REGISTER_CHECK(UncheckedCudaError, "unchecked-cuda-error");
 
 }  // namespace
 }  // namespace gpudiag::lint

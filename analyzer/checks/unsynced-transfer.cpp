@@ -60,9 +60,6 @@ struct State {
 };
 
 class UnsyncedTransfer : public FunctionCheck {
- public:
-  UnsyncedTransfer() : FunctionCheck("GD003", "unsynced-transfer") {}
-
  protected:
   void check(const FunctionFacts& facts) override {
     if (!facts.uses_cuda() || facts.cfg() == nullptr) return;
@@ -210,7 +207,7 @@ class UnsyncedTransfer : public FunctionCheck {
   std::set<const CallExpr*> reported_;
 };
 
-GPUDIAG_REGISTER_CHECK(UnsyncedTransfer, "GD003", "unsynced-transfer");
+GPUDIAG_REGISTER_CHECK(UnsyncedTransfer, "unsynced-transfer");
 
 }  // namespace
 }  // namespace gpudiag::lint

@@ -1,6 +1,7 @@
 #include "check.h"
 
 #include <algorithm>
+#include <set>
 
 #include <clang/Basic/SourceManager.h>
 
@@ -8,21 +9,63 @@
 
 namespace gpudiag::lint {
 namespace {
-std::vector<CheckInfo>& registry() {
-  static std::vector<CheckInfo> checks;
-  return checks;
+// Filled before main, as each check's file registers it; the catalogue is
+// asked only once main runs.
+std::vector<CheckEntry>& entries() {
+  static std::vector<CheckEntry> compiled_in;
+  return compiled_in;
+}
+
+struct Registry {
+  std::vector<CheckInfo> checks;
+  std::vector<std::string> errors;
+};
+
+const Registry& registry() {
+  static const Registry bound = [] {
+    Registry registry;
+    registry.checks = bind_checks(entries(), registry.errors);
+    return registry;
+  }();
+  return bound;
 }
 }  // namespace
 
-RegisterCheck::RegisterCheck(std::string_view id, std::string_view name, CheckFactory make) {
-  registry().push_back({std::string(id), std::string(name), std::move(make)});
+RegisterCheck::RegisterCheck(std::string_view rule_name, CheckFactory factory) {
+  entries().push_back({rule_name, std::move(factory)});
 }
 
-std::vector<CheckInfo> registered_checks() {
-  auto checks = registry();
-  std::sort(checks.begin(), checks.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+std::unique_ptr<Check> CheckInfo::make() const {
+  std::unique_ptr<Check> check = factory();
+  check->rule_ = rule;
+  return check;
+}
+
+std::vector<CheckInfo> bind_checks(std::span<const CheckEntry> entries, std::vector<std::string>& errors) {
+  std::vector<CheckInfo> checks;
+  std::set<std::string_view> seen;
+  for (const CheckEntry& entry : entries) {
+    const std::string name(entry.rule_name);
+    // By its exact name: an id or another spelling would leave the check's
+    // file and its rule's entry named apart.
+    const Rule* rule = find_rule(entry.rule_name);
+    if (rule == nullptr || rule->name != entry.rule_name)
+      errors.push_back("the check '" + name + "' names no rule of the catalogue (rules/" + name + ".md)");
+    else if (!rule->is_static)
+      errors.push_back("the check '" + name + "' reports rule " + std::string(rule->id) +
+                       ", which the catalogue does not apply to static analysis (rules/" + name + ".md)");
+    else if (!seen.insert(rule->name).second)
+      errors.push_back("the rule '" + name + "' has two checks");
+    else
+      checks.push_back({rule, entry.factory});
+  }
+  std::sort(checks.begin(), checks.end(), [](const auto& a, const auto& b) { return a.rule->id < b.rule->id; });
   return checks;
 }
+
+const std::vector<CheckInfo>& registered_checks() { return registry().checks; }
+
+const std::vector<std::string>& check_registry_errors() { return registry().errors; }
 
 clang::ast_matchers::DeclarationMatcher user_functions(bool with_device_code) {
   using namespace clang::ast_matchers;
@@ -48,7 +91,7 @@ SourceLocation to_location(const clang::SourceManager& sm, clang::SourceLocation
 
 Finding Check::make(const clang::SourceManager& sm, clang::SourceLocation where, std::string message) const {
   Finding finding;
-  finding.rule_id = id_;
+  finding.rule_id = rule_->id;
   finding.message = std::move(message);
   finding.location = to_location(sm, where);
   return finding;

@@ -1,9 +1,11 @@
-// The check framework: one Check subclass per rule, registered by name;
+// The check framework: one Check subclass per rule, registered under the
+// name of its rule, which the catalogue (gpudiag/catalogue.h) gives its id;
 // FunctionCheck for the rules that look at each function's shared facts.
 #pragma once
 
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -11,6 +13,7 @@
 #include <clang/ASTMatchers/ASTMatchFinder.h>
 
 #include "cross_unit.h"
+#include "gpudiag/catalogue.h"
 #include "gpudiag/finding.h"
 
 namespace gpudiag::lint {
@@ -29,11 +32,14 @@ class FindingSink {
   virtual void add_deferred(DeferredFinding finding, clang::SourceLocation where, const clang::SourceManager& sm) = 0;
 };
 
+struct CheckInfo;
+
 class Check : public clang::ast_matchers::MatchFinder::MatchCallback {
  public:
-  Check(std::string_view id, std::string_view name) : id_(id), name_(name) {}
-  std::string_view id() const { return id_; }
-  std::string_view name() const { return name_; }
+  // The rule it reports, as the catalogue has it; bound by CheckInfo::make.
+  const Rule& rule() const { return *rule_; }
+  std::string_view id() const { return rule_->id; }
+  std::string_view name() const { return rule_->name; }
 
   // `functions` is shared by every check of a translation unit (see
   // function_facts.h), `cross_unit` by every unit of a run.
@@ -58,8 +64,8 @@ class Check : public clang::ast_matchers::MatchFinder::MatchCallback {
   CrossUnitFacts& cross_unit_facts() const { return *cross_unit_; }
 
  private:
-  std::string id_;
-  std::string name_;
+  friend struct CheckInfo;
+  const Rule* rule_ = nullptr;
   FindingSink* sink_ = nullptr;
   const LintConfig* config_ = nullptr;
   FunctionFactsCache* functions_ = nullptr;
@@ -70,8 +76,7 @@ class Check : public clang::ast_matchers::MatchFinder::MatchCallback {
 // when `with_device_code`) through the shared facts.
 class FunctionCheck : public Check {
  public:
-  FunctionCheck(std::string_view id, std::string_view name, bool with_device_code = false)
-      : Check(id, name), with_device_code_(with_device_code) {}
+  explicit FunctionCheck(bool with_device_code = false) : with_device_code_(with_device_code) {}
   void register_matchers(clang::ast_matchers::MatchFinder& finder) final;
   void run(const clang::ast_matchers::MatchFinder::MatchResult& result) final;
 
@@ -89,22 +94,46 @@ clang::ast_matchers::DeclarationMatcher user_functions(bool with_device_code = f
 SourceLocation to_location(const clang::SourceManager& sm, clang::SourceLocation where);
 
 using CheckFactory = std::function<std::unique_ptr<Check>()>;
-struct CheckInfo {
-  std::string id;
-  std::string name;
-  CheckFactory make;
+
+// A check as compiled in: the name of the rule it reports, nothing more.
+struct CheckEntry {
+  std::string_view rule_name;
+  CheckFactory factory;
 };
 
-// Every check compiled in, ordered by rule id.
-std::vector<CheckInfo> registered_checks();
+// A check bound to its rule of the catalogue.
+struct CheckInfo {
+  const Rule* rule;
+  CheckFactory factory;
+
+  std::string_view id() const { return rule->id; }
+  std::string_view name() const { return rule->name; }
+  // A new instance that reports `rule`.
+  std::unique_ptr<Check> make() const;
+};
+
+// Binds each entry to the static rule of the catalogue that has its name,
+// ordered by rule id. An entry that names no such rule, or the rule of an
+// earlier entry, is left out, and `errors` gets a line that says why.
+std::vector<CheckInfo> bind_checks(std::span<const CheckEntry> entries, std::vector<std::string>& errors);
+
+// Every check compiled in, bound to its rule, ordered by rule id.
+const std::vector<CheckInfo>& registered_checks();
+// Why compiled-in checks were left out of registered_checks(), one line
+// each: a build that gets one is broken, and gpulint refuses to run.
+const std::vector<std::string>& check_registry_errors();
 
 struct RegisterCheck {
-  RegisterCheck(std::string_view id, std::string_view name, CheckFactory make);
+  RegisterCheck(std::string_view rule_name, CheckFactory factory);
 };
 
 }  // namespace gpudiag::lint
 
-#define GPUDIAG_REGISTER_CHECK(Class, id, name)                                             \
-  static const ::gpudiag::lint::RegisterCheck gpudiag_register_##Class {                     \
-    id, name, [] { return std::unique_ptr<::gpudiag::lint::Check>(std::make_unique<Class>()); } \
+// Registers `Class` as the check of the catalogue's rule `rule_name` (a
+// string literal), which names its file too: checks/<rule-name>.cpp.
+#define GPUDIAG_REGISTER_CHECK(Class, rule_name)                                                \
+  static_assert(std::string_view(__FILE__).ends_with("/" rule_name ".cpp"),                    \
+                "a check registers under its rule's name, its file's: checks/<rule-name>.cpp"); \
+  static const ::gpudiag::lint::RegisterCheck gpudiag_register_##Class {                        \
+    rule_name, [] { return std::unique_ptr<::gpudiag::lint::Check>(std::make_unique<Class>()); } \
   }

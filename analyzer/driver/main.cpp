@@ -19,12 +19,9 @@ constexpr int kExitFindings = 1;
 constexpr int kExitToolError = 2;
 
 int list_rules(std::ostream& out) {
-  for (const auto& info : gpudiag::lint::registered_checks()) {
-    const gpudiag::Rule* rule = gpudiag::find_rule(info.id);
-    out << info.id << "  " << info.name;
-    if (rule != nullptr) out << "  [" << gpudiag::to_string(rule->severity) << "]  " << rule->summary;
-    out << '\n';
-  }
+  for (const auto& info : gpudiag::lint::registered_checks())
+    out << info.id() << "  " << info.name() << "  [" << gpudiag::to_string(info.rule->severity) << "]  "
+        << info.rule->summary << '\n';
   return kExitClean;
 }
 
@@ -60,6 +57,12 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& error) {
     const int code = app.exit(error);
     return code == 0 ? kExitClean : kExitToolError;
+  }
+  // A check that names no rule of the catalogue is a broken build: nothing
+  // it would report could be selected, suppressed or explained.
+  if (const auto& broken = gpudiag::lint::check_registry_errors(); !broken.empty()) {
+    for (const auto& message : broken) std::cerr << "gpulint: error: " << message << '\n';
+    return kExitToolError;
   }
   if (show_rules) return list_rules(std::cout);
   if (const std::string error = gpudiag::lint::unknown_checks_error(checks, "--checks"); !error.empty()) {

@@ -107,9 +107,8 @@ class LintConsumer : public clang::ASTConsumer {
   LintConsumer(const LintConfig& config, const std::string& cli_checks, UnitFindings& out, CrossUnitFacts& cross_unit)
       : sink_(config, out) {
     for (const auto& info : registered_checks()) {
-      const Rule* rule = find_rule(info.id);
-      const std::string name = rule ? std::string(rule->name) : info.name;
-      if (!check_enabled(config.checks, info.id, name) || !check_enabled(cli_checks, info.id, name)) continue;
+      if (!check_enabled(config.checks, info.id(), info.name()) || !check_enabled(cli_checks, info.id(), info.name()))
+        continue;
       checks_.push_back(info.make());
       checks_.back()->attach(&sink_, &config, &functions_, &cross_unit);
       checks_.back()->register_matchers(finder_);
@@ -220,9 +219,8 @@ UnitFindings lint_one(const WorkItem& item, const LintConfig& config, const RunO
 std::string unknown_checks_error(std::string_view globs, std::string_view where) {
   std::vector<std::string> names;
   for (const auto& info : registered_checks()) {
-    names.push_back(info.id);
-    const Rule* rule = find_rule(info.id);
-    names.push_back(rule ? std::string(rule->name) : info.name);
+    names.emplace_back(info.id());
+    names.emplace_back(info.name());
   }
   const std::vector<std::string> unmatched = unmatched_globs(globs, names);
   if (unmatched.empty()) return {};
