@@ -48,8 +48,8 @@ std::vector<CheckInfo> bind_checks(std::span<const CheckEntry> entries, std::vec
     const std::string name(entry.rule_name);
     // By its exact name: an id or another spelling would leave the check's
     // file and its rule's entry named apart.
-    const Rule* rule = find_rule(entry.rule_name);
-    if (rule == nullptr || rule->name != entry.rule_name)
+    const Rule* rule = find_rule_named(entry.rule_name);
+    if (rule == nullptr)
       errors.push_back("the check '" + name + "' names no rule of the catalogue (rules/" + name + ".md)");
     else if (!rule->is_static)
       errors.push_back("the check '" + name + "' reports rule " + std::string(rule->id) +

@@ -37,8 +37,8 @@ std::vector<Finding> run_detectors(const DetectContext& context) {
 }
 
 const Rule& rule_named(std::string_view name) {
-  const Rule* rule = find_rule(name);
-  if (rule == nullptr || rule->name != name)
+  const Rule* rule = find_rule_named(name);
+  if (rule == nullptr)
     throw std::logic_error(fmt::format("no rule named '{}' in the catalogue (rules/{}.md)", name, name));
   return *rule;
 }

@@ -51,6 +51,12 @@ const Rule* find_rule(std::string_view id_or_name) {
   return nullptr;
 }
 
+const Rule* find_rule_named(std::string_view name) {
+  for (const Rule& rule : catalogue())
+    if (rule.name == name) return &rule;
+  return nullptr;
+}
+
 std::string rule_tag(const Rule& rule) {
   std::string tag;
   tag.reserve(rule.id.size() + 1 + rule.name.size());

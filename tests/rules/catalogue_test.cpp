@@ -223,6 +223,15 @@ TEST(FindRule, UnknownGivesNull) {
   EXPECT_EQ(find_rule("GD004 premature-free"), nullptr);
 }
 
+TEST(FindRuleNamed, FindsTheExactNameOnly) {
+  ASSERT_NE(find_rule_named("premature-free"), nullptr);
+  EXPECT_EQ(find_rule_named("premature-free")->id, "GD004");
+  EXPECT_EQ(find_rule_named("GD004"), nullptr);
+  EXPECT_EQ(find_rule_named("Premature-Free"), nullptr);
+  EXPECT_EQ(find_rule_named("premature"), nullptr);
+  EXPECT_EQ(find_rule_named(""), nullptr);
+}
+
 TEST(RuleTag, IsIdSpaceName) {
   const Rule* rule = find_rule("premature-free");
   ASSERT_NE(rule, nullptr);

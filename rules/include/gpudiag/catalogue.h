@@ -23,6 +23,9 @@ std::span<const Rule> catalogue();
 
 // By id ("GD004", case-insensitive) or name ("premature-free"); nullptr if none.
 const Rule* find_rule(std::string_view id_or_name);
+// By its exact name only ("premature-free"), as code names the rule it
+// implements: an id or another spelling finds nothing.
+const Rule* find_rule_named(std::string_view name);
 
 // "GD004 premature-free", the tag that ends every diagnostic line.
 std::string rule_tag(const Rule& rule);
