@@ -15,7 +15,11 @@ namespace gpudiag::gdtrace {
 inline constexpr char kMagic[8] = {'G', 'D', 'T', 'R', 'A', 'C', 'E', '\0'};
 // 2: events may come in DeflatedEvents chunks, which a version-1 reader
 // would skip without a word.
-inline constexpr std::uint32_t kVersion = 2;
+// 3: events may continue in segment files (Segment chunks), which a
+// version-2 reader would skip without a word. A file that needs no segment
+// is written as version 2, which older readers read.
+inline constexpr std::uint32_t kVersion = 3;
+inline constexpr std::uint32_t kSingleFileVersion = 2;
 inline constexpr std::uint32_t kChunkTag = 0x4b434447;  // "GDCK"
 
 struct FileHeader {  // 32 bytes at offset 0
@@ -53,6 +57,16 @@ enum class ChunkType : std::uint16_t {
   // that wrote events, so that a reader of a file without its end knows up
   // to when its evidence is whole.
   Drained = 11,
+  // u32 seq, then the segment file's name (no '/'), in the keep file's
+  // folder: the process's events continue there. Since version 3.
+  Segment = 12,
+  // u32 seq, u32 0, u64 the latest event time in it: the segment was
+  // removed, after what the keep file keeps of it was written.
+  SegmentDropped = 13,
+  // u32 seq, u32 count, count x RawEvent (tid set): what the keep file
+  // keeps of segment seq before it is dropped. A reader that still finds the
+  // segment (the process died before removing it) reads the segment instead.
+  Retained = 14,
 };
 
 inline constexpr std::uint16_t kCrashStartsAtFault = 1;

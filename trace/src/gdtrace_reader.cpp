@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
+#include <map>
 #include <memory>
 #include <new>
 #include <type_traits>
@@ -54,6 +56,7 @@ class Reader {
     while (pos < bytes_.size()) {
       if (!read_chunk(pos)) break;
     }
+    read_segments();
     convert_events();
     trace_.join_syncs_with_their_calls();
     trace_.sort_by_time();
@@ -64,15 +67,23 @@ class Reader {
  private:
   [[noreturn]] void fail(const std::string& why) { throw TraceError(name_ + ": " + why); }
 
-  void read_header() {
+  // Why bytes_ is not a .gdtrace this reader reads ("" when it is one).
+  std::string header_problem() const {
     if (bytes_.size() < 8 || std::memcmp(bytes_.data(), gdtrace::kMagic, 8) != 0)
-      fail("not a .gdtrace file (no GDTRACE magic at the start)");
-    if (bytes_.size() < sizeof(gdtrace::FileHeader)) fail("the .gdtrace header is cut short (" + std::to_string(bytes_.size()) + " bytes)");
+      return "not a .gdtrace file (no GDTRACE magic at the start)";
+    if (bytes_.size() < sizeof(gdtrace::FileHeader))
+      return "the .gdtrace header is cut short (" + std::to_string(bytes_.size()) + " bytes)";
     const auto h = load<gdtrace::FileHeader>(bytes_.data());
     if (h.version == 0 || h.version > gdtrace::kVersion)
-      fail(".gdtrace version " + std::to_string(h.version) + " is not supported (this gpudiag reads up to version " +
-           std::to_string(gdtrace::kVersion) + ")");
-    if (h.header_size < sizeof h || h.header_size > bytes_.size()) fail("the .gdtrace header size is invalid");
+      return ".gdtrace version " + std::to_string(h.version) + " is not supported (this gpudiag reads up to version " +
+             std::to_string(gdtrace::kVersion) + ")";
+    if (h.header_size < sizeof h || h.header_size > bytes_.size()) return "the .gdtrace header size is invalid";
+    return {};
+  }
+
+  void read_header() {
+    if (const std::string why = header_problem(); !why.empty()) fail(why);
+    const auto h = load<gdtrace::FileHeader>(bytes_.data());
     header_size_ = h.header_size;
     trace_.source = TraceSource::Gdtrace;
     trace_.path = name_;
@@ -208,6 +219,26 @@ class Reader {
         if (n != 8) return false;
         drained_ns_ = std::max(drained_ns_, load<std::uint64_t>(p));
         return true;
+      case ChunkType::Segment: {
+        if (n <= 4) return false;
+        const std::string name(p + 4, n - 4);
+        // Only a file beside the keep file: a name cannot lead elsewhere.
+        if (name == "." || name == ".." || name.find('/') != std::string::npos || name.find('\0') != std::string::npos)
+          return false;
+        segments_.push_back({load<std::uint32_t>(p), name});
+        return true;
+      }
+      case ChunkType::SegmentDropped:
+        if (n != 16) return false;
+        dropped_segments_[load<std::uint32_t>(p)] = load<std::uint64_t>(p + 8);
+        return true;
+      case ChunkType::Retained: {
+        if (n < 8) return false;
+        const auto count = load<std::uint32_t>(p + 4);
+        if (std::uint64_t{count} * sizeof(RawEvent) + 8 != n) return false;
+        retained_.push_back({load<std::uint32_t>(p), {0, count, p + 8}});
+        return true;
+      }
       case ChunkType::Crash: {
         if (n < 32) return false;
         const auto count = load<std::uint16_t>(p + 28);
@@ -294,6 +325,7 @@ public:
   }
 
 private:
+  void read_segments();
   void convert_events();
   void convert(std::uint32_t tid, const RawEvent& e);
   void attach_modules();
@@ -307,6 +339,14 @@ private:
   std::vector<std::vector<char>> inflated_;
   std::unique_ptr<libdeflate_decompressor, FreeDecompressor> decompressor_;
   std::uint64_t drained_ns_ = 0;  // the latest Drained marker's time; 0 before the first
+  struct SegmentName {
+    std::uint32_t seq;
+    std::string name;
+  };
+  std::vector<SegmentName> segments_;                    // in the order the keep file names them
+  std::map<std::uint32_t, std::uint64_t> dropped_segments_;  // seq -> its latest event time
+  std::vector<std::pair<std::uint32_t, EventSpan>> retained_;  // by the seq they were kept from
+  std::vector<std::string> segment_bytes_;              // the segment files read, which spans_ point into
   std::unordered_map<std::uint32_t, StringId> strings_;
   std::unordered_map<std::uint32_t, StackId> stacks_;
 };
@@ -321,6 +361,55 @@ void Reader::attach_modules() {
           break;
         }
       }
+}
+
+// The segment files the keep file names and has not dropped, in order, and
+// what it kept of those it dropped (or of one it could not remove).
+void Reader::read_segments() {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(name_).parent_path();
+  std::vector<std::uint32_t> read;
+  const std::string_view keep = bytes_;
+  const std::size_t keep_header = header_size_;
+  const bool stopped_cleanly = trace_.stopped_cleanly;
+  for (const SegmentName& segment : segments_) {
+    if (dropped_segments_.contains(segment.seq) || trace_.corrupt_chunk) continue;
+    const std::string path = (dir / segment.name).string();
+    std::error_code ec;
+    if (!fs::is_regular_file(path, ec)) {
+      // Removed without a SegmentDropped chunk: the process died between the
+      // two, and then what it kept of it is in a Retained chunk.
+      if (std::any_of(retained_.begin(), retained_.end(), [&](const auto& r) { return r.first == segment.seq; })) continue;
+      trace_.truncated = true;
+      trace_.corrupt_chunk = true;
+      trace_.truncation_note = "the segment file " + segment.name + " is missing: its events are lost";
+      break;
+    }
+    segment_bytes_.push_back(read_file(path));
+    bytes_ = segment_bytes_.back();
+    if (const std::string why = header_problem(); !why.empty()) {
+      trace_.truncated = true;
+      trace_.corrupt_chunk = true;
+      trace_.truncation_note = "the segment file " + segment.name + " is " + why;
+      break;
+    }
+    read.push_back(segment.seq);
+    std::size_t pos = load<gdtrace::FileHeader>(bytes_.data()).header_size;
+    bool whole = true;
+    while (pos < bytes_.size() && (whole = read_chunk(pos))) {
+    }
+    if (!whole) {
+      trace_.truncation_note = "segment file " + segment.name + ": " + trace_.truncation_note;
+      break;
+    }
+  }
+  bytes_ = keep;
+  header_size_ = keep_header;
+  // Whether the process stopped cleanly is the keep file's to say (its End chunk).
+  trace_.stopped_cleanly = stopped_cleanly;
+  for (const auto& [seq, span] : retained_)
+    if (std::find(read.begin(), read.end(), seq) == read.end()) spans_.push_back(span);
+  for (const auto& [seq, latest] : dropped_segments_) trace_.detail_from_ns = std::max(trace_.detail_from_ns, latest + 1);
 }
 
 void Reader::convert_events() {

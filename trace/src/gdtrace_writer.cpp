@@ -1,35 +1,39 @@
 // Writes a Trace as .gdtrace: used to save imported traces and by tests and
 // tools that build traces in code. The recorder writes the same layout
 // incrementally (record/src).
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstdint>
 #include <cstring>
-#include <fstream>
 #include <map>
+#include <memory>
+#include <optional>
 #include <span>
 #include <type_traits>
 #include <vector>
 
 #include "event_codec.h"
 #include "gdtrace_format.h"
+#include "gpudiag/descriptors.h"
 #include "gpudiag/trace_io.h"
+#include "segment_ring.h"
 
 namespace gpudiag {
 namespace {
 
 using gdtrace::RawEvent;
 
+// Chunks go to the file, events to the segment ring's current file when
+// the trace is bounded.
 class Writer {
  public:
-  explicit Writer(std::ostream& out) : out_(out) {}
+  Writer(int fd, gdtrace::SegmentRing* ring) : fd_(fd), ring_(ring) {}
 
-  void chunk(gdtrace::ChunkType type, const std::string& payload) {
-    gdtrace::ChunkHeader h{gdtrace::kChunkTag, static_cast<std::uint16_t>(type), 0,
-                           static_cast<std::uint32_t>(payload.size()),
-                           gdtrace::checksum(payload.data(), payload.size())};
-    out_.write(reinterpret_cast<const char*>(&h), sizeof h);
-    out_.write(payload.data(), static_cast<std::streamsize>(payload.size()));
-  }
+  void chunk(gdtrace::ChunkType type, const std::string& payload) { chunk_to(fd_, type, payload); }
+  bool ok() const { return ok_; }
 
   void event(std::uint32_t tid, const RawEvent& e) {
     auto& v = pending_[tid];
@@ -45,6 +49,20 @@ class Writer {
  private:
   static constexpr std::size_t kChunkEvents = 4096;
 
+  void chunk_to(int fd, gdtrace::ChunkType type, const std::string& payload) {
+    gdtrace::ChunkHeader h{gdtrace::kChunkTag, static_cast<std::uint16_t>(type), 0,
+                           static_cast<std::uint32_t>(payload.size()),
+                           gdtrace::checksum(payload.data(), payload.size())};
+    std::string bytes(reinterpret_cast<const char*>(&h), sizeof h);
+    bytes += payload;
+    for (std::size_t done = 0; ok_ && done < bytes.size();) {
+      const ssize_t w = ::write(fd, bytes.data() + done, bytes.size() - done);
+      if (w < 0 && errno == EINTR) continue;
+      ok_ = w > 0;
+      done += w > 0 ? static_cast<std::size_t>(w) : 0;
+    }
+  }
+
   // Compressed as the recorder's writer thread compresses.
   void flush(std::uint32_t tid, std::vector<RawEvent>& v) {
     const std::uint32_t head[2] = {tid, static_cast<std::uint32_t>(v.size())};
@@ -52,15 +70,19 @@ class Writer {
     const std::size_t bytes = v.size() * sizeof(RawEvent);
     if (const std::size_t deflated = deflater_.compress(v.data(), bytes); deflated != 0) {
       payload.append(deflater_.out(), deflated);
-      chunk(gdtrace::ChunkType::DeflatedEvents, payload);
+      chunk_to(events_fd(), gdtrace::ChunkType::DeflatedEvents, payload);
     } else {
       payload.append(reinterpret_cast<const char*>(v.data()), bytes);
-      chunk(gdtrace::ChunkType::Events, payload);
+      chunk_to(events_fd(), gdtrace::ChunkType::Events, payload);
     }
     v.clear();
   }
 
-  std::ostream& out_;
+  int events_fd() const { return ring_ != nullptr ? ring_->events_fd() : fd_; }
+
+  int fd_;
+  gdtrace::SegmentRing* ring_;
+  bool ok_ = true;
   gdtrace::Deflater deflater_{kChunkEvents};
   std::map<std::uint32_t, std::vector<RawEvent>> pending_;
 };
@@ -97,18 +119,27 @@ bool written_as_event(const Event& e) {
 
 }  // namespace
 
-void write_gdtrace(const Trace& t, const std::string& path) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw TraceError(path + ": cannot create: " + std::strerror(errno));
+void write_gdtrace(const Trace& t, const std::string& path) { write_gdtrace(t, path, 0); }
+
+void write_gdtrace(const Trace& t, const std::string& path, std::uint64_t max_bytes) {
+  const int fd = open_above_stdio(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
+  if (fd < 0) throw TraceError(path + ": cannot create: " + std::strerror(errno));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
   gdtrace::FileHeader header{};
   std::memcpy(header.magic, gdtrace::kMagic, 8);
-  header.version = gdtrace::kVersion;
+  header.version = gdtrace::kSingleFileVersion;
   header.header_size = sizeof header;
   header.pid = static_cast<std::uint64_t>(t.pid);
   header.start_ns = t.begin_ns();
-  out.write(reinterpret_cast<const char*>(&header), sizeof header);
+  if (::write(fd, &header, sizeof header) != static_cast<ssize_t>(sizeof header))
+    throw TraceError(path + ": write failed");
+  std::optional<gdtrace::SegmentRing> ring;
+  if (max_bytes != 0) ring.emplace(fd, path, header, max_bytes);
 
-  Writer w(out);
+  Writer w(fd, ring ? &*ring : nullptr);
   {
     std::string cmd = t.command;
     w.chunk(gdtrace::ChunkType::Process, words(static_cast<std::int64_t>(t.pid), std::int64_t{0}) + cmd);
@@ -144,6 +175,7 @@ void write_gdtrace(const Trace& t, const std::string& path) {
     if (pass_ends) {
       w.flush_all();
       w.chunk(gdtrace::ChunkType::Drained, words(events[i + 1].time));  // every event before the next one's time
+      if (ring && !ring->maintain()) throw TraceError(path + ": cannot write its segment files");
     }
   }
   w.flush_all();
@@ -168,8 +200,7 @@ void write_gdtrace(const Trace& t, const std::string& path) {
   if (t.dropped_events != 0) w.chunk(gdtrace::ChunkType::Dropped, words(t.dropped_events));
   // A trace whose recording did not stop cleanly is written without the End chunk, as it was recorded.
   if (t.stopped_cleanly) w.chunk(gdtrace::ChunkType::End, words(static_cast<std::uint64_t>(t.event_count())));
-  out.flush();
-  if (!out) throw TraceError(path + ": write failed");
+  if (!w.ok()) throw TraceError(path + ": write failed: " + std::strerror(errno));
 }
 
 }  // namespace gpudiag

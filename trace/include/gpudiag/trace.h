@@ -132,6 +132,13 @@ struct Trace {
   static constexpr std::uint64_t kCompleteTrace = ~std::uint64_t{0};
   std::uint64_t complete_until_ns = kCompleteTrace;
   bool complete() const { return complete_until_ns == kCompleteTrace; }
+  // A trace bounded in size (gpudiag trace --max-size) has every event
+  // from this time on; before it, only what the recorder kept of the
+  // segments it dropped: live allocations, errors, out-of-memory, the
+  // first occurrence of each kind of event at each call site. 0: every
+  // event was kept.
+  std::uint64_t detail_from_ns = 0;
+  bool bounded() const { return detail_from_ns != 0; }
 
   StringTable strings;
   std::vector<Module> modules;
@@ -210,6 +217,12 @@ struct Trace {
   Trace whole_part() const;
   // How many events whole_part() leaves out.
   std::size_t events_past_whole_part() const;
+  // A copy holding the events from detail_from_ns on, where a bounded trace
+  // has every event, and of the part before it only its allocations and
+  // frees (live across the dropped part) and guarded faults: for analyses of
+  // patterns and orderings (iterations, shares of time, a free before a
+  // sync), which what was kept of the dropped part would skew or mislead.
+  Trace detailed_part() const;
   // The description of a device, or nullptr.
   const DeviceDesc* device(std::int32_t id) const;
   // How reports name a device: "host", "device 0", or with the name the

@@ -22,5 +22,10 @@ Trace read_gdtrace_bytes(std::string_view bytes, const std::string& name);
 // Symbols of imported stacks are not kept: frames are stored as addresses.
 // The End chunk of a clean stop is written only when trace.stopped_cleanly.
 void write_gdtrace(const Trace& trace, const std::string& path);
+// The same, bounded as `gpudiag trace --max-size` bounds a recording: past
+// max_bytes (keep file and segment files together), the oldest events are
+// dropped but for what the recorder keeps of them (trace/bound/retainer.h).
+// For tests and tools that check what a bound keeps.
+void write_gdtrace(const Trace& trace, const std::string& path, std::uint64_t max_bytes);
 
 }  // namespace gpudiag

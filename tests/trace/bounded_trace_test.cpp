@@ -1,0 +1,234 @@
+// A trace of bounded size (gpudiag trace --max-size): what the Retainer
+// keeps of a dropped segment, and the ring of segment files as the writer
+// and the reader see it.
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "event_codec.h"
+#include "gdtrace_format.h"
+#include "gpudiag/trace_io.h"
+#include "retainer.h"
+#include "segment_ring.h"
+#include "test_support.h"
+#include "trace_builder.h"
+
+namespace gpudiag {
+namespace {
+
+namespace fs = std::filesystem;
+using gdtrace::RawEvent;
+using gdtrace::Retainer;
+
+template <class Event>
+RawEvent raw(const Event& e, std::uint32_t tid = 1) {
+  RawEvent r = gdtrace::to_raw(gdtrace::encode(e));
+  r.tid = tid;
+  return r;
+}
+
+RawEvent alloc_event(std::uint64_t t, std::uint64_t addr, std::uint32_t stack = 0) {
+  return raw(Alloc{.time_ns = t, .addr = addr, .bytes = 256, .kind = MemKind::Device, .device = 0, .stack = stack});
+}
+RawEvent free_event(std::uint64_t t, std::uint64_t addr) {
+  return raw(Free{.time_ns = t, .addr = addr, .kind = MemKind::Device, .device = 0});
+}
+RawEvent call(std::uint64_t t, std::uint32_t name, std::int32_t status, std::uint32_t stack = 5) {
+  ApiCall a;
+  a.start_ns = t;
+  a.end_ns = t + 1;
+  a.name = name;
+  a.status = status;
+  a.stack = stack;
+  return raw(a);
+}
+
+std::size_t count_kind(const std::vector<RawEvent>& v, EventKind kind) {
+  return static_cast<std::size_t>(std::count_if(v.begin(), v.end(), [&](const RawEvent& e) { return e.kind == static_cast<std::uint8_t>(kind); }));
+}
+
+TEST(Retainer, KeepsAnAllocationStillLiveWithItsStackAndDropsOneFreedInTheSegment) {
+  Retainer r;
+  const std::vector<RawEvent> kept = r.keep_from(std::vector{alloc_event(1, 0x1000, 7), alloc_event(2, 0x2000, 8), free_event(3, 0x2000)});
+  ASSERT_EQ(kept.size(), 1u);
+  EXPECT_EQ(kept[0].p[0], 0x1000u);
+  EXPECT_EQ(kept[0].stack, 7u);
+  EXPECT_EQ(r.kept_live_allocations(), 1u);
+}
+
+TEST(Retainer, KeepsTheFreeOfAnAllocationKeptEarlierSoItDoesNotLookLeaked) {
+  Retainer r;
+  r.keep_from(std::vector{alloc_event(1, 0x1000)});
+  const std::vector<RawEvent> kept = r.keep_from(std::vector{free_event(5, 0x1000), alloc_event(6, 0x3000), free_event(7, 0x3000)});
+  ASSERT_EQ(kept.size(), 1u);
+  EXPECT_EQ(kept[0].kind, static_cast<std::uint8_t>(EventKind::Free));
+  EXPECT_EQ(r.kept_live_allocations(), 0u);
+}
+
+TEST(Retainer, AtAnOutOfMemoryKeepsEveryAllocationLiveThenEvenIfFreedAfter) {
+  Retainer r;
+  const std::vector<RawEvent> kept = r.keep_from(std::vector{
+      alloc_event(1, 0x1000), raw(OutOfMemory{.time_ns = 2, .requested_bytes = 1 << 20, .device = 0}), free_event(3, 0x1000)});
+  EXPECT_EQ(count_kind(kept, EventKind::Alloc), 1u);
+  EXPECT_EQ(count_kind(kept, EventKind::OutOfMemory), 1u);
+  EXPECT_EQ(count_kind(kept, EventKind::Free), 1u) << "the holder's free, so that it does not look leaked";
+}
+
+TEST(Retainer, KeepsErrorsUpToACapPerSiteAndTheCallAfterEach) {
+  Retainer r;
+  std::vector<RawEvent> events;
+  for (std::uint64_t i = 0; i < 40; ++i) {
+    events.push_back(call(10 * i, 3, 700));
+    events.push_back(call(10 * i + 5, 4, 0, 6));  // its check
+  }
+  events.push_back(call(1000, 9, 600));  // not ready: not a failure
+  const std::vector<RawEvent> kept = r.keep_from(events);
+  std::size_t failures = 0, checks = 0;
+  for (const RawEvent& e : kept) (e.x == 3 ? failures : checks) += e.x != 9;
+  EXPECT_EQ(failures, Retainer::kErrorsPerSite);
+  EXPECT_EQ(checks, Retainer::kErrorsPerSite);
+  EXPECT_EQ(std::count_if(kept.begin(), kept.end(), [](const RawEvent& e) { return e.x == 9; }), 1)
+      << "a not-ready query is kept only as a first occurrence";
+}
+
+TEST(Retainer, KeepsTheFirstOccurrenceOfEachKindAtEachSiteOnlyOnce) {
+  Retainer r;
+  const auto launch = [](std::uint64_t t, std::uint32_t stack, MemKind kind) {
+    return raw(KernelArg{.time_ns = t, .value = 0x10, .index = 1, .memory = kind, .device = 0, .stack = stack});
+  };
+  const auto first = r.keep_from(std::vector{launch(1, 5, MemKind::Device), launch(2, 5, MemKind::Device),
+                                             launch(3, 6, MemKind::Device), launch(4, 5, MemKind::Pageable)});
+  EXPECT_EQ(first.size(), 3u) << "one per stack and kind of memory";
+  EXPECT_TRUE(r.keep_from(std::vector{launch(9, 5, MemKind::Device)}).empty()) << "seen in an earlier segment";
+  const auto counters = r.keep_from(std::vector{raw(MemoryCounter{.time_ns = 3, .device = 0, .allocated_bytes = 1, .reserved_bytes = 2})});
+  EXPECT_TRUE(counters.empty());
+}
+
+TEST(ParseSize, TakesBinaryUnitsAndRefusesTheRest) {
+  EXPECT_EQ(gdtrace::parse_size("64M"), 64ull << 20);
+  EXPECT_EQ(gdtrace::parse_size("2G"), 2ull << 30);
+  EXPECT_EQ(gdtrace::parse_size("2GiB"), 2ull << 30);
+  EXPECT_EQ(gdtrace::parse_size("500k"), 500ull << 10);
+  EXPECT_EQ(gdtrace::parse_size("4096"), 4096u);
+  EXPECT_FALSE(gdtrace::parse_size(""));
+  EXPECT_FALSE(gdtrace::parse_size("0"));
+  EXPECT_FALSE(gdtrace::parse_size("-1M"));
+  EXPECT_FALSE(gdtrace::parse_size("12Q"));
+  EXPECT_FALSE(gdtrace::parse_size("99999999999999999999"));
+  EXPECT_FALSE(gdtrace::parse_size("20000000000T"));
+}
+
+// 2000 steps of alloc, kernel, free; a buffer leaked at every step from
+// step 1500 on.
+Trace long_run_with_late_leak(StackId* leak_stack) {
+  Trace t;
+  const StackId step = testing::stack_named(t, "step", "train.cpp", 10);
+  *leak_stack = testing::stack_named(t, "keep_history", "train.cpp", 42);
+  for (std::uint64_t s = 0; s < 2000; ++s) {
+    const std::uint64_t t0 = 1'000'000 + s * 100'000;
+    testing::alloc(t, t0, 0x10000000 + (s % 4) * 0x1000, 4096, 0, step);
+    testing::kernel(t, t0 + 10, t0 + 5000, "conv_forward");
+    testing::free_at(t, t0 + 6000, 0x10000000 + (s % 4) * 0x1000);
+    if (s >= 1500) testing::alloc(t, t0 + 7000, 0x20000000 + s * 0x1000, 1 << 20, 0, *leak_stack);
+  }
+  return t;
+}
+
+std::uint64_t files_size(const std::string& keep) {
+  std::uint64_t total = 0;
+  for (const auto& e : fs::directory_iterator(fs::path(keep).parent_path()))
+    if (e.path().filename().string().starts_with(fs::path(keep).filename().string())) total += fs::file_size(e.path());
+  return total;
+}
+
+TEST(BoundedTrace, StaysWithinItsBoundAndKeepsALateLeakWithItsStack) {
+  StackId leak_stack = 0;
+  const Trace full = long_run_with_late_leak(&leak_stack);
+  const fs::path dir = test::temp_path("bounded-late-leak");
+  fs::create_directories(dir);
+  const std::string whole = (dir / "whole.gdtrace").string(), bounded = (dir / "bounded.gdtrace").string();
+  write_gdtrace(full, whole);
+  const std::uint64_t bound = fs::file_size(whole) / 10;
+  write_gdtrace(full, bounded, bound);
+  // Over by at most the one segment being written.
+  EXPECT_LE(files_size(bounded), bound + bound / 8 + 64 * 1024) << "bound " << bound;
+  const Trace read = read_gdtrace(bounded);
+  EXPECT_EQ(read.format_version, 3u);
+  EXPECT_TRUE(read.bounded());
+  EXPECT_GT(read.detail_from_ns, full.kernels.front().start_ns);
+  EXPECT_LT(read.kernels.size(), full.kernels.size());
+  EXPECT_FALSE(read.truncated) << read.truncation_note;
+  EXPECT_TRUE(read.stopped_cleanly);
+  // Every leaked buffer is there, with the stack it was allocated at.
+  std::size_t leaked = 0;
+  for (const Alloc& a : read.allocs)
+    if (a.addr >= 0x20000000) {
+      ++leaked;
+      ASSERT_NE(a.stack, kNoStack);
+      EXPECT_EQ(read.stack(a.stack).frames.at(0).ip, full.stack(leak_stack).frames.at(0).ip);
+    }
+  EXPECT_EQ(leaked, 500u);
+  // No buffer of the steps looks leaked: each allocation kept has its free.
+  std::map<std::uint64_t, int> live;
+  for (const Alloc& a : read.allocs)
+    if (a.addr < 0x20000000) ++live[a.addr];
+  for (const Free& f : read.frees) --live[f.addr];
+  for (const auto& [addr, n] : live) EXPECT_LE(n, 0) << std::hex << addr;
+}
+
+TEST(BoundedTrace, UnderAQuarterOfItsBoundIsTheUnboundedFileByteForByte) {
+  StackId leak_stack = 0;
+  const Trace full = long_run_with_late_leak(&leak_stack);
+  const fs::path dir = test::temp_path("bounded-small");
+  fs::create_directories(dir);
+  const std::string whole = (dir / "whole.gdtrace").string(), bounded = (dir / "bounded.gdtrace").string();
+  write_gdtrace(full, whole);
+  write_gdtrace(full, bounded, fs::file_size(whole) * 4 + 4096);
+  EXPECT_EQ(read_file(whole), read_file(bounded));
+  EXPECT_FALSE(fs::exists(bounded + ".1"));
+}
+
+TEST(BoundedTrace, ALostSegmentIsDamageNotSilence) {
+  StackId leak_stack = 0;
+  const Trace full = long_run_with_late_leak(&leak_stack);
+  const fs::path dir = test::temp_path("bounded-lost-segment");
+  fs::create_directories(dir);
+  const std::string bounded = (dir / "bounded.gdtrace").string();
+  write_gdtrace(full, bounded, 32 << 10);
+  std::vector<fs::path> segments;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() != ".gdtrace") segments.push_back(e.path());
+  ASSERT_GE(segments.size(), 2u);
+  std::sort(segments.begin(), segments.end());
+  fs::remove(segments.back());
+  const Trace read = read_gdtrace(bounded);
+  EXPECT_TRUE(read.truncated);
+  EXPECT_NE(read.truncation_note.find("is missing"), std::string::npos) << read.truncation_note;
+}
+
+TEST(BoundedTrace, AKeepFileWhoseSegmentIsCutShortReadsUpToTheCut) {
+  StackId leak_stack = 0;
+  const Trace full = long_run_with_late_leak(&leak_stack);
+  const fs::path dir = test::temp_path("bounded-cut-segment");
+  fs::create_directories(dir);
+  const std::string bounded = (dir / "bounded.gdtrace").string();
+  write_gdtrace(full, bounded, 32 << 10);
+  fs::path newest;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() != ".gdtrace" && (newest.empty() || e.path().string().size() > newest.string().size() ||
+                                               (e.path().string().size() == newest.string().size() && e.path() > newest)))
+      newest = e.path();
+  fs::resize_file(newest, fs::file_size(newest) - 5);
+  const Trace read = read_gdtrace(bounded);
+  EXPECT_TRUE(read.truncated);
+  EXPECT_NE(read.truncation_note.find(newest.filename().string()), std::string::npos) << read.truncation_note;
+  EXPECT_FALSE(read.kernels.empty());
+}
+
+}  // namespace
+}  // namespace gpudiag

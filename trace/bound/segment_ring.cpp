@@ -1,0 +1,238 @@
+#include "segment_ring.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <memory>
+
+#include "gpudiag/descriptors.h"
+
+namespace gpudiag::gdtrace {
+namespace {
+
+template <class T>
+T load(const char* p) {
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+bool write_all(int fd, const void* data, std::size_t size) {
+  const char* p = static_cast<const char*>(data);
+  while (size > 0) {
+    const ssize_t w = ::write(fd, p, size);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return false;
+    p += w;
+    size -= static_cast<std::size_t>(w);
+  }
+  return true;
+}
+
+// One write(2) per chunk, as every writer of a .gdtrace does (O_APPEND keeps
+// chunks of concurrent writers whole).
+bool append_chunk(int fd, ChunkType type, std::string_view head, std::string_view body = {}) {
+  std::string chunk(sizeof(ChunkHeader), '\0');
+  chunk.append(head).append(body);
+  const auto length = static_cast<std::uint32_t>(head.size() + body.size());
+  const ChunkHeader h{kChunkTag, static_cast<std::uint16_t>(type), 0, length,
+                      checksum(chunk.data() + sizeof(ChunkHeader), length)};
+  std::memcpy(chunk.data(), &h, sizeof h);
+  return write_all(fd, chunk.data(), chunk.size());
+}
+
+template <class... W>
+std::string words(W... w) {
+  std::string s;
+  ((s.append(reinterpret_cast<const char*>(&w), sizeof w)), ...);
+  return s;
+}
+
+std::string read_whole(const std::string& path) {
+  std::string bytes;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return bytes;
+  char buf[1 << 16];
+  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) != 0;) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;
+    bytes.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return bytes;
+}
+
+struct FreeDecompressor {
+  void operator()(libdeflate_decompressor* d) const { libdeflate_free_decompressor(d); }
+};
+
+}  // namespace
+
+std::optional<std::uint64_t> parse_size(std::string_view text) {
+  std::uint64_t n = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (ec != std::errc() || n == 0) return std::nullopt;
+  std::string_view unit(end, static_cast<std::size_t>(text.data() + text.size() - end));
+  if (!unit.empty() && (unit.back() == 'B' || unit.back() == 'b')) unit.remove_suffix(1);
+  if (unit.size() == 2 && (unit[1] == 'i' || unit[1] == 'I')) unit.remove_suffix(1);
+  int shift = 0;
+  if (unit.empty())
+    shift = 0;
+  else if (unit.size() == 1 && (unit[0] == 'k' || unit[0] == 'K'))
+    shift = 10;
+  else if (unit.size() == 1 && (unit[0] == 'm' || unit[0] == 'M'))
+    shift = 20;
+  else if (unit.size() == 1 && (unit[0] == 'g' || unit[0] == 'G'))
+    shift = 30;
+  else if (unit.size() == 1 && (unit[0] == 't' || unit[0] == 'T'))
+    shift = 40;
+  else
+    return std::nullopt;
+  if (shift != 0 && n > (~std::uint64_t{0} >> shift)) return std::nullopt;
+  return n << shift;
+}
+
+std::vector<RawEvent> events_of_file(std::string_view bytes) {
+  std::vector<RawEvent> events;
+  if (bytes.size() < sizeof(FileHeader)) return events;
+  std::size_t pos = load<FileHeader>(bytes.data()).header_size;
+  std::unique_ptr<libdeflate_decompressor, FreeDecompressor> inflater(libdeflate_alloc_decompressor());
+  std::vector<RawEvent> inflated;
+  while (pos + sizeof(ChunkHeader) <= bytes.size()) {
+    const auto h = load<ChunkHeader>(bytes.data() + pos);
+    if (h.tag != kChunkTag || h.length > kMaxChunk || h.length > bytes.size() - pos - sizeof h) break;
+    const char* p = bytes.data() + pos + sizeof h;
+    if (checksum(p, h.length) != h.crc) break;
+    pos += sizeof h + h.length;
+    const auto type = static_cast<ChunkType>(h.type);
+    if ((type != ChunkType::Events && type != ChunkType::DeflatedEvents) || h.length < 8) continue;
+    const auto tid = load<std::uint32_t>(p);
+    const auto count = load<std::uint32_t>(p + 4);
+    if (std::uint64_t{count} * sizeof(RawEvent) > kMaxChunk) break;
+    inflated.resize(count);
+    if (type == ChunkType::Events) {
+      if (std::uint64_t{count} * sizeof(RawEvent) + 8 != h.length) break;
+      std::memcpy(inflated.data(), p + 8, count * sizeof(RawEvent));
+    } else if (inflater == nullptr ||
+               libdeflate_deflate_decompress(inflater.get(), p + 8, h.length - 8, inflated.data(),
+                                             count * sizeof(RawEvent), nullptr) != LIBDEFLATE_SUCCESS) {
+      break;
+    }
+    for (RawEvent& e : inflated) {
+      if (e.tid == 0) e.tid = tid;
+      events.push_back(e);
+    }
+  }
+  return events;
+}
+
+SegmentRing::SegmentRing(int keep_fd, std::string keep_path, const FileHeader& header, std::uint64_t max_bytes)
+    : keep_fd_(keep_fd),
+      keep_path_(std::move(keep_path)),
+      header_(header),
+      max_bytes_(max_bytes),
+      segment_bytes_(std::max<std::uint64_t>(max_bytes / 8, 1)),
+      events_fd_(keep_fd) {}
+
+SegmentRing::~SegmentRing() { close_files(); }
+
+void SegmentRing::close_files() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  events_fd_.store(-1, std::memory_order_release);
+  for (const Segment& s : segments_) ::close(s.fd);
+  for (int fd : retired_fds_) ::close(fd);
+  retired_fds_.clear();
+  for (Segment& s : segments_) s.fd = -1;
+}
+
+std::uint64_t SegmentRing::size_of(int fd) const {
+  if (fd < 0) return 0;
+  struct stat st {};
+  return ::fstat(fd, &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
+}
+
+bool SegmentRing::maintain() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (events_fd_.load() < 0) return true;
+  const std::uint64_t keep = size_of(keep_fd_);
+  if (segments_.empty()) return keep < max_bytes_ / 4 || open_segment();
+  if (size_of(segments_.back().fd) >= segment_bytes_ && !open_segment()) return false;
+  // The newest two stay: a thread that read events_fd() before the last
+  // rotation may still be writing to the one before.
+  for (;;) {
+    std::uint64_t total = keep;
+    for (const Segment& s : segments_) total += size_of(s.fd);
+    if (total <= max_bytes_ || segments_.size() <= 2) return true;
+    if (!drop_oldest()) return false;
+  }
+}
+
+bool SegmentRing::open_segment() {
+  const std::uint32_t seq = next_seq_++;
+  const std::string path = keep_path_ + "." + std::to_string(seq);
+  const int fd = open_above_stdio(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_APPEND, 0644);
+  if (fd < 0) return false;
+  FileHeader h = header_;
+  h.version = kVersion;
+  if (!write_all(fd, &h, sizeof h)) {
+    ::close(fd);
+    ::unlink(path.c_str());
+    return false;
+  }
+  if (segments_.empty()) {
+    // From now on a version-2 reader would miss events: it must refuse the file.
+    const int header_fd = ::open(keep_path_.c_str(), O_WRONLY | O_CLOEXEC);
+    const std::uint32_t version = kVersion;
+    const bool marked = header_fd >= 0 && ::pwrite(header_fd, &version, sizeof version, offsetof(FileHeader, version)) ==
+                                              static_cast<ssize_t>(sizeof version);
+    if (header_fd >= 0) ::close(header_fd);
+    if (!marked) {
+      ::close(fd);
+      ::unlink(path.c_str());
+      return false;
+    }
+  }
+  const std::string name = path.substr(path.rfind('/') + 1);
+  if (!append_chunk(keep_fd_, ChunkType::Segment, words(seq), name)) {
+    ::close(fd);
+    ::unlink(path.c_str());
+    return false;
+  }
+  segments_.push_back({seq, path, fd});
+  events_fd_.store(fd, std::memory_order_release);
+  // Descriptors of segments gone two rotations ago: nobody can be writing to them.
+  if (retired_fds_.size() > 2) {
+    const std::size_t closing = retired_fds_.size() - 2;
+    for (std::size_t i = 0; i < closing; ++i) ::close(retired_fds_[i]);
+    retired_fds_.erase(retired_fds_.begin(), retired_fds_.begin() + static_cast<std::ptrdiff_t>(closing));
+  }
+  return true;
+}
+
+bool SegmentRing::drop_oldest() {
+  const Segment s = segments_.front();
+  std::vector<RawEvent> events = events_of_file(read_whole(s.path));
+  std::uint64_t latest = 0;
+  for (const RawEvent& e : events) latest = std::max(latest, e.t0);
+  std::stable_sort(events.begin(), events.end(), [](const RawEvent& a, const RawEvent& b) { return a.t0 < b.t0; });
+  const std::vector<RawEvent> kept = retainer_.keep_from(events);
+  constexpr std::size_t kPerChunk = (kMaxChunk - 8) / sizeof(RawEvent);
+  for (std::size_t i = 0; i < kept.size(); i += kPerChunk) {
+    const std::size_t n = std::min(kPerChunk, kept.size() - i);
+    const std::string_view body(reinterpret_cast<const char*>(kept.data() + i), n * sizeof(RawEvent));
+    if (!append_chunk(keep_fd_, ChunkType::Retained, words(s.seq, static_cast<std::uint32_t>(n)), body)) return false;
+  }
+  if (!append_chunk(keep_fd_, ChunkType::SegmentDropped, words(s.seq, std::uint32_t{0}, latest))) return false;
+  ::unlink(s.path.c_str());
+  segments_.pop_front();
+  retired_fds_.push_back(s.fd);
+  return true;
+}
+
+}  // namespace gpudiag::gdtrace

@@ -1,0 +1,88 @@
+// A trace of bounded size (gpudiag trace --max-size): the file the recording
+// started (the keep file) takes its first events and, for the whole run,
+// every definition (strings, stacks, modules), crash and guarded access.
+// Once it holds a quarter of the bound, events go to a ring of segment
+// files beside it, `<keep file>.<seq>`, each a .gdtrace header and event
+// chunks; the keep file names each one in a Segment chunk. When the keep
+// file and the segments together pass the bound, the oldest segment is
+// read back, what the Retainer keeps of it is written to the keep file
+// (a Retained chunk), a SegmentDropped chunk says up to when its detail
+// went, and the file is removed. FORMAT.md describes the chunks.
+//
+// One thread maintains the ring (the recorder's writer thread); any thread
+// may write event chunks to events_fd(). A segment's descriptor stays open
+// for two more rotations, so a write that read the old descriptor lands in
+// the file it meant, or in an unlinked one, never in a reused descriptor.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gdtrace_format.h"
+#include "retainer.h"
+
+namespace gpudiag::gdtrace {
+
+// "64M", "2G", "500k", "1048576": bytes (binary multiples); nullopt for
+// anything else, or for 0.
+std::optional<std::uint64_t> parse_size(std::string_view text);
+
+// Event records of a file's Events and DeflatedEvents chunks, each with
+// its thread in `tid`, in file order, up to the first chunk that is not
+// whole (a segment may be cut short by a killed process).
+std::vector<RawEvent> events_of_file(std::string_view bytes);
+
+class SegmentRing {
+ public:
+  // The smallest bound `gpudiag trace --max-size` and GPUDIAG_TRACE_MAX_SIZE
+  // take: below it the keep file's definitions (strings, stacks, modules)
+  // are most of the bound, and the newest detail holds too few iterations
+  // of a training loop for the report to find it. The ring itself takes any.
+  static constexpr std::uint64_t kMinBytes = 1 << 20;
+
+  SegmentRing(int keep_fd, std::string keep_path, const FileHeader& header, std::uint64_t max_bytes);
+  ~SegmentRing();
+  SegmentRing(const SegmentRing&) = delete;
+  SegmentRing& operator=(const SegmentRing&) = delete;
+
+  // Where event chunks go now.
+  int events_fd() const noexcept { return events_fd_.load(std::memory_order_acquire); }
+  // Starts a new segment when the current one is full, and drops the oldest
+  // while the files are over the bound. Returns false when a file could
+  // not be created or written (the disk is full): the caller stops
+  // recording.
+  bool maintain();
+  std::uint64_t max_bytes() const { return max_bytes_; }
+  // Closes the segment files (the recording stopped); events_fd() is -1 after.
+  void close_files();
+
+ private:
+  struct Segment {
+    std::uint32_t seq;
+    std::string path;
+    int fd;
+  };
+  bool open_segment();
+  bool drop_oldest();
+  std::uint64_t size_of(int fd) const;
+
+  int keep_fd_;
+  std::string keep_path_;
+  FileHeader header_;
+  std::uint64_t max_bytes_;
+  std::uint64_t segment_bytes_;
+  std::atomic<int> events_fd_;
+  std::mutex mutex_;
+  std::deque<Segment> segments_;
+  std::vector<int> retired_fds_;  // closed two rotations after their segment left
+  std::uint32_t next_seq_ = 1;
+  Retainer retainer_;
+};
+
+}  // namespace gpudiag::gdtrace
