@@ -313,6 +313,9 @@ std::uint64_t median_iteration_ns(const RunPhases& phases) {
 }
 
 RunPhases find_phases(const Trace& trace, const IterationOptions& options) {
+  // Iterations are found where every event is: what a bounded trace kept
+  // of its dropped part (first occurrences, errors) is no loop.
+  if (trace.bounded()) return find_phases(trace.detailed_part(), options);
   RunPhases p;
   p.begin_ns = trace.begin_ns();
   p.end_ns = trace.end_ns();

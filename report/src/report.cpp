@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "gpudiag/catalogue.h"
 #include "gpudiag/emit.h"
 #include "gpudiag/import/load_trace.h"
 #include "gpudiag/report/report.h"
@@ -36,6 +37,38 @@ Report analyze_events(const Trace& trace, const DetectOptions& options) {
   return r;
 }
 
+// Rules whose every finding stands on events a bounded trace keeps from the
+// part it dropped, without the events around them: a host pointer given to
+// a kernel, a call that failed, an out-of-memory with what was live then.
+bool stands_on_kept_events(std::string_view rule_id) {
+  for (std::string_view name : {"device-mismatch", "unchecked-cuda-error", "out-of-memory"})
+    if (find_rule_named(name)->id == rule_id) return true;
+  return false;
+}
+
+// A bounded trace (--max-size) is judged where it has every event, its
+// detail; what it kept of the part it dropped adds only the findings that
+// stand on such events alone. Patterns and orderings there (a share of the
+// loop, a free before its sync) are not judged: their other events are gone.
+Report analyze_bounded(const Trace& trace, const DetectOptions& options) {
+  Report r = analyze_events(trace.detailed_part(), options);
+  const Report kept = analyze_events(trace, options);
+  const auto already = [&r](const Finding& f) {
+    return std::any_of(r.findings.begin(), r.findings.end(), [&f](const Finding& g) {
+      return g.rule_id == f.rule_id && g.stack == f.stack;
+    });
+  };
+  for (const Finding& f : kept.findings)
+    if (stands_on_kept_events(f.rule_id) && !already(f)) r.findings.push_back(f);
+  std::stable_sort(r.findings.begin(), r.findings.end(),
+                   [](const Finding& a, const Finding& b) { return a.rule_id < b.rule_id; });
+  return r;
+}
+
+Report analyze_judged(const Trace& trace, const DetectOptions& options) {
+  return trace.bounded() ? analyze_bounded(trace, options) : analyze_events(trace, options);
+}
+
 }  // namespace
 
 Report analyze(const Trace& trace, const DetectOptions& options) {
@@ -44,8 +77,8 @@ Report analyze(const Trace& trace, const DetectOptions& options) {
   // stands on the absence of an event the cut took (a free, a sync, an
   // allocation that reused the memory). Columns are in time order: what is
   // left out is each one's tail, and indexes into the part hold for the trace.
-  if (!trace.complete()) return analyze_events(trace.whole_part(), options);
-  return analyze_events(trace, options);
+  if (!trace.complete()) return analyze_judged(trace.whole_part(), options);
+  return analyze_judged(trace, options);
 }
 
 std::vector<std::vector<const Finding*>> findings_by_rule(const Report& report) {

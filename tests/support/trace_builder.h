@@ -93,14 +93,17 @@ inline constexpr std::uint64_t kMiB4 = 4ull << 20;
 // A loop of `steps` iterations, each launching the same 20 kernels; the
 // host syncs at the end of every step for `sync_ns` of the 1 ms step. The
 // loop starts at `start_ns` (what comes before is start-up).
-inline Trace training_loop(int steps, std::uint64_t sync_ns, std::uint64_t start_ns = 0) {
-  Trace t;
+inline void append_training_loop(Trace& t, int steps, std::uint64_t sync_ns, std::uint64_t start_ns) {
   for (int s = 0; s < steps; ++s) {
     const std::uint64_t base = start_ns + 1'000'000ull * s;
     for (int k = 0; k < 20; ++k) kernel(t, base + 40'000ull * k, base + 40'000ull * k + 30'000, "op" + std::to_string(k));
     if (sync_ns) t.syncs.push_back({.start_ns = base + 1'000'000 - sync_ns, .end_ns = base + 1'000'000 - 1,
                                     .kind = SyncKind::Device, .device = 0});
   }
+}
+inline Trace training_loop(int steps, std::uint64_t sync_ns, std::uint64_t start_ns = 0) {
+  Trace t;
+  append_training_loop(t, steps, sync_ns, start_ns);
   return t;
 }
 

@@ -1,5 +1,6 @@
 // The Trace model's helpers: string table, stacks, extents, sorting.
 #include <algorithm>
+#include <type_traits>
 #include <unordered_map>
 
 #include "gpudiag/api_kinds.h"
@@ -106,6 +107,26 @@ Trace Trace::whole_part() const {
   Trace part = *this;
   if (!complete())
     part.for_each_event_column([&](auto& column) { std::erase_if(column, past_whole_part(complete_until_ns)); });
+  return part;
+}
+
+Trace Trace::detailed_part() const {
+  Trace part = *this;
+  if (!bounded()) return part;
+  part.for_each_event_column([&]<class Column>(Column& column) {
+    using Event = typename Column::value_type;
+    // Allocations and frees before it are a consistent set (those live
+    // across the dropped part, and their frees), and the copy guard's
+    // faults are all kept: the memory live when detail starts, and faults
+    // with their stacks.
+    if constexpr (std::is_same_v<Event, Alloc> || std::is_same_v<Event, Free>) return;
+    std::erase_if(column, [&](const Event& e) {
+      if constexpr (std::is_same_v<Event, HostAccess>)
+        if (e.guarded_copy != 0) return false;
+      return start_of(e) < detail_from_ns;
+    });
+  });
+  part.detail_from_ns = 0;
   return part;
 }
 
