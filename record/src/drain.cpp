@@ -71,6 +71,12 @@ bool write_small_chunk(int fd, gdtrace::ChunkType type, const void* payload, std
   return write_chunk(fd, type, staging, bytes);
 }
 
+void stop_on_write_failure(Recorder& r, int error) noexcept {
+  if (error != ENOSPC && error != EFBIG && error != EDQUOT) return;
+  int none = 0;
+  if (r.write_error.compare_exchange_strong(none, error)) g_enabled.store(false, std::memory_order_release);
+}
+
 void drain_buffer(Recorder& r, Buffer& b, gdtrace::Deflater* deflater) noexcept {
   // flushed before committed: recycling resets committed first, so a stale
   // pair can only look empty, never like a range to write. `readers` stays
@@ -109,7 +115,7 @@ void drain_buffer(Recorder& r, Buffer& b, gdtrace::Deflater* deflater) noexcept 
   iovec iov[3] = {{const_cast<gdtrace::ChunkHeader*>(&h), sizeof h},
                   {const_cast<std::uint32_t*>(head), 8},
                   {const_cast<void*>(body), body_bytes}};
-  writev_all(r.fd, iov, 3);
+  if (!writev_all(events_fd(r), iov, 3)) stop_on_write_failure(r, errno);
   r.events_written.fetch_add(count, std::memory_order_relaxed);
   b.readers.fetch_sub(1);
   r.writes_in_flight.fetch_sub(1, std::memory_order_acq_rel);

@@ -193,8 +193,10 @@ void writer_loop(Recorder* r) {
     const std::uint64_t whole_until = began > kCommitMargin ? began - kCommitMargin : 0;
     const std::uint64_t written = r->events_written.load(std::memory_order_relaxed);
     drain_all(*r, deflater ? &*deflater : nullptr);
-    if (r->events_written.load(std::memory_order_relaxed) != written)
+    if (r->events_written.load(std::memory_order_relaxed) != written) {
       write_small_chunk(r->fd, gdtrace::ChunkType::Drained, &whole_until, sizeof whole_until);
+      if (r->ring != nullptr && r->write_error.load() == 0 && !r->ring->maintain()) stop_on_write_failure(*r, errno);
+    }
     recycle_drained(*r);
     lock.lock();
     if (r->owners_waiting.load() != 0) r->written.notify_all();
@@ -352,7 +354,7 @@ bool start(const char* path_pattern, const Options& options) noexcept {
 
     gdtrace::FileHeader header{};
     std::memcpy(header.magic, gdtrace::kMagic, sizeof header.magic);
-    header.version = gdtrace::kVersion;
+    header.version = gdtrace::kSingleFileVersion;
     header.header_size = sizeof header;
     header.pid = r->pid;
     header.start_ns = now_ns();
@@ -364,6 +366,7 @@ bool start(const char* path_pattern, const Options& options) noexcept {
       delete r;
       return false;
     }
+    if (options.max_size != 0) r->ring = new gdtrace::SegmentRing(r->fd, r->path, header, options.max_size);
     g_last_options = options;
     std::snprintf(g_last_pattern, sizeof g_last_pattern, "%s", path_pattern);
     g_recorder.store(r, std::memory_order_release);
@@ -406,6 +409,7 @@ void stop_recording(bool close_file) noexcept {
   // At exit other threads may still be inside a write to this descriptor;
   // closing it could let a later open() reuse the number. The kernel closes it.
   if (close_file) {
+    if (r->ring != nullptr) r->ring->close_files();
     ::close(r->fd);
     r->fd = -1;
   }
@@ -419,6 +423,7 @@ void flush() noexcept {
   if (r == nullptr) return;
   std::lock_guard<std::mutex> control(g_control_mutex);
   drain_all(*r);
+  if (r->ring != nullptr && r->write_error.load() == 0 && !r->ring->maintain()) stop_on_write_failure(*r, errno);
   recycle_drained(*r);
 }
 
@@ -448,6 +453,14 @@ __attribute__((constructor)) void start_from_environment() {
   if (const char* s = std::getenv("GPUDIAG_TRACE_COMPRESS")) options.compress = std::strcmp(s, "off") != 0;
   if (const char* s = std::getenv("GPUDIAG_TRACE_BUFFER_EVENTS")) options.buffer_events = static_cast<std::uint32_t>(std::strtoul(s, nullptr, 10));
   if (const char* s = std::getenv("GPUDIAG_TRACE_BUFFERS")) options.buffer_count = static_cast<std::uint32_t>(std::strtoul(s, nullptr, 10));
+  if (const char* s = std::getenv("GPUDIAG_TRACE_MAX_SIZE"); s != nullptr && *s != '\0') {
+    const auto bytes = gdtrace::parse_size(s);
+    if (!bytes)
+      std::fprintf(stderr, "gpudiag: GPUDIAG_TRACE_MAX_SIZE=%s is not a size (e.g. 64M, 2G): the trace is not bounded\n", s);
+    else if (*bytes < gdtrace::SegmentRing::kMinBytes)
+      std::fprintf(stderr, "gpudiag: GPUDIAG_TRACE_MAX_SIZE=%s is below the smallest bound: the trace is bounded at 1M\n", s);
+    options.max_size = bytes ? std::max(*bytes, gdtrace::SegmentRing::kMinBytes) : 0;
+  }
   start(pattern, options);
 }
 }  // namespace

@@ -27,6 +27,7 @@
 
 #include "gdtrace_format.h"
 #include "gpudiag/record.h"
+#include "segment_ring.h"
 
 namespace gpudiag::rec::detail {
 
@@ -47,7 +48,13 @@ struct Buffer {
 
 struct Recorder {
   Options options;
-  int fd = -1;
+  int fd = -1;  // the trace file: definitions, crashes, markers, and events unless bounded
+  // With Options::max_size: where events go instead (the ring of segment
+  // files), kept up by the writer thread. Never freed, like the Recorder.
+  gdtrace::SegmentRing* ring = nullptr;
+  // Writing the trace failed (a full disk, a file size limit): recording
+  // stopped, the program goes on. The errno, 0 while writes succeed.
+  std::atomic<int> write_error{0};
   std::uint64_t pid = 0;
   std::uint64_t generation = 0;
   char path[4096] = {};
@@ -86,6 +93,11 @@ struct Recorder {
 extern std::atomic<Recorder*> g_recorder;
 
 bool write_all(int fd, const char* data, std::size_t size) noexcept;
+// Where the event chunks go: the trace file, or the ring's current segment.
+inline int events_fd(const Recorder& r) noexcept { return r.ring != nullptr ? r.ring->events_fd() : r.fd; }
+// Stops recording after a write failed for want of room, so that a full
+// disk costs the program nothing more. Async-signal-safe.
+void stop_on_write_failure(Recorder& r, int error) noexcept;
 // Writes a chunk with one write(2) (O_APPEND keeps concurrent chunks whole).
 // `staging` must hold sizeof(ChunkHeader) + payload bytes; the payload must
 // already be at staging + sizeof(ChunkHeader). Async-signal-safe.

@@ -149,6 +149,13 @@ struct Options {
   // one that exits, a crash handler) are written as they are.
   // GPUDIAG_TRACE_COMPRESS=off turns it off.
   bool compress = true;
+  // Bounds the trace's files on disk (GPUDIAG_TRACE_MAX_SIZE; 0: no bound).
+  // Past a quarter of it, events go to a ring of segment files beside the
+  // trace file, and the oldest segment is dropped when the files pass the
+  // bound, keeping what the report needs of it (live allocations, errors,
+  // first occurrences: trace/bound/retainer.h). Below a quarter of it, the
+  // trace is one file, as without a bound.
+  std::uint64_t max_size = 0;
 };
 
 // Starts recording into `path_pattern` (`%p` is replaced by the pid). Returns
