@@ -10,6 +10,7 @@
 #include "gpudiag/import/load_trace.h"
 #include "gpudiag/report/report.h"
 #include "gpudiag/trace.h"
+#include "segment_ring.h"
 #include "trace_run.h"
 
 namespace gpudiag::cli {
@@ -98,6 +99,7 @@ void add_trace_command(CLI::App& app, int& status, const std::optional<std::vect
   auto options = std::make_shared<TraceRunOptions>();
   auto stacks = std::make_shared<std::string>("on");
   auto guard = std::make_shared<std::string>("on");
+  auto max_size = std::make_shared<std::string>(kDefaultMaxSize);
   CLI::App* sub = app.add_subcommand("trace", "Run a command with tracing on and write a .gdtrace per process");
   sub->add_option("-o,--output", options->output,
                   "Trace file of the command's process (children: FILE.<pid>); a directory: DIR/trace.gdtrace")
@@ -110,13 +112,25 @@ void add_trace_command(CLI::App& app, int& status, const std::optional<std::vect
                   "sync covers it, so that a host access before then is caught (GD003) with its stack")
       ->check(CLI::IsMember({"on", "off"}))
       ->capture_default_str();
+  sub->add_option("--max-size", *max_size,
+                  "Bound each process's trace on disk (e.g. 64M, 2G; off: no bound). Past the bound the oldest "
+                  "event detail is dropped, keeping live allocations, errors and first occurrences (also "
+                  "GPUDIAG_TRACE_MAX_SIZE)")
+      ->check([](const std::string& text) {
+        if (text == "off") return std::string();
+        const auto bytes = gdtrace::parse_size(text);
+        if (!bytes) return std::string("not a size (e.g. 64M, 2G) or off");
+        return *bytes < gdtrace::SegmentRing::kMinBytes ? std::string("below the smallest bound, 1M") : std::string();
+      })
+      ->capture_default_str();
   // Everything from the command on belongs to it, flags included and in
   // order: parsing stops at the first word that is not one of ours (or at --).
   sub->prefix_command();
   sub->footer("  CMD ARGS...  the command to run and its arguments, passed through unchanged");
-  sub->callback([&status, &after_dashes, sub, options, stacks, guard] {
+  sub->callback([&status, &after_dashes, sub, options, stacks, guard, max_size] {
     options->stacks = *stacks == "on";
     options->guard_copies = *guard == "on";
+    options->max_size = *max_size == "off" ? 0 : gdtrace::parse_size(*max_size).value_or(0);
     options->command = sub->remaining();
     options->command_after_dashes = after_dashes && options->command.empty();
     // A `--` after the command's first word is one of its arguments.

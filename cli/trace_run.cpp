@@ -162,6 +162,10 @@ TraceRunResult run_traced(const TraceRunOptions& options) {
     if (!errors_file.empty()) setenv("GPUDIAG_TRACE_ERRORS", errors_file.c_str(), 1);
     setenv("GPUDIAG_TRACE_STACKS", options.stacks ? "on" : "off", 1);
     setenv("GPUDIAG_TRACE_GUARD", options.guard_copies ? "on" : "off", 1);
+    if (options.max_size != 0)
+      setenv("GPUDIAG_TRACE_MAX_SIZE", std::to_string(options.max_size).c_str(), 1);
+    else
+      unsetenv("GPUDIAG_TRACE_MAX_SIZE");
     // A Python program records PyTorch's allocator history beside its trace.
     if (!python_hook.empty()) {
       const char* path = getenv("PYTHONPATH");

@@ -1,6 +1,7 @@
 // Running a command under tracing, for `gpudiag trace`.
 #pragma once
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -14,7 +15,12 @@ struct TraceRunOptions {
   std::vector<std::string> command;      // CMD ARGS...
   bool command_after_dashes = false;     // given after `--`: CMD may start with '-'
   std::string cupti_library;             // "" = find it
+  std::uint64_t max_size = 0;            // bytes of each process's trace files (0: no bound)
 };
+
+// --max-size when not given: what a workstation's disk takes for each
+// process of a run, without a thought.
+inline constexpr const char* kDefaultMaxSize = "2G";
 
 struct TraceRunResult {
   int exit_status = 0;              // CMD's status, 128+signal when killed
