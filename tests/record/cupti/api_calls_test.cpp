@@ -1,0 +1,183 @@
+// The callback bodies (api_calls.h) driven as CUPTI drives them, with
+// callback data and parameter structs built here and a fake driver: what a
+// launch, an uninteresting call and a failed one leave in the trace.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+
+#include "api_calls.h"
+#include "callback_set.h"
+#include "gpudiag/trace_io.h"
+
+namespace gpudiag::cupti {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Device memory the fake driver knows: one 1 MiB allocation.
+constexpr std::uint64_t kDeviceBase = 0x7f1200000000ull, kDeviceBytes = 1u << 20;
+constexpr std::int32_t kDevice = 3;
+constexpr std::uint64_t kStream = 17;
+
+int g_pointer_queries = 0;
+
+DriverMemory fake_pointer_query(std::uint64_t address) {
+  ++g_pointer_queries;
+  return address >= kDeviceBase && address < kDeviceBase + kDeviceBytes ? DriverMemory::Device : DriverMemory::NotKnown;
+}
+std::int32_t fake_device_of(CUcontext) { return kDevice; }
+std::uint64_t fake_stream_id(CUcontext, CUstream, bool) { return kStream; }
+// A kernel (float* out, int n, const float* in).
+CUresult fake_param_info(CUfunction, std::size_t index, std::size_t* offset, std::size_t* size) {
+  constexpr std::size_t offsets[] = {0, 8, 16}, sizes[] = {8, 4, 8};
+  if (index >= 3) return CUDA_ERROR_INVALID_VALUE;
+  *offset = offsets[index];
+  *size = sizes[index];
+  return CUDA_SUCCESS;
+}
+
+DriverProbes fake_driver() {
+  return {.device_of = fake_device_of, .stream_id = fake_stream_id, .pointer_query = fake_pointer_query,
+          .param_info = fake_param_info};
+}
+
+// One callback as CUPTI hands it over.
+struct Call {
+  CUpti_CallbackDomain domain;
+  CUpti_CallbackId cbid;
+  const char* name;
+  const void* params;
+  std::uint32_t correlation;
+  std::int32_t status = 0;
+  const char* symbol = nullptr;
+  std::uint64_t correlation_data = 0;
+
+  CUpti_CallbackData data(CUpti_ApiCallbackSite site) {
+    CUpti_CallbackData cb{};
+    cb.callbackSite = site;
+    cb.functionName = name;
+    cb.functionParams = params;
+    cb.functionReturnValue = &status;
+    cb.symbolName = symbol;
+    cb.correlationId = correlation;
+    cb.correlationData = &correlation_data;
+    return cb;
+  }
+  void enter(ApiCalls& calls) {
+    const CUpti_CallbackData cb = data(CUPTI_API_ENTER);
+    calls.on_api(domain, cbid, cb);
+  }
+  void exit(ApiCalls& calls) {
+    const CUpti_CallbackData cb = data(CUPTI_API_EXIT);
+    calls.on_api(domain, cbid, cb);
+  }
+};
+
+class ApiCallsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    g_pointer_queries = 0;
+    path_ = (fs::temp_directory_path() / ("api_calls_test-" + std::to_string(getpid()) + ".gdtrace")).string();
+    rec::Options options;
+    options.writer_thread = false;
+    ASSERT_TRUE(rec::start(path_.c_str(), options));
+  }
+  void TearDown() override {
+    if (rec::enabled()) rec::stop();
+    fs::remove(path_);
+  }
+  Trace stop_and_read() {
+    rec::stop();
+    return read_gdtrace(path_);
+  }
+  ApiCalls make(ApiCallsOptions options = {}) {
+    return ApiCalls(fake_driver(), callback_kinds(CUPTI_CB_DOMAIN_RUNTIME_API), callback_kinds(CUPTI_CB_DOMAIN_DRIVER_API),
+                    nullptr, options);
+  }
+  // cudaLaunchKernel(stub, args) -> cuLaunchKernel(kernel, args) inside it.
+  void launch(ApiCalls& calls, void** args) {
+    int stub = 0;
+    cudaLaunchKernel_v7000_params runtime_params{};
+    runtime_params.func = &stub;
+    runtime_params.args = args;
+    Call runtime{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, "cudaLaunchKernel",
+                 &runtime_params, 41, 0, "scale_kernel"};
+    cuLaunchKernel_params driver_params{};
+    driver_params.f = reinterpret_cast<CUfunction>(0x1234);
+    driver_params.kernelParams = args;
+    driver_params.hStream = reinterpret_cast<CUstream>(0x99);
+    Call driver{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, "cuLaunchKernel", &driver_params, 42};
+    runtime.enter(calls);
+    driver.enter(calls);
+    driver.exit(calls);
+    runtime.exit(calls);
+  }
+  std::string path_;
+};
+
+TEST_F(ApiCallsTest, CallbackKindsComeFromCuptisNamesWithoutADriver) {
+  const auto runtime = callback_kinds(CUPTI_CB_DOMAIN_RUNTIME_API);
+  ASSERT_EQ(runtime.size(), std::size_t{CUPTI_RUNTIME_TRACE_CBID_SIZE});
+  EXPECT_EQ(runtime[CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000], ApiKind::Launch);
+  EXPECT_EQ(runtime[CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020], ApiKind::Memory);
+  EXPECT_EQ(runtime[CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020], ApiKind::Other);
+  EXPECT_EQ(callback_kinds(CUPTI_CB_DOMAIN_DRIVER_API)[CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel], ApiKind::Launch);
+}
+
+TEST_F(ApiCallsTest, ARuntimeLaunchRecordsItsCallAndThePointerArgumentsOfTheDriverLaunchInside) {
+  ApiCalls calls = make();
+  float* out = reinterpret_cast<float*>(kDeviceBase + 256);
+  float* in = reinterpret_cast<float*>(kDeviceBase + 4096);
+  int n = 64;
+  void* args[] = {&out, &n, &in};
+  launch(calls, args);
+  const Trace t = stop_and_read();
+  ASSERT_EQ(t.api_calls.size(), 1u) << "the driver launch inside is the runtime launch's own business";
+  EXPECT_EQ(t.str(t.api_calls[0].name), "cudaLaunchKernel");
+  EXPECT_EQ(t.str(t.api_calls[0].symbol), "scale_kernel");
+  EXPECT_EQ(t.api_calls[0].correlation, 41u);
+  ASSERT_EQ(t.kernel_args.size(), 2u);
+  EXPECT_EQ(t.kernel_args[0].index, 0u);
+  EXPECT_EQ(t.kernel_args[0].value, kDeviceBase + 256);
+  EXPECT_EQ(t.kernel_args[1].index, 2u);
+  EXPECT_EQ(t.kernel_args[1].value, kDeviceBase + 4096);
+  for (const KernelArg& a : t.kernel_args) {
+    EXPECT_EQ(a.correlation, 41u) << "the runtime call's correlation, which its kernel record carries";
+    EXPECT_EQ(a.memory, MemKind::Device);
+    EXPECT_EQ(a.device, kDevice);
+    EXPECT_EQ(a.stream, kStream);
+  }
+  EXPECT_EQ(g_pointer_queries, 2) << "one driver query per pointer-sized argument";
+}
+
+TEST_F(ApiCallsTest, ASuccessfulUninterestingCallRecordsNothingAndAFailedOneItsCall) {
+  ApiCalls calls = make();
+  int device = 0;
+  cudaGetDevice_v3020_params params{&device};
+  Call ok{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020, "cudaGetDevice", &params, 7};
+  ok.enter(calls);
+  ok.exit(calls);
+  Call failed{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020, "cudaGetDevice", &params, 8,
+              100 /* cudaErrorNoDevice */};
+  failed.enter(calls);
+  failed.exit(calls);
+  const Trace t = stop_and_read();
+  ASSERT_EQ(t.api_calls.size(), 1u);
+  EXPECT_EQ(t.api_calls[0].correlation, 8u);
+  EXPECT_EQ(t.api_calls[0].status, 100);
+  EXPECT_EQ(t.str(t.api_calls[0].name), "cudaGetDevice");
+}
+
+TEST_F(ApiCallsTest, ASuccessfulEventRecordRecordsNoCall) {
+  ApiCalls calls = make();
+  cudaEventRecord_v3020_params params{reinterpret_cast<cudaEvent_t>(0x55), reinterpret_cast<cudaStream_t>(0x99)};
+  Call record{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_v3020, "cudaEventRecord", &params, 9};
+  record.enter(calls);
+  record.exit(calls);
+  EXPECT_TRUE(stop_and_read().api_calls.empty()) << "PyTorch's allocators record an event per use";
+}
+
+}  // namespace
+}  // namespace gpudiag::cupti
