@@ -21,6 +21,9 @@
 #include "gpudiag/import/load_trace.h"
 #include "gpudiag/trace_io.h"
 #include "timed_run.h"
+#ifdef GPUDIAG_CALLBACKS_BENCH
+#include "callbacks_bench.h"
+#endif
 
 namespace rec = gpudiag::rec;
 namespace fs = std::filesystem;
@@ -252,8 +255,23 @@ void unet_overhead(int rounds, const std::string& device) {
 // trace_bench import [FILE]   one import per trace (or of FILE): for profiling under callgrind
 // trace_bench unet [ROUNDS]   traced/untraced UNet training run only
 // trace_bench gpu [ROUNDS]    a PyTorch UNet step on a GPU: untraced, traced, under torch.profiler
+// trace_bench callbacks [--quick]  the CUPTI callback bodies on the CPU, ns per part (not in "every measurement":
+//                             it needs no GPU but is a profile of the parts, not a goal)
 int main(int argc, char** argv) {
   const std::string what = argc > 1 ? argv[1] : "";
+  if (what == "callbacks") {
+#ifdef GPUDIAG_CALLBACKS_BENCH
+    const bool quick = argc > 2 && std::string(argv[2]) == "--quick";
+    if (argc > 3 || (argc > 2 && !quick)) {
+      std::fprintf(stderr, "usage: trace_bench callbacks [--quick]\n");
+      return 2;
+    }
+    return gpudiag::bench::callbacks_bench(quick);
+#else
+    std::printf("trace_bench callbacks: not built (gpudiag was built without CUDA: no CUPTI headers)\n");
+    return 0;
+#endif
+  }
   if (what.empty()) recording_cost(4'000'000);
   if (what == "record") recording_cost(argc > 2 ? std::stoull(argv[2]) : 4'000'000);
   if (what.empty()) import_throughput("", 1.0);
@@ -266,7 +284,7 @@ int main(int argc, char** argv) {
   }
   if (what.empty() || what == "gpu") torch_unet_overhead(argc > 2 && !what.empty() ? std::stoi(argv[2]) : 5);
   if (!what.empty() && what != "record" && what != "import" && what != "unet" && what != "gpu") {
-    std::fprintf(stderr, "usage: trace_bench [record [EVENTS] | import [FILE] | unet [ROUNDS] | gpu [ROUNDS]]\n");
+    std::fprintf(stderr, "usage: trace_bench [record [EVENTS] | import [FILE] | unet [ROUNDS] | gpu [ROUNDS] | callbacks [--quick]]\n");
     return 2;
   }
 }
