@@ -42,7 +42,8 @@ struct DriverProbes {
 };
 
 struct ApiCallsOptions {
-  // Off: no KernelArg events, to measure what resolving them costs.
+  // GPUDIAG_TRACE_KERNEL_ARGS=off: no KernelArg events (the evidence of
+  // the rules on kernel arguments is then gone), to measure what resolving them costs.
   bool kernel_args = true;
 };
 

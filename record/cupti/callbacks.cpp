@@ -66,6 +66,24 @@ bool guard_copies() {
   return v == nullptr || std::strcmp(v, "off") != 0;
 }
 
+// A measurement switch (GPUDIAG_TRACE_KERNEL_ARGS=off): on unless "off"; any
+// other value is said once and taken as on, so a typo never loses evidence.
+bool switch_on(const char* variable) {
+  const char* v = std::getenv(variable);
+  if (v == nullptr || *v == '\0' || std::strcmp(v, "on") == 0) return true;
+  if (std::strcmp(v, "off") == 0) return false;
+  std::fprintf(stderr, "gpudiag: %s=%s is neither on nor off; taken as on\n", variable, v);
+  return true;
+}
+
+// GPUDIAG_TRACE_API_CALLBACKS (callback_set.h); an unknown value is said once and taken as all.
+CallbackMode api_callback_mode() {
+  const char* v = std::getenv("GPUDIAG_TRACE_API_CALLBACKS");
+  if (const auto mode = callback_mode(v != nullptr ? v : "")) return *mode;
+  std::fprintf(stderr, "gpudiag: GPUDIAG_TRACE_API_CALLBACKS=%s is not one of all, deny, analysed, off; taken as all\n", v);
+  return CallbackMode::All;
+}
+
 template <class Fn>
 void look_up(void* libcuda, const char* name, Fn& fn) {
   fn = libcuda ? reinterpret_cast<Fn>(dlsym(libcuda, name)) : nullptr;
@@ -80,8 +98,8 @@ std::string failure(const char* what, CUptiResult r) {
 }  // namespace
 
 std::string enable_callbacks() {
-  std::vector<ApiKind> runtime_kinds = callback_kinds(CUPTI_CB_DOMAIN_RUNTIME_API);
-  std::vector<ApiKind> driver_kinds = callback_kinds(CUPTI_CB_DOMAIN_DRIVER_API);
+  const std::vector<std::string> runtime_names = callback_names(CUPTI_CB_DOMAIN_RUNTIME_API);
+  const std::vector<std::string> driver_names = callback_names(CUPTI_CB_DOMAIN_DRIVER_API);
   void* libcuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
   DriverProbes probes{.device_of = device_of, .stream_id = stream_id, .pointer_query = driver_memory};
   look_up(libcuda, "cuMemGetInfo_v2", probes.mem_get_info);
@@ -101,17 +119,18 @@ std::string enable_callbacks() {
     // Nothing is guarded where a fault could not come back to the guard.
     if (guard_probes.complete() && install_copy_guard()) guard = new GuardCalls(*copy_guard(), guard_probes);
   }
-  auto* calls = new ApiCalls(probes, runtime_kinds, driver_kinds, guard);
-  g_calls.store(calls, std::memory_order_release);
+  const ApiCallsOptions options{.kernel_args = switch_on("GPUDIAG_TRACE_KERNEL_ARGS")};
+  g_calls.store(new ApiCalls(probes, kinds_of(runtime_names), kinds_of(driver_names), guard, options),
+                std::memory_order_release);
+  const CallbackSet set = callback_set(runtime_names, driver_names, api_callback_mode(), guard != nullptr);
   if (CUptiResult r = cuptiSubscribe(&g_subscriber, reinterpret_cast<CUpti_CallbackFunc>(on_callback), nullptr);
       r != CUPTI_SUCCESS)
     return failure("cuptiSubscribe", r);
-  if (CUptiResult r = cuptiEnableDomain(1, g_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API); r != CUPTI_SUCCESS)
-    return failure("enabling the runtime API callbacks", r);
-  for (CUpti_CallbackId id = 1; id < driver_kinds.size(); ++id)
-    if (driver_kinds[id] != ApiKind::Other) cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API, id);
-  if (guard != nullptr)
-    for (CUpti_CallbackId id : guard_driver_callbacks()) cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API, id);
+  if (set.runtime_domain)
+    if (CUptiResult r = cuptiEnableDomain(1, g_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API); r != CUPTI_SUCCESS)
+      return failure("enabling the runtime API callbacks", r);
+  for (CUpti_CallbackId id : set.runtime) cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, id);
+  for (CUpti_CallbackId id : set.driver) cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API, id);
   if (CUptiResult r = cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
       r != CUPTI_SUCCESS)
     return failure("enabling the context-creation callback", r);

@@ -10,9 +10,10 @@
 
 namespace gpudiag::cupti {
 
-// Subscribes to the runtime API (every call, so that any failure is seen),
-// to the driver calls gpudiag analyses, and to context creation. Returns ""
-// or what failed.
+// Subscribes to the runtime API (every call, so that any failure is seen,
+// unless GPUDIAG_TRACE_API_CALLBACKS says otherwise: callback_set.h), to the
+// driver calls gpudiag analyses, and to context creation. Returns "" or what
+// failed.
 std::string enable_callbacks();
 
 // The host stack captured when the call with this correlation id returned,

@@ -152,6 +152,19 @@ TEST_F(ApiCallsTest, ARuntimeLaunchRecordsItsCallAndThePointerArgumentsOfTheDriv
   EXPECT_EQ(g_pointer_queries, 2) << "one driver query per pointer-sized argument";
 }
 
+// GPUDIAG_TRACE_KERNEL_ARGS=off: the launch is recorded, its arguments are not even resolved.
+TEST_F(ApiCallsTest, WithKernelArgumentsOffALaunchRecordsOnlyItsCall) {
+  ApiCalls calls = make(ApiCallsOptions{.kernel_args = false});
+  float* out = reinterpret_cast<float*>(kDeviceBase);
+  int n = 64;
+  void* args[] = {&out, &n, &out};
+  launch(calls, args);
+  const Trace t = stop_and_read();
+  EXPECT_EQ(t.api_calls.size(), 1u);
+  EXPECT_TRUE(t.kernel_args.empty());
+  EXPECT_EQ(g_pointer_queries, 0);
+}
+
 TEST_F(ApiCallsTest, ASuccessfulUninterestingCallRecordsNothingAndAFailedOneItsCall) {
   ApiCalls calls = make();
   int device = 0;
