@@ -1,8 +1,10 @@
 // trace_bench gpu: the PyTorch UNet training step of shared/data/gpu
 // (torch_unet_step.py) on a GPU, untraced, traced as `gpudiag trace` traces
-// it (the CUPTI injection library, stacks on; with stacks off; with the copy
-// guard off, so that its cost shows apart: goal <= 5% of the step) and under
-// torch.profiler (CUDA activity only), interleaved. Prints the ratios against the untraced run:
+// it (the CUPTI injection library, everything on), traced with one part off
+// each (stacks, the copy guard: goal <= 5% of the step, kernel arguments,
+// runtime callbacks: the deny list, analysed calls only, none), so that each
+// part's cost shows apart, and under torch.profiler (CUDA activity only),
+// interleaved. Prints the ratios against the untraced run:
 // per-step time (median of 100 steps; goal <= 1.05), the whole process
 // (goal <= 1.2), and the trace's size per 100 steps (goal <= 10 MB).
 // Skips with the reason where there is no GPU or no CUDA-enabled PyTorch.
@@ -26,6 +28,7 @@ constexpr int kSteps = 100;
 
 struct Variant {
   const char* name;
+  const char* key;  // as trace_bench gpu's arguments name it
   std::vector<std::string> extra_args;
   std::vector<std::string> env;
   std::vector<double> step_ms, process_s;
@@ -42,7 +45,13 @@ double median_step_ms(const std::string& out) {
 
 }  // namespace
 
-void torch_unet_overhead(int rounds) {
+bool is_gpu_variant(const std::string& key) {
+  for (const char* k : {"full", "stacks", "guard", "args", "deny", "analysed", "nocallbacks", "profiler"})
+    if (key == k) return true;
+  return false;
+}
+
+void torch_unet_overhead(int rounds, const std::vector<std::string>& only) {
   const std::string python = gdrt_bench::python_with_torch();
   const std::string script = GPUDIAG_TORCH_UNET_STEP, library = GPUDIAG_CUPTI_LIBRARY;
   if (library.empty()) {
@@ -61,12 +70,28 @@ void torch_unet_overhead(int rounds) {
     fs::remove_all(dir);
     return;
   }
-  std::vector<Variant> variants = {
-      {"untraced", {}, {}, {}, {}},
-      {"gpudiag trace (stacks on)", {}, {"GPUDIAG_TRACE=" + trace, "GPUDIAG_TRACE_STACKS=on", "GPUDIAG_TRACE_GUARD=on", "CUDA_INJECTION64_PATH=" + library}, {}, {}},
-      {"gpudiag trace (stacks off)", {}, {"GPUDIAG_TRACE=" + trace, "GPUDIAG_TRACE_STACKS=off", "GPUDIAG_TRACE_GUARD=on", "CUDA_INJECTION64_PATH=" + library}, {}, {}},
-      {"gpudiag trace (copy guard off)", {}, {"GPUDIAG_TRACE=" + trace, "GPUDIAG_TRACE_STACKS=on", "GPUDIAG_TRACE_GUARD=off", "CUDA_INJECTION64_PATH=" + library}, {}, {}},
-      {"torch.profiler (CUDA activity)", {"--profiler"}, {}, {}, {}}};
+  const std::vector<std::string> traced = {"GPUDIAG_TRACE=" + trace, "CUDA_INJECTION64_PATH=" + library};
+  const auto with = [&](std::vector<std::string> env) {
+    env.insert(env.begin(), traced.begin(), traced.end());
+    return env;
+  };
+  // Each traced variant turns one part off: the full trace's time minus the
+  // variant's is that part's cost.
+  std::vector<Variant> all = {
+      {"untraced", "untraced", {}, {}, {}, {}},
+      {"gpudiag trace (everything on)", "full", {}, with({"GPUDIAG_TRACE_STACKS=on", "GPUDIAG_TRACE_GUARD=on"}), {}, {}},
+      {"  stacks off", "stacks", {}, with({"GPUDIAG_TRACE_STACKS=off", "GPUDIAG_TRACE_GUARD=on"}), {}, {}},
+      {"  copy guard off", "guard", {}, with({"GPUDIAG_TRACE_STACKS=on", "GPUDIAG_TRACE_GUARD=off"}), {}, {}},
+      {"  kernel arguments off", "args", {}, with({"GPUDIAG_TRACE_KERNEL_ARGS=off"}), {}, {}},
+      {"  runtime callbacks: deny list", "deny", {}, with({"GPUDIAG_TRACE_API_CALLBACKS=deny"}), {}, {}},
+      {"  runtime callbacks: analysed only", "analysed", {}, with({"GPUDIAG_TRACE_API_CALLBACKS=analysed"}), {}, {}},
+      {"  no API callbacks at all", "nocallbacks", {}, with({"GPUDIAG_TRACE_API_CALLBACKS=off"}), {}, {}},
+      {"torch.profiler (CUDA activity)", "profiler", {"--profiler"}, {}, {}, {}}};
+  std::vector<Variant> variants;
+  for (const Variant& v : all)
+    if (v.key == std::string("untraced") || only.empty() ||
+        std::find(only.begin(), only.end(), v.key) != only.end())
+      variants.push_back(v);
   // One untimed run first: the first process on a machine pays for loading
   // and caching what every later one finds ready.
   {
@@ -89,7 +114,7 @@ void torch_unet_overhead(int rounds) {
       }
       v.step_ms.push_back(step);
       v.process_s.push_back(r.wall);
-      if (&v == &variants[1]) trace_bytes = fs::file_size(trace);
+      if (v.key == std::string("full")) trace_bytes = fs::file_size(trace);
     }
   fs::remove_all(dir);
   std::printf("PyTorch UNet training step on a GPU (base 32, depth 4, batch 8 of 3x128x128, %d steps after 10 warm-up),\n"
@@ -104,12 +129,25 @@ void torch_unet_overhead(int rounds) {
     for (std::size_t i = 0; i < (v.*field).size(); ++i) r.push_back((v.*field)[i] / (variants[0].*field)[i]);
     return r;
   };
+  const Variant* full = nullptr;
+  for (const Variant& v : variants)
+    if (v.key == std::string("full")) full = &v;
   for (const Variant& v : variants) {
+    const bool is_full = &v == full;
     const std::vector<double> step = ratios(&Variant::step_ms, v), process = ratios(&Variant::process_s, v);
-    std::printf("  %-32s step %7.2f ms (ratio %.3f, %.3f to %.3f%s), process %6.2f s (ratio %.3f%s)\n", v.name,
+    std::printf("  %-34s step %7.2f ms (ratio %.3f, %.3f to %.3f%s), process %6.2f s (ratio %.3f%s)\n", v.name,
                 median(v.step_ms), median(step), *std::min_element(step.begin(), step.end()),
-                *std::max_element(step.begin(), step.end()), &v == &variants[1] ? ", goal <= 1.05" : "",
-                median(v.process_s), median(process), &v == &variants[1] ? ", goal <= 1.2" : "");
+                *std::max_element(step.begin(), step.end()), is_full ? ", goal <= 1.05" : "",
+                median(v.process_s), median(process), is_full ? ", goal <= 1.2" : "");
+    // The part this variant turns off: the full trace's step minus this one's,
+    // in the same round, as a share of that round's untraced step.
+    if (full != nullptr && !is_full && v.key != std::string("untraced") && v.key != std::string("profiler")) {
+      std::vector<double> part;
+      for (std::size_t i = 0; i < v.step_ms.size(); ++i)
+        part.push_back((full->step_ms[i] - v.step_ms[i]) / variants[0].step_ms[i]);
+      std::printf("  %-34s   its part of the full trace: %+.3f of the untraced step (%+.3f to %+.3f)\n", "",
+                  median(part), *std::min_element(part.begin(), part.end()), *std::max_element(part.begin(), part.end()));
+    }
   }
   std::printf("  trace size: %.1f MB per 100 steps (whole run incl. start-up and warm-up; goal <= 10 MB per 100 steps)\n",
               static_cast<double>(trace_bytes) / 1e6 * 100.0 / kSteps);

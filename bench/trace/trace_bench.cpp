@@ -254,7 +254,8 @@ void unet_overhead(int rounds, const std::string& device) {
 // trace_bench record [EVENTS] recording cost only (EVENTS per thread, default 4M)
 // trace_bench import [FILE]   one import per trace (or of FILE): for profiling under callgrind
 // trace_bench unet [ROUNDS]   traced/untraced UNet training run only
-// trace_bench gpu [ROUNDS]    a PyTorch UNet step on a GPU: untraced, traced, under torch.profiler
+// trace_bench gpu [ROUNDS [VARIANT...]]  a PyTorch UNet step on a GPU: untraced, traced with each part off in
+//                             turn, under torch.profiler (VARIANT: run only these, see timed_run.h)
 // trace_bench callbacks [--quick]  the CUPTI callback bodies on the CPU, ns per part (not in "every measurement":
 //                             it needs no GPU but is a profile of the parts, not a goal)
 int main(int argc, char** argv) {
@@ -282,9 +283,20 @@ int main(int argc, char** argv) {
     if (what.empty()) unet_overhead(11, device);
     if (what == "unet") unet_overhead(argc > 2 ? std::stoi(argv[2]) : 11, device);
   }
-  if (what.empty() || what == "gpu") torch_unet_overhead(argc > 2 && !what.empty() ? std::stoi(argv[2]) : 5);
+  if (what.empty()) torch_unet_overhead(5);
+  for (int i = 3; what == "gpu" && i < argc; ++i)
+    if (!is_gpu_variant(argv[i])) {
+      std::fprintf(stderr, "trace_bench gpu: unknown variant %s (full, stacks, guard, args, deny, analysed, nocallbacks, profiler)\n", argv[i]);
+      return 2;
+    }
+  const int gpu_rounds = what == "gpu" && argc > 2 ? std::atoi(argv[2]) : 5;
+  if (gpu_rounds < 1) {
+    std::fprintf(stderr, "trace_bench gpu: ROUNDS must be a positive number, not %s\n", argv[2]);
+    return 2;
+  }
+  if (what == "gpu") torch_unet_overhead(gpu_rounds, std::vector<std::string>(argv + std::min(argc, 3), argv + argc));
   if (!what.empty() && what != "record" && what != "import" && what != "unet" && what != "gpu") {
-    std::fprintf(stderr, "usage: trace_bench [record [EVENTS] | import [FILE] | unet [ROUNDS] | gpu [ROUNDS] | callbacks [--quick]]\n");
+    std::fprintf(stderr, "usage: trace_bench [record [EVENTS] | import [FILE] | unet [ROUNDS] | gpu [ROUNDS [VARIANT...]] | callbacks [--quick]]\n");
     return 2;
   }
 }
