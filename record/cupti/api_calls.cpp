@@ -19,6 +19,22 @@ thread_local int t_runtime_depth = 0;
 // launch records the arguments.
 thread_local std::uint64_t t_launch_correlation = 0;
 
+// Calls after which no allocation of the context is left (entered: the
+// context goes as the call runs).
+bool ends_context(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API)
+    return cbid == CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020 || cbid == CUPTI_RUNTIME_TRACE_CBID_cudaThreadExit_v3020;
+  switch (cbid) {
+    case CUPTI_DRIVER_TRACE_CBID_cuCtxDestroy:
+    case CUPTI_DRIVER_TRACE_CBID_cuCtxDestroy_v2:
+    case CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxReset:
+    case CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxReset_v2:
+    case CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxRelease:
+    case CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxRelease_v2: return domain == CUPTI_CB_DOMAIN_DRIVER_API;
+    default: return false;
+  }
+}
+
 }  // namespace
 
 ApiCalls::ApiCalls(const DriverProbes& probes, std::vector<ApiKind> runtime_kinds, std::vector<ApiKind> driver_kinds,
@@ -106,7 +122,7 @@ void ApiCalls::record_kernel_args(const Launch& launch, CUcontext context, std::
       if (!param_value(launch, p, word, value)) break;
       // A struct's word may be any number: only memory the driver knows makes it a pointer.
       const MemKind memory =
-          p.aggregate ? driver_memory_of(value, probes_.pointer_query) : memory_of(value, probes_.pointer_query);
+          resolve_memory(options_.live_allocations ? &live_ : nullptr, value, p.aggregate, probes_.pointer_query);
       if (memory == MemKind::Unknown) continue;
       if (memory == MemKind::Pageable && reads_pageable_memory(device)) continue;
       if (!stream_known) {
@@ -134,6 +150,10 @@ void ApiCalls::record_memory(const CUpti_CallbackData& cb, const MemoryEffect& e
                              rec::StackId stack) {
   const std::int32_t device = e.kind == MemKind::Pinned ? kHostDevice : device_of(cb.context);
   const std::uint64_t stream = e.stream_ordered ? stream_id(cb.context, e.stream, e.per_thread_stream) : 0;
+  if (e.op == MemoryEffect::Op::Alloc && e.addr != 0)
+    live_.add(e.addr, e.bytes, e.kind);
+  else if (e.op == MemoryEffect::Op::Free)
+    live_.remove(e.addr, e.bytes);
   if (e.op == MemoryEffect::Op::Alloc)
     rec::record(rec::AllocEvent{.time_ns = time, .addr = e.addr, .bytes = e.bytes, .kind = e.kind, .device = device,
                                 .stream = stream, .correlation = cb.correlationId, .stack = stack});
@@ -230,6 +250,8 @@ void ApiCalls::on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const 
       ++t_runtime_depth;
     else if (t_runtime_depth > 0)
       return;
+    // What the context held goes with it: a later allocation may reuse the addresses.
+    if (ends_context(domain, cbid)) live_.clear();
     if (kind != ApiKind::Other && cb.correlationData) *cb.correlationData = rec::now_ns();
     // Driver launches inside any other runtime call belong to no launch of ours.
     if (runtime) t_launch_correlation = kind == ApiKind::Launch ? cb.correlationId : 0;

@@ -21,6 +21,7 @@
 #include "gpudiag/api_kinds.h"
 #include "gpudiag/record.h"
 #include "kernel_args.h"
+#include "live_allocations.h"
 #include "memory_calls.h"
 
 namespace gpudiag::cupti {
@@ -45,6 +46,9 @@ struct ApiCallsOptions {
   // GPUDIAG_TRACE_KERNEL_ARGS=off: no KernelArg events (the evidence of
   // the rules on kernel arguments is then gone), to measure what resolving them costs.
   bool kernel_args = true;
+  // Pointer arguments resolved from the allocations seen (LiveAllocations),
+  // the driver asked only for the others. Off: every word is asked of the driver.
+  bool live_allocations = true;
 };
 
 class ApiCalls {
@@ -97,6 +101,7 @@ class ApiCalls {
   std::vector<ApiKind> runtime_kinds_, driver_kinds_;
   GuardCalls* guard_;
   ApiCallsOptions options_;
+  LiveAllocations live_;
 
   std::mutex stacks_mutex_;
   std::unordered_map<std::uint32_t, rec::StackId> stacks_;  // correlation -> stack of the issuing call

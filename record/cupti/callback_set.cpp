@@ -19,10 +19,12 @@ bool is_any_call(std::string_view name, std::initializer_list<std::string_view> 
 // Runtime calls the copy guard acts on that no detector reads
 // (copy_guard_calls.cpp: GuardCalls::entered and returned).
 bool guard_needs(std::string_view runtime_name) {
-  return is_any_call(runtime_name, {"cudaStreamAddCallback", "cudaLaunchHostFunc", "cudaGraphLaunch", "cudaDeviceReset",
-                                    "cudaThreadExit", "cudaFreeHost", "cudaHostUnregister", "cudaDeviceSynchronize",
+  return is_any_call(runtime_name, {"cudaStreamAddCallback", "cudaLaunchHostFunc", "cudaGraphLaunch", "cudaFreeHost", "cudaHostUnregister", "cudaDeviceSynchronize",
                                     "cudaThreadSynchronize", "cudaStreamWaitEvent", "cudaFree"});
 }
+
+// Runtime calls that end the device's context: its allocations and guards go.
+bool ends_context(std::string_view runtime_name) { return is_any_call(runtime_name, {"cudaDeviceReset", "cudaThreadExit"}); }
 
 }  // namespace
 
@@ -70,16 +72,28 @@ CallbackSet callback_set(const std::vector<std::string>& runtime_names, const st
       const std::string& name = runtime_names[id];
       if (name.empty()) continue;
       const bool wanted = mode == CallbackMode::Deny ? !deny_listed(name)
-                                                     : api_kind(name) != ApiKind::Other || (guard && guard_needs(name));
+                                                     : api_kind(name) != ApiKind::Other || ends_context(name) ||
+                                                           (guard && guard_needs(name));
       if (wanted) set.runtime.push_back(static_cast<CUpti_CallbackId>(id));
     }
   // The driver calls a detector reads, made outside any runtime call.
   for (std::size_t id = 1; id < driver_names.size(); ++id)
     if (!driver_names[id].empty() && api_kind(driver_names[id]) != ApiKind::Other)
       set.driver.push_back(static_cast<CUpti_CallbackId>(id));
-  if (guard)
-    for (CUpti_CallbackId id : guard_driver_callbacks())
-      if (std::find(set.driver.begin(), set.driver.end(), id) == set.driver.end()) set.driver.push_back(id);
+  // A context's end, which takes its allocations with it (the live
+  // allocations that resolve kernel arguments forget them), and the guard's calls.
+  std::vector<CUpti_CallbackId> more = {CUPTI_DRIVER_TRACE_CBID_cuCtxDestroy,
+                                        CUPTI_DRIVER_TRACE_CBID_cuCtxDestroy_v2,
+                                        CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxReset,
+                                        CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxReset_v2,
+                                        CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxRelease,
+                                        CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxRelease_v2};
+  if (guard) {
+    const std::vector<CUpti_CallbackId> guards = guard_driver_callbacks();
+    more.insert(more.end(), guards.begin(), guards.end());
+  }
+  for (CUpti_CallbackId id : more)
+    if (std::find(set.driver.begin(), set.driver.end(), id) == set.driver.end()) set.driver.push_back(id);
   return set;
 }
 

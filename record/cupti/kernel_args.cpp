@@ -91,15 +91,10 @@ bool host_mapped(std::uint64_t address) {
   return mincore(reinterpret_cast<void*>(address & ~(page - 1)), 1, &resident) == 0;
 }
 
-namespace {
-
-// Small values and non-canonical ones are numbers, not user-space addresses.
 bool user_address(std::uint64_t value) {
   constexpr std::uint64_t kLowest = 1u << 16, kUserEnd = 1ull << 47;
   return value >= kLowest && value < kUserEnd;
 }
-
-}  // namespace
 
 MemKind driver_memory_of(std::uint64_t value, PointerQueryFn driver) {
   if (!user_address(value)) return MemKind::Unknown;

@@ -69,6 +69,9 @@ MemKind memory_of(std::uint64_t value, PointerQueryFn driver);
 // Only what the driver knows (Device, Pinned, Managed), else Unknown.
 MemKind driver_memory_of(std::uint64_t value, PointerQueryFn driver);
 
+// Small values and non-canonical ones are numbers, not user-space addresses.
+bool user_address(std::uint64_t value);
+
 // Whether the host has the page of `address` mapped (mincore).
 bool host_mapped(std::uint64_t address);
 

@@ -152,6 +152,38 @@ TEST_F(ApiCallsTest, ARuntimeLaunchRecordsItsCallAndThePointerArgumentsOfTheDriv
   EXPECT_EQ(g_pointer_queries, 2) << "one driver query per pointer-sized argument";
 }
 
+// cudaMalloc(&p, bytes) as it returns.
+void allocate(ApiCalls& calls, std::uint64_t address, std::size_t bytes, std::uint32_t correlation) {
+  void* written = reinterpret_cast<void*>(address);
+  cudaMalloc_v3020_params params{&written, bytes};
+  Call malloc{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, "cudaMalloc", &params, correlation};
+  malloc.enter(calls);
+  malloc.exit(calls);
+}
+
+void free_memory(ApiCalls& calls, std::uint64_t address, std::uint32_t correlation) {
+  cudaFree_v3020_params params{reinterpret_cast<void*>(address)};
+  Call free{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020, "cudaFree", &params, correlation};
+  free.enter(calls);
+  free.exit(calls);
+}
+
+TEST_F(ApiCallsTest, PointersIntoAllocationsItSawMadeNeedNoDriverQuery) {
+  ApiCalls calls = make();
+  allocate(calls, kDeviceBase, kDeviceBytes, 30);
+  float* out = reinterpret_cast<float*>(kDeviceBase + 256);
+  int n = 64;
+  void* args[] = {&out, &n, &out};
+  launch(calls, args);
+  EXPECT_EQ(g_pointer_queries, 0);
+  free_memory(calls, kDeviceBase, 31);
+  launch(calls, args);
+  EXPECT_EQ(g_pointer_queries, 2) << "freed: the driver's to answer again";
+  const Trace t = stop_and_read();
+  ASSERT_EQ(t.kernel_args.size(), 4u);
+  for (const KernelArg& a : t.kernel_args) EXPECT_EQ(a.memory, MemKind::Device);
+}
+
 // GPUDIAG_TRACE_KERNEL_ARGS=off: the launch is recorded, its arguments are not even resolved.
 TEST_F(ApiCallsTest, WithKernelArgumentsOffALaunchRecordsOnlyItsCall) {
   ApiCalls calls = make(ApiCallsOptions{.kernel_args = false});

@@ -35,8 +35,10 @@ TEST_F(CallbackSetTest, AllIsTheWholeRuntimeDomainAndTheAnalysedDriverCalls) {
   EXPECT_TRUE(has(all.driver, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel));
   EXPECT_TRUE(has(all.driver, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2));
   EXPECT_FALSE(has(all.driver, CUPTI_DRIVER_TRACE_CBID_cuCtxGetDevice));
-  EXPECT_TRUE(has(all.driver, CUPTI_DRIVER_TRACE_CBID_cuCtxDestroy_v2)) << "the copy guard's";
-  EXPECT_FALSE(has(set(CallbackMode::All, false).driver, CUPTI_DRIVER_TRACE_CBID_cuCtxDestroy_v2));
+  EXPECT_TRUE(has(all.driver, CUPTI_DRIVER_TRACE_CBID_cuStreamAddCallback)) << "the copy guard's";
+  EXPECT_FALSE(has(set(CallbackMode::All, false).driver, CUPTI_DRIVER_TRACE_CBID_cuStreamAddCallback));
+  EXPECT_TRUE(has(set(CallbackMode::All, false).driver, CUPTI_DRIVER_TRACE_CBID_cuCtxDestroy_v2))
+      << "a context's end takes its live allocations, guard or not";
 }
 
 TEST_F(CallbackSetTest, DenyLeavesOutOnlyTheHotGettersWhateverTheirVersion) {
@@ -73,10 +75,9 @@ TEST_F(CallbackSetTest, AnalysedIsTheCallsADetectorReadsAndThoseTheGuardNeeds) {
   EXPECT_FALSE(has(analysed.runtime, CUPTI_RUNTIME_TRACE_CBID_cudaGetLastError_v3020));
   EXPECT_FALSE(has(analysed.runtime, CUPTI_RUNTIME_TRACE_CBID_cudaStreamCreate_v3020));
   EXPECT_TRUE(has(analysed.runtime, CUPTI_RUNTIME_TRACE_CBID_cudaStreamAddCallback_v5000)) << "the guard's";
-  EXPECT_TRUE(has(analysed.runtime, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020)) << "the guard's";
   const CallbackSet unguarded = set(CallbackMode::Analysed, false);
   EXPECT_FALSE(has(unguarded.runtime, CUPTI_RUNTIME_TRACE_CBID_cudaStreamAddCallback_v5000));
-  EXPECT_FALSE(has(unguarded.runtime, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020));
+  EXPECT_TRUE(has(unguarded.runtime, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020)) << "it ends the live allocations";
 }
 
 TEST_F(CallbackSetTest, OffSubscribesToNoApiCall) {
