@@ -156,6 +156,10 @@ struct Calls {
   Call sync{R, CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020, "cudaStreamSynchronize", &sync_params};
   cudaEventRecord_v3020_params event_params{};
   Call event_record{R, CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_v3020, "cudaEventRecord", &event_params};
+  // The device memory every pointer argument points into, allocated once (a caching allocator's segment).
+  void* segment = reinterpret_cast<void*>(kDeviceBase);
+  cudaMalloc_v3020_params malloc_params{&segment, kDeviceBytes};
+  Call malloc{R, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, "cudaMalloc", &malloc_params};
 
   explicit Calls(void* pinned, std::size_t bytes) {
     const auto stream = reinterpret_cast<cudaStream_t>(0x5100);
@@ -259,8 +263,12 @@ int callbacks_bench(bool quick) {
   CopyGuard copy_guard{no_sink};
   GuardCalls guard_calls{copy_guard, GuardProbes{fake_attribute, fake_stream_flags, fake_capturing},
                          []() noexcept { return true; }};
+  // Those that resolve pointers from the live allocations first saw the device memory allocated.
+  const ApiCallsOptions driver_only{.live_allocations = false};
   ApiCalls plain(fake_driver(), runtime_kinds, driver_kinds, nullptr);
+  ApiCalls plain_driver_only(fake_driver(), runtime_kinds, driver_kinds, nullptr, driver_only);
   ApiCalls guarded(fake_driver(), runtime_kinds, driver_kinds, &guard_calls);
+  ApiCalls guarded_driver_only(fake_driver(), runtime_kinds, driver_kinds, &guard_calls, driver_only);
   ApiCalls no_args(fake_driver(), runtime_kinds, driver_kinds, nullptr, ApiCallsOptions{.kernel_args = false});
 
   std::printf("trace_bench callbacks: the CUPTI callback bodies on the CPU, driven with parameter structs and a fake\n"
@@ -268,6 +276,8 @@ int callbacks_bench(bool quick) {
               "  microseconds)\n",
               b.trials, b.iterations, slow.iterations);
   if (!start_recording(path, true)) return 1;
+  c.malloc.both(plain);
+  c.malloc.both(guarded);
 
   // (a) dispatch of a call nobody analyses.
   std::printf("dispatch  uninteresting call (cudaGetDevice, enter+exit), guard off: %8.1f ns\n",
@@ -290,15 +300,19 @@ int callbacks_bench(bool quick) {
   };
   const auto off = driver_launches(no_args, b);
   std::printf("args      driver launch (enter+exit), kernel args off:              %8.1f ns\n", off.first);
-  const auto zero = driver_launches(plain, b);
-  std::printf("args      driver launch, zero-cost driver:                         %8.1f ns  (%.2f driver queries per launch)\n",
-              zero.first, zero.second);
+  for (auto [calls, what] : {std::pair{&plain_driver_only, "driver only"}, std::pair{&plain, "live map   "}}) {
+    const auto zero = driver_launches(*calls, b);
+    std::printf("args      driver launch, zero-cost driver, %s:             %8.1f ns  (%.2f driver queries per launch)\n",
+                what, zero.first, zero.second);
+  }
   g_query_spin_ns = spin_ns;
-  const auto spinning = driver_launches(plain, slow);
+  for (auto [calls, what] : {std::pair{&plain_driver_only, "driver only"}, std::pair{&plain, "live map   "}}) {
+    const auto spinning = driver_launches(*calls, slow);
+    std::printf("args      driver launch, driver spinning %4llu ns/query, %s: %8.1f ns  (%.2f driver queries per launch)\n",
+                static_cast<unsigned long long>(spin_ns), what, spinning.first, spinning.second);
+  }
   g_query_spin_ns = 0;
-  std::printf("args      driver launch, driver spinning %4llu ns per query:        %8.1f ns  (%.2f driver queries per launch;\n"
-              "          GPUDIAG_BENCH_POINTER_QUERY_NS sets the spin: the real cuPointerGetAttributes time is a GPU's to measure)\n",
-              static_cast<unsigned long long>(spin_ns), spinning.first, spinning.second);
+  std::printf("          (GPUDIAG_BENCH_POINTER_QUERY_NS sets the spin: the real cuPointerGetAttributes time is a GPU's to measure)\n");
 
   // (c) unwind.
   for (int depth : {16, 32, 64, 100})
@@ -347,22 +361,26 @@ int callbacks_bench(bool quick) {
               b.ns_per([&](std::uint64_t) { c.event_record.both(plain); }));
 
   // (f) the whole launch, with the calls that come with it.
-  const std::uint64_t q0 = g_pointer_queries;
-  const double whole = b.ns_per([&](std::uint64_t i) { c.launch_with_mix(guarded, i); });
-  const double queries = static_cast<double>(g_pointer_queries - q0) / (b.iterations * b.trials);
-  std::printf("launch    cudaLaunchKernel with its call mix (5 cudaGetDevice, 1 cudaGetLastError, 0.7\n"
-              "          cudaPeekAtLastError), stacks and guard on, zero-cost driver: %8.1f ns per launch\n", whole);
-  std::printf("launch    driver queries per launch: %.2f cuPointerGetAttributes (counted by the fake driver)\n", queries);
+  for (auto [calls, what] : {std::pair{&guarded_driver_only, "driver only"}, std::pair{&guarded, "live map"}}) {
+    const std::uint64_t q0 = g_pointer_queries;
+    const double whole = b.ns_per([&](std::uint64_t i) { c.launch_with_mix(*calls, i); });
+    const double queries = static_cast<double>(g_pointer_queries - q0) / (b.iterations * b.trials);
+    std::printf("launch    cudaLaunchKernel with its call mix (5 cudaGetDevice, 1 cudaGetLastError, 0.7\n"
+                "          cudaPeekAtLastError), stacks and guard on, zero-cost driver, %s: %8.1f ns per launch\n",
+                what, whole);
+    std::printf("launch    driver queries per launch, %s: %.2f cuPointerGetAttributes (counted by the fake driver)\n", what,
+                queries);
+  }
   rec::stop();
 
   if (!start_recording(path, false)) return 1;
   const double analysed_off = b.ns_per([&](std::uint64_t) { c.upload.both(plain); });
-  const double whole_no_stacks = b.ns_per([&](std::uint64_t i) { c.launch_with_mix(guarded, i); });
+  const double whole_no_stacks = b.ns_per([&](std::uint64_t i) { c.launch_with_mix(guarded, i); });  // live map
   rec::stop();
   std::printf("record    analysed call (cudaMemcpyAsync HtoD, enter+exit, guard off): stacks on %8.1f ns, off %8.1f ns\n"
               "          (stacks on adds the unwind and the correlation-to-stack table insert)\n",
               analysed_on, analysed_off);
-  std::printf("launch    the same with stacks off:                                %8.1f ns per launch\n", whole_no_stacks);
+  std::printf("launch    the same with the live map and stacks off:               %8.1f ns per launch\n", whole_no_stacks);
   std::printf("Only a GPU can measure: CUPTI's own dispatch of each callback (enter and exit, before and after\n"
               "  these bodies), the real cost of cuPointerGetAttributes, cuptiGetStreamIdEx and cuptiGetDeviceId (faked\n"
               "  here), and how much of a PyTorch step the host spends in calls: `trace_bench gpu` measures those.\n");

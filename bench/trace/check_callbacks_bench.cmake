@@ -11,8 +11,10 @@ foreach(part
     "dispatch +uninteresting call[^\n]*guard off: +${number}"
     "dispatch +uninteresting call[^\n]*guard on: +${number}"
     "args +driver launch[^\n]*kernel args off: +${number}"
-    "args +driver launch, zero-cost driver: +${number}[^\n]*driver queries per launch"
-    "args +driver launch, driver spinning[^\n]*${number} ns"
+    "args +driver launch, zero-cost driver, driver only: +${number}[^\n]*driver queries per launch"
+    "args +driver launch, zero-cost driver, live map +: +${number} ns +\\(0\\.00 driver queries per launch"
+    "args +driver launch, driver spinning[^\n]*driver only: +${number} ns"
+    "args +driver launch, driver spinning[^\n]*live map +: +${number} ns"
     "unwind +capture_stack, +16 frames deep[^\n]*cache hit: +${number}"
     "unwind +capture_stack, +100 frames deep[^\n]*cache hit: +${number}"
     "unwind +capture_stack, +64 frames deep, thread cache miss[^\n]*${number}"
@@ -22,8 +24,10 @@ foreach(part
     "record +analysed call[^\n]*stacks on +${number} ns, off +${number}"
     "guard +DtoH async copy[^\n]*guard on +${number} ns, off +${number}"
     "guard +cudaEventRecord[^\n]*guard on +${number} ns, off +${number}"
-    "launch +driver queries per launch: ${number}"
-    "stacks and guard on, zero-cost driver: +${number} ns per launch"
+    "launch +driver queries per launch, driver only: ${number}"
+    "launch +driver queries per launch, live map: 0\\.00 cuPointerGetAttributes"
+    "stacks and guard on, zero-cost driver, driver only: +${number} ns per launch"
+    "stacks and guard on, zero-cost driver, live map: +${number} ns per launch"
     "Only a GPU can measure")
   if(NOT out MATCHES "${part}")
     message(FATAL_ERROR "trace_bench callbacks --quick printed no line matching: ${part}")
