@@ -341,6 +341,11 @@ int callbacks_bench(bool quick) {
                 rec::record(rec::KernelArgEvent{.time_ns = 1 + i, .value = kDeviceBase, .memory = MemKind::Device, .correlation = i});
               }));
   const double analysed_on = b.ns_per([&](std::uint64_t) { c.upload.both(plain); });
+  std::printf("record    stack_of_call (CUPTI's buffer thread, once per GPU record):      %8.1f ns\n",
+              b.ns_per([&](std::uint64_t i) {
+                volatile rec::StackId id = plain.stack_of_call(static_cast<std::uint32_t>(c.upload.correlation - i % 64));
+                (void)id;
+              }));
 
   // (e) the copy guard.
   const std::uint64_t p0 = g_guard_probes;

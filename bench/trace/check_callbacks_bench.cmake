@@ -21,6 +21,7 @@ foreach(part
     "unwind +capture_stack, +64 frames deep, new stack: +${number}"
     "record +ApiEvent: +${number}"
     "record +KernelArgEvent: +${number}"
+    "record +stack_of_call[^\n]*: +${number}"
     "record +analysed call[^\n]*stacks on +${number} ns, off +${number}"
     "guard +DtoH async copy[^\n]*guard on +${number} ns, off +${number}"
     "guard +cudaEventRecord[^\n]*guard on +${number} ns, off +${number}"
