@@ -8,8 +8,6 @@
 namespace gpudiag::cupti {
 namespace {
 
-constexpr std::size_t kMaxPendingStacks = 1u << 16;
-
 // Runtime calls in progress on this thread. The runtime implements its calls
 // with driver calls; those are the runtime call's own business (its memory is
 // recorded once, from the runtime call, and its failure is the runtime
@@ -18,6 +16,40 @@ thread_local int t_runtime_depth = 0;
 // The runtime launch in progress on this thread (0: none), whose driver
 // launch records the arguments.
 thread_local std::uint64_t t_launch_correlation = 0;
+
+// What this thread's launches needed last: the parameters of the kernels it
+// launched (direct-mapped by handle) and the device of its context. Valid
+// for one ApiCalls while its generation stays.
+struct LaunchCache {
+  const void* owner = nullptr;
+  std::uint64_t generation = 0;
+  CUcontext context = nullptr;
+  std::int32_t device = kHostDevice;
+  bool device_known = false;
+  struct Kernel {
+    CUfunction function = nullptr;
+    const std::vector<Param>* params = nullptr;
+  };
+  std::array<Kernel, 64> kernels{};
+};
+thread_local LaunchCache t_launch;
+
+LaunchCache& launch_cache(const void* owner, std::uint64_t generation) {
+  LaunchCache& c = t_launch;
+  if (c.owner != owner || c.generation != generation) c = LaunchCache{.owner = owner, .generation = generation};
+  return c;
+}
+
+// Generations are unique across instances: one made where a destroyed one
+// was (tests, the benchmark) never takes over a thread's cache of the old one.
+std::atomic<std::uint64_t> g_last_generation{0};
+std::uint64_t next_generation() { return g_last_generation.fetch_add(1, std::memory_order_relaxed) + 1; }
+
+constexpr std::uint64_t kStackBits = 31;
+
+std::uint64_t call_slot_value(std::uint32_t correlation, rec::StackId stack, bool query) {
+  return std::uint64_t{correlation} << 32 | std::uint64_t{stack} << 1 | (query ? 1u : 0u);
+}
 
 // Calls after which no allocation of the context is left (entered: the
 // context goes as the call runs).
@@ -43,7 +75,9 @@ ApiCalls::ApiCalls(const DriverProbes& probes, std::vector<ApiKind> runtime_kind
       runtime_kinds_(std::move(runtime_kinds)),
       driver_kinds_(std::move(driver_kinds)),
       guard_(guard),
-      options_(options) {}
+      options_(options),
+      calls_(new std::atomic<std::uint64_t>[kCallSlots]()),
+      generation_(next_generation()) {}
 
 ApiKind ApiCalls::kind_of(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) const {
   const auto& kinds = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? runtime_kinds_ : driver_kinds_;
@@ -60,18 +94,36 @@ std::uint64_t ApiCalls::stream_id(CUcontext context, const void* stream, bool pe
              : 0;
 }
 
-std::shared_ptr<const std::vector<Param>> ApiCalls::params_of(CUfunction kernel) {
+const std::vector<Param>& ApiCalls::params_of(CUfunction kernel) {
+  LaunchCache& cache = launch_cache(this, generation_.load(std::memory_order_acquire));
+  LaunchCache::Kernel& slot = cache.kernels[(reinterpret_cast<std::uintptr_t>(kernel) >> 4) % cache.kernels.size()];
+  if (slot.function == kernel && slot.params != nullptr) return *slot.params;
   std::lock_guard<std::mutex> lock(kernels_mutex_);
   auto& params = kernel_params_[kernel];
   if (!params)
-    params = std::make_shared<const std::vector<Param>>(pointer_params(kernel, probes_.param_info, probes_.kernel_param_info));
-  return params;
+    params = std::make_unique<const std::vector<Param>>(pointer_params(kernel, probes_.param_info, probes_.kernel_param_info));
+  slot = {kernel, params.get()};
+  return *params;
 }
 
-void ApiCalls::module_unloading() {
-  std::lock_guard<std::mutex> lock(kernels_mutex_);
-  kernel_params_.clear();
+std::int32_t ApiCalls::launch_device(CUcontext context) {
+  LaunchCache& cache = launch_cache(this, generation_.load(std::memory_order_acquire));
+  if (!cache.device_known || cache.context != context) {
+    cache.context = context;
+    cache.device = device_of(context);
+    cache.device_known = true;
+  }
+  return cache.device;
 }
+
+void ApiCalls::forget_contexts_and_kernels() {
+  std::lock_guard<std::mutex> lock(kernels_mutex_);
+  for (auto& [kernel, params] : kernel_params_) retired_.push_back(std::move(params));
+  kernel_params_.clear();
+  generation_.store(next_generation(), std::memory_order_release);
+}
+
+void ApiCalls::module_unloading() { forget_contexts_and_kernels(); }
 
 bool ApiCalls::reads_pageable_memory(std::int32_t device) {
   std::lock_guard<std::mutex> lock(devices_mutex_);
@@ -109,11 +161,10 @@ void ApiCalls::describe_stream(std::int32_t device, std::uint64_t id, const Laun
 void ApiCalls::record_kernel_args(const Launch& launch, CUcontext context, std::uint64_t correlation,
                                   rec::StackId stack) {
   if (!options_.kernel_args || !launch.is_launch()) return;
-  const auto held = params_of(launch.function);
-  const std::vector<Param>& params = *held;
+  const std::vector<Param>& params = params_of(launch.function);
   if (params.empty()) return;
   const std::uint64_t time = rec::now_ns();
-  const std::int32_t device = device_of(context);
+  const std::int32_t device = launch_device(context);
   std::uint64_t stream = 0;
   bool stream_known = false;
   for (const Param& p : params)
@@ -227,13 +278,10 @@ void ApiCalls::on_return(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, con
     // CUPTI reports every query, done or not, as a synchronisation record,
     // which is dropped: a query's stack goes only into its own Sync below.
     const bool query = is_query(domain, cbid);
-    if (stack != 0 || query) {
-      std::lock_guard<std::mutex> lock(stacks_mutex_);
-      if (query)
-        queries_.insert(cb.correlationId);
-      else
-        stacks_[cb.correlationId] = stack;
-    }
+    // A stack id too large for its slot is not kept: a record without a stack, never with another's.
+    if (query || (stack != 0 && stack >> kStackBits == 0))
+      calls_[cb.correlationId % kCallSlots].store(call_slot_value(cb.correlationId, query ? 0 : stack, query),
+                                                  std::memory_order_release);
   }
   if (kind == ApiKind::Sync && status == 0) record_completed_query(domain, cbid, cb, start, end, stack);
   // A runtime launch's arguments come from the driver launch inside it.
@@ -251,7 +299,10 @@ void ApiCalls::on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const 
     else if (t_runtime_depth > 0)
       return;
     // What the context held goes with it: a later allocation may reuse the addresses.
-    if (ends_context(domain, cbid)) live_.clear();
+    if (ends_context(domain, cbid)) {
+      live_.clear();
+      forget_contexts_and_kernels();
+    }
     if (kind != ApiKind::Other && cb.correlationData) *cb.correlationData = rec::now_ns();
     // Driver launches inside any other runtime call belong to no launch of ours.
     if (runtime) t_launch_correlation = kind == ApiKind::Launch ? cb.correlationId : 0;
@@ -304,21 +355,16 @@ void ApiCalls::context_created(CUcontext context) {
   rec::record(info);
 }
 
-rec::StackId ApiCalls::stack_of_call(std::uint32_t correlation) {
-  std::lock_guard<std::mutex> lock(stacks_mutex_);
-  auto it = stacks_.find(correlation);
-  return it == stacks_.end() ? 0 : it->second;  // kept: a graph launch has many kernels
+rec::StackId ApiCalls::stack_of_call(std::uint32_t correlation) const {
+  const std::uint64_t v = calls_[correlation % kCallSlots].load(std::memory_order_acquire);
+  // Kept: a graph launch has many kernels, each asking.
+  return v >> 32 == correlation && (v & 1) == 0 ? static_cast<rec::StackId>((v >> 1) & ((1u << kStackBits) - 1)) : 0;
 }
 
 bool ApiCalls::is_query_call(std::uint32_t correlation) {
-  std::lock_guard<std::mutex> lock(stacks_mutex_);
-  return queries_.erase(correlation) != 0;
-}
-
-void ApiCalls::forget_old_stacks() {
-  std::lock_guard<std::mutex> lock(stacks_mutex_);
-  if (stacks_.size() > kMaxPendingStacks) stacks_.clear();
-  if (queries_.size() > kMaxPendingStacks) queries_.clear();
+  std::atomic<std::uint64_t>& slot = calls_[correlation % kCallSlots];
+  std::uint64_t v = slot.load(std::memory_order_acquire);
+  return v >> 32 == correlation && (v & 1) != 0 && slot.compare_exchange_strong(v, 0, std::memory_order_acq_rel);
 }
 
 }  // namespace gpudiag::cupti

@@ -14,7 +14,6 @@
 #include <mutex>
 #include <set>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "copy_guard_calls.h"
@@ -65,12 +64,17 @@ class ApiCalls {
   // A module is unloading: a later kernel may get the handle of one of its kernels.
   void module_unloading();
 
-  // The host stack captured when the call with this correlation id returned, or 0.
-  rec::StackId stack_of_call(std::uint32_t correlation);
-  // Whether the call with this correlation id was a stream or event query (asked once per id).
+  // The host stack captured when the call with this correlation id returned,
+  // or 0: also when kCallSlots later analysed calls took its slot (never
+  // another call's stack).
+  rec::StackId stack_of_call(std::uint32_t correlation) const;
+  // Whether the call with this correlation id was a stream or event query (true once per id).
   bool is_query_call(std::uint32_t correlation);
-  // Bounds the correlation tables (after each activity buffer).
-  void forget_old_stacks();
+
+  // Calls whose stack or query mark is kept for their GPU records, which
+  // CUPTI delivers within a flush period (100 ms): a PyTorch step makes a few
+  // thousand analysed calls.
+  static constexpr std::size_t kCallSlots = std::size_t{1} << 16;
 
   GuardCalls* guard() const { return guard_; }
   ApiKind kind_of(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) const;
@@ -85,7 +89,9 @@ class ApiCalls {
   void on_return(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData& cb, ApiKind kind,
                  std::int32_t status);
   void record_kernel_args(const Launch& launch, CUcontext context, std::uint64_t correlation, rec::StackId stack);
-  std::shared_ptr<const std::vector<Param>> params_of(CUfunction kernel);
+  const std::vector<Param>& params_of(CUfunction kernel);
+  std::int32_t launch_device(CUcontext context);  // device_of, remembered per thread
+  void forget_contexts_and_kernels();
   bool reads_pageable_memory(std::int32_t device);
   void describe_stream(std::int32_t device, std::uint64_t id, const Launch& launch);
   void record_memory(const CUpti_CallbackData& cb, const MemoryEffect& e, std::uint64_t time, rec::StackId stack);
@@ -103,9 +109,10 @@ class ApiCalls {
   ApiCallsOptions options_;
   LiveAllocations live_;
 
-  std::mutex stacks_mutex_;
-  std::unordered_map<std::uint32_t, rec::StackId> stacks_;  // correlation -> stack of the issuing call
-  std::unordered_set<std::uint32_t> queries_;                // correlations of stream and event queries
+  // Per analysed call, by correlation id modulo kCallSlots: {correlation:32,
+  // stack:31, query:1}. Written by the calling thread, read by CUPTI's buffer
+  // thread, with no lock: a slot holds one call's whole answer.
+  std::unique_ptr<std::atomic<std::uint64_t>[]> calls_;
   std::mutex devices_mutex_;
   std::set<std::int32_t> described_devices_;
   // Devices whose kernels may read pageable host memory (HMM, ATS): there a
@@ -119,9 +126,14 @@ class ApiCalls {
   std::mutex events_mutex_;
   std::unordered_map<const void*, RecordedOn> event_streams_;
   // Each kernel's pointer-sized parameters, found once; forgotten when a
-  // module is unloaded, since a later kernel may get the same handle.
+  // module is unloaded, since a later kernel may get the same handle. Each
+  // thread keeps the ones it used (params_of), valid while the generation
+  // stays: the forgotten ones are kept (retired_), as a thread may still read
+  // them. The generation also ends each thread's context -> device answer.
   std::mutex kernels_mutex_;
-  std::unordered_map<CUfunction, std::shared_ptr<const std::vector<Param>>> kernel_params_;
+  std::unordered_map<CUfunction, std::unique_ptr<const std::vector<Param>>> kernel_params_;
+  std::vector<std::unique_ptr<const std::vector<Param>>> retired_;
+  std::atomic<std::uint64_t> generation_;
 };
 
 }  // namespace gpudiag::cupti

@@ -162,8 +162,4 @@ bool is_query_call(std::uint32_t correlation) {
   return calls != nullptr && calls->is_query_call(correlation);
 }
 
-void forget_old_stacks() {
-  if (ApiCalls* calls = g_calls.load(std::memory_order_acquire)) calls->forget_old_stacks();
-}
-
 }  // namespace gpudiag::cupti

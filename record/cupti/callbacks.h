@@ -23,8 +23,6 @@ rec::StackId stack_of_call(std::uint32_t correlation);
 // Whether the call with this correlation id was a stream or event query
 // (asked once per id: CUPTI reports a query as a synchronisation record).
 bool is_query_call(std::uint32_t correlation);
-// Called after each activity buffer: bounds the correlation tables.
-void forget_old_stacks();
 
 // At exit: says on stderr how many copies the copy guard could not guard (its
 // table was full, or mprotect refused), if any: nothing is lost silently.

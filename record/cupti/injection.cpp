@@ -77,7 +77,6 @@ void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* buffer, 
   size_t dropped = 0;
   if (cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped != 0) rec::add_dropped(dropped);
   std::free(buffer);
-  forget_old_stacks();
 }
 
 uint64_t CUPTIAPI timestamp() { return rec::now_ns(); }

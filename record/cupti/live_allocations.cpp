@@ -20,6 +20,16 @@ struct HitCache {
 };
 thread_local HitCache t_hits;
 
+// Epochs are unique across instances: one made where a destroyed one was
+// (tests, the benchmark) never takes over a thread's hits of the old one.
+std::atomic<std::uint64_t> g_last_epoch{0};
+
+}  // namespace
+
+std::uint64_t LiveAllocations::next_epoch() { return g_last_epoch.fetch_add(1, std::memory_order_relaxed) + 1; }
+
+namespace {
+
 }  // namespace
 
 void LiveAllocations::erase_overlapping(std::uint64_t start, std::uint64_t end) {
@@ -30,7 +40,7 @@ void LiveAllocations::erase_overlapping(std::uint64_t start, std::uint64_t end) 
     it = ranges_.erase(it);
     erased = true;
   }
-  if (erased) epoch_.fetch_add(1, std::memory_order_acq_rel);
+  if (erased) epoch_.store(next_epoch(), std::memory_order_release);
 }
 
 void LiveAllocations::add(std::uint64_t start, std::uint64_t bytes, MemKind kind) {
@@ -45,14 +55,14 @@ void LiveAllocations::remove(std::uint64_t start, std::uint64_t bytes) {
   if (bytes != 0) {
     erase_overlapping(start, start + bytes < start ? UINT64_MAX : start + bytes);
   } else if (ranges_.erase(start) != 0) {
-    epoch_.fetch_add(1, std::memory_order_acq_rel);
+    epoch_.store(next_epoch(), std::memory_order_release);
   }
 }
 
 void LiveAllocations::clear() {
   std::unique_lock lock(mutex_);
   ranges_.clear();
-  epoch_.fetch_add(1, std::memory_order_acq_rel);
+  epoch_.store(next_epoch(), std::memory_order_release);
 }
 
 std::size_t LiveAllocations::size() const {

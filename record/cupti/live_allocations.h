@@ -39,12 +39,14 @@ class LiveAllocations {
     MemKind kind;
   };
   void erase_overlapping(std::uint64_t start, std::uint64_t end);  // holds mutex_ exclusively
+  static std::uint64_t next_epoch();
 
   mutable std::shared_mutex mutex_;
   std::map<std::uint64_t, Range> ranges_;  // by start; disjoint
-  // Bumped on every removal: a thread's cached hits from before are stale.
-  // Adding needs none: a new range overlaps no live one (overlaps are removed first).
-  std::atomic<std::uint64_t> epoch_{1};
+  // A new value on every removal: a thread's cached hits from before are
+  // stale. Adding needs none: a new range overlaps no live one (overlaps are
+  // removed first).
+  std::atomic<std::uint64_t> epoch_{next_epoch()};
 };
 
 // What a kernel's argument word points into: `live` first, the driver only

@@ -22,17 +22,23 @@ constexpr std::int32_t kDevice = 3;
 constexpr std::uint64_t kStream = 17;
 
 int g_pointer_queries = 0;
+int g_kernels_described = 0;  // cuFuncGetParamInfo asked for a kernel's first parameter
+int g_devices_asked = 0;
 
 DriverMemory fake_pointer_query(std::uint64_t address) {
   ++g_pointer_queries;
   return address >= kDeviceBase && address < kDeviceBase + kDeviceBytes ? DriverMemory::Device : DriverMemory::NotKnown;
 }
-std::int32_t fake_device_of(CUcontext) { return kDevice; }
+std::int32_t fake_device_of(CUcontext) {
+  ++g_devices_asked;
+  return kDevice;
+}
 std::uint64_t fake_stream_id(CUcontext, CUstream, bool) { return kStream; }
 // A kernel (float* out, int n, const float* in).
 CUresult fake_param_info(CUfunction, std::size_t index, std::size_t* offset, std::size_t* size) {
   constexpr std::size_t offsets[] = {0, 8, 16}, sizes[] = {8, 4, 8};
   if (index >= 3) return CUDA_ERROR_INVALID_VALUE;
+  if (index == 0) ++g_kernels_described;
   *offset = offsets[index];
   *size = sizes[index];
   return CUDA_SUCCESS;
@@ -78,7 +84,7 @@ struct Call {
 class ApiCallsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    g_pointer_queries = 0;
+    g_pointer_queries = g_kernels_described = g_devices_asked = 0;
     path_ = (fs::temp_directory_path() / ("api_calls_test-" + std::to_string(getpid()) + ".gdtrace")).string();
     rec::Options options;
     options.writer_thread = false;
@@ -97,18 +103,19 @@ class ApiCallsTest : public ::testing::Test {
                     nullptr, options);
   }
   // cudaLaunchKernel(stub, args) -> cuLaunchKernel(kernel, args) inside it.
-  void launch(ApiCalls& calls, void** args) {
+  void launch(ApiCalls& calls, void** args, std::uint32_t correlation = 41) {
     int stub = 0;
     cudaLaunchKernel_v7000_params runtime_params{};
     runtime_params.func = &stub;
     runtime_params.args = args;
     Call runtime{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, "cudaLaunchKernel",
-                 &runtime_params, 41, 0, "scale_kernel"};
+                 &runtime_params, correlation, 0, "scale_kernel"};
     cuLaunchKernel_params driver_params{};
     driver_params.f = reinterpret_cast<CUfunction>(0x1234);
     driver_params.kernelParams = args;
     driver_params.hStream = reinterpret_cast<CUstream>(0x99);
-    Call driver{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, "cuLaunchKernel", &driver_params, 42};
+    Call driver{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, "cuLaunchKernel", &driver_params,
+                correlation + 1};
     runtime.enter(calls);
     driver.enter(calls);
     driver.exit(calls);
@@ -182,6 +189,60 @@ TEST_F(ApiCallsTest, PointersIntoAllocationsItSawMadeNeedNoDriverQuery) {
   const Trace t = stop_and_read();
   ASSERT_EQ(t.kernel_args.size(), 4u);
   for (const KernelArg& a : t.kernel_args) EXPECT_EQ(a.memory, MemKind::Device);
+}
+
+// A graph launch's kernels each ask for the stack of the launch call.
+TEST_F(ApiCallsTest, ACallsStackIsFoundAsOftenAsAskedUntilALaterCallTakesItsSlot) {
+  ApiCalls calls = make();
+  int n = 1;
+  void* args[] = {&n, &n, &n};
+  launch(calls, args, 41);
+  const rec::StackId stack = calls.stack_of_call(41);
+  EXPECT_NE(stack, 0u);
+  EXPECT_EQ(calls.stack_of_call(41), stack);
+  EXPECT_EQ(calls.stack_of_call(40), 0u);
+  const auto later = static_cast<std::uint32_t>(41 + ApiCalls::kCallSlots);
+  launch(calls, args, later);
+  EXPECT_EQ(calls.stack_of_call(41), 0u) << "its slot is the later call's: no stack rather than another's";
+  EXPECT_NE(calls.stack_of_call(later), 0u);
+}
+
+TEST_F(ApiCallsTest, AQueryIsSaidOnceToBeOne) {
+  ApiCalls calls = make();
+  cudaStreamQuery_v3020_params params{reinterpret_cast<cudaStream_t>(0x99)};
+  Call query{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaStreamQuery_v3020, "cudaStreamQuery", &params, 77,
+             600 /* cudaErrorNotReady */};
+  query.enter(calls);
+  query.exit(calls);
+  EXPECT_TRUE(calls.is_query_call(77));
+  EXPECT_FALSE(calls.is_query_call(77));
+  EXPECT_FALSE(calls.is_query_call(78));
+  EXPECT_EQ(calls.stack_of_call(77), 0u) << "a query's stack goes into its own Sync only";
+}
+
+// Each thread remembers its kernels' parameters and its context's device,
+// until a module unload (a later kernel may get the same handle) or a
+// context's end (a later context may get the same handle).
+TEST_F(ApiCallsTest, KernelsAndDevicesAreAskedOnceUntilTheirModuleOrContextGoes) {
+  ApiCalls calls = make();
+  float* out = reinterpret_cast<float*>(kDeviceBase);
+  int n = 1;
+  void* args[] = {&out, &n, &out};
+  launch(calls, args, 41);
+  launch(calls, args, 43);
+  EXPECT_EQ(g_kernels_described, 1);
+  EXPECT_EQ(g_devices_asked, 1);
+  calls.module_unloading();
+  launch(calls, args, 45);
+  EXPECT_EQ(g_kernels_described, 2);
+  cuCtxDestroy_v2_params destroy{reinterpret_cast<CUcontext>(0x3)};
+  Call ctx{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuCtxDestroy_v2, "cuCtxDestroy_v2", &destroy, 47};
+  ctx.enter(calls);
+  ctx.exit(calls);
+  const int devices = g_devices_asked;
+  launch(calls, args, 49);
+  EXPECT_EQ(g_devices_asked, devices + 1);
+  EXPECT_EQ(g_kernels_described, 3);
 }
 
 // GPUDIAG_TRACE_KERNEL_ARGS=off: the launch is recorded, its arguments are not even resolved.

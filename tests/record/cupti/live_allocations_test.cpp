@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <new>
 #include <random>
 #include <thread>
 #include <vector>
@@ -55,6 +56,17 @@ TEST(LiveAllocations, AnAllocationOverARangeWhoseFreeWasNotSeenReplacesIt) {
   EXPECT_EQ(live.find(kBase + 0x1000), MemKind::Managed);
   EXPECT_EQ(live.find(kBase), MemKind::Unknown);
   EXPECT_EQ(live.size(), 1u);
+}
+
+TEST(LiveAllocations, OneMadeWhereAnotherWasKnowsNoneOfItsAllocations) {
+  alignas(LiveAllocations) unsigned char storage[sizeof(LiveAllocations)];
+  auto* first = new (storage) LiveAllocations;
+  first->add(kBase, 4096, MemKind::Device);
+  ASSERT_EQ(first->find(kBase), MemKind::Device);  // in this thread's recent hits
+  first->~LiveAllocations();
+  auto* second = new (storage) LiveAllocations;
+  EXPECT_EQ(second->find(kBase), MemKind::Unknown);
+  second->~LiveAllocations();
 }
 
 // ---- a driver that knows what was allocated: the reference ----
