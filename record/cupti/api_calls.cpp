@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cstring>
+#include <string_view>
 
 #include "event_calls.h"
 
@@ -65,6 +66,16 @@ bool ends_context(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
     case CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxRelease_v2: return domain == CUPTI_CB_DOMAIN_DRIVER_API;
     default: return false;
   }
+}
+
+// Whether the kind an allocation call's memory is recorded with is the one
+// the driver gives its addresses. Not for a mapping (cuMemMap) or a pool
+// (cudaMallocFromPoolAsync), whose memory may be the host's: the driver says
+// which, so those stay out of the live allocations.
+bool kind_is_the_drivers(const char* name) {
+  if (name == nullptr) return false;
+  const std::string_view n(name);
+  return !n.starts_with("cuMemMap") && n.find("FromPool") == std::string_view::npos;
 }
 
 }  // namespace
@@ -201,7 +212,7 @@ void ApiCalls::record_memory(const CUpti_CallbackData& cb, const MemoryEffect& e
                              rec::StackId stack) {
   const std::int32_t device = e.kind == MemKind::Pinned ? kHostDevice : device_of(cb.context);
   const std::uint64_t stream = e.stream_ordered ? stream_id(cb.context, e.stream, e.per_thread_stream) : 0;
-  if (e.op == MemoryEffect::Op::Alloc && e.addr != 0)
+  if (e.op == MemoryEffect::Op::Alloc && e.addr != 0 && kind_is_the_drivers(cb.functionName))
     live_.add(e.addr, e.bytes, e.kind);
   else if (e.op == MemoryEffect::Op::Free)
     live_.remove(e.addr, e.bytes);

@@ -2,8 +2,9 @@
 // made and freed: what a kernel's pointer argument points into, answered
 // without asking the driver (a cuPointerGetAttributes per pointer word of
 // every launch otherwise). Only what was seen is known: an address it does
-// not hold (IPC memory, memory freed since, a number) is the driver's to
-// answer, so a miss costs time, never a different answer.
+// not hold (IPC memory, memory freed since, mapped or pool memory whose
+// kind only the driver knows, a number) is the driver's to answer, so a miss
+// costs time, never a different answer.
 #pragma once
 
 #include <atomic>

@@ -191,6 +191,23 @@ TEST_F(ApiCallsTest, PointersIntoAllocationsItSawMadeNeedNoDriverQuery) {
   for (const KernelArg& a : t.kernel_args) EXPECT_EQ(a.memory, MemKind::Device);
 }
 
+// Mapped memory may be the host's: the driver says which, launch after launch.
+TEST_F(ApiCallsTest, PointersIntoMappedMemoryAreStillTheDriversToResolve) {
+  ApiCalls calls = make();
+  cuMemMap_params params{kDeviceBase, kDeviceBytes, 0, 0, 0};
+  Call map{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemMap, "cuMemMap", &params, 30};
+  map.enter(calls);
+  map.exit(calls);
+  float* out = reinterpret_cast<float*>(kDeviceBase + 256);
+  int n = 64;
+  void* args[] = {&out, &n, &out};
+  launch(calls, args);
+  EXPECT_EQ(g_pointer_queries, 2);
+  const Trace t = stop_and_read();
+  EXPECT_EQ(t.allocs.size(), 1u) << "recorded all the same";
+  EXPECT_EQ(t.kernel_args.size(), 2u);
+}
+
 // A graph launch's kernels each ask for the stack of the launch call.
 TEST_F(ApiCallsTest, ACallsStackIsFoundAsOftenAsAskedUntilALaterCallTakesItsSlot) {
   ApiCalls calls = make();
