@@ -9,12 +9,11 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
-#include <memory>
-#include <new>
 #include <type_traits>
 #include <unordered_map>
 #include <vector>
 
+#include "chunk_payloads.h"
 #include "event_codec.h"
 #include "gdtrace_format.h"
 #include "gpudiag/trace_io.h"
@@ -25,14 +24,7 @@ namespace {
 using gdtrace::ChunkHeader;
 using gdtrace::ChunkType;
 using gdtrace::RawEvent;
-
-template <class T>
-T load(const char* p) {
-  T v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-
+using gdtrace::load;
 
 // An Events chunk, converted once every String and Stack chunk is read (a
 // thread's events may reach the file before the names they refer to).
@@ -40,10 +32,6 @@ struct EventSpan {
   std::uint32_t tid;
   std::uint32_t count;
   const char* events;  // unaligned RawEvents in the file's bytes, or inflated from them
-};
-
-struct FreeDecompressor {
-  void operator()(libdeflate_decompressor* d) const { libdeflate_free_decompressor(d); }
 };
 
 class Reader {
@@ -240,57 +228,45 @@ class Reader {
         return true;
       }
       case ChunkType::Crash: {
-        if (n < 32) return false;
-        const auto count = load<std::uint16_t>(p + 28);
-        if (std::uint64_t{count} * 8 + 32 != n) return false;
-        Stack s;
-        s.starts_at_fault = (load<std::uint16_t>(p + 30) & gdtrace::kCrashStartsAtFault) != 0;
-        for (std::uint32_t i = 0; i < count; ++i) s.frames.push_back({.ip = load<std::uint64_t>(p + 32 + std::size_t{i} * 8)});
-        trace_.crashes.push_back({.time_ns = load<std::uint64_t>(p + 16),
-                                  .signal = load<std::int32_t>(p),
-                                  .code = load<std::int32_t>(p + 4),
-                                  .address = load<std::uint64_t>(p + 8),
-                                  .tid = load<std::uint32_t>(p + 24),
-                                  .stack = count ? trace_.add_stack(std::move(s)) : kNoStack});
+        gdtrace::CrashPayload c;
+        if (!gdtrace::read_crash(p, n, c)) return false;
+        trace_.crashes.push_back({.time_ns = c.time_ns,
+                                  .signal = c.signal,
+                                  .code = c.code,
+                                  .address = c.address,
+                                  .tid = c.tid,
+                                  .stack = add_fault_stack(c)});
         return true;
       }
       case ChunkType::GuardedAccess: {
-        if (n < 32) return false;
-        const auto count = load<std::uint16_t>(p + 28);
-        const auto flags = load<std::uint16_t>(p + 30);
-        if (std::uint64_t{count} * 8 + 32 != n) return false;
-        Stack s;
-        s.starts_at_fault = (flags & gdtrace::kCrashStartsAtFault) != 0;
-        for (std::uint32_t i = 0; i < count; ++i) s.frames.push_back({.ip = load<std::uint64_t>(p + 32 + std::size_t{i} * 8)});
-        trace_.host_accesses.push_back({.time_ns = load<std::uint64_t>(p),
-                                        .addr = load<std::uint64_t>(p + 8),
-                                        .access = (flags & gdtrace::kGuardedWrite) != 0 ? AccessKind::Write : AccessKind::Read,
-                                        .tid = load<std::uint32_t>(p + 24),
-                                        .stack = count ? trace_.add_stack(std::move(s)) : kNoStack,
-                                        .guarded_copy = load<std::uint64_t>(p + 16)});
+        gdtrace::GuardedAccessPayload g;
+        if (!gdtrace::read_guarded_access(p, n, g)) return false;
+        trace_.host_accesses.push_back({.time_ns = g.time_ns,
+                                        .addr = g.address,
+                                        .access = g.write() ? AccessKind::Write : AccessKind::Read,
+                                        .tid = g.tid,
+                                        .stack = add_fault_stack(g),
+                                        .guarded_copy = g.guarded_copy});
         return true;
       }
     }
     return true;  // a chunk type from a newer minor revision: skip it
   }
 
-  // A DeflatedEvents chunk must inflate to exactly its count of events,
-  // no more than a plain Events chunk may hold.
+  // The stack of a crash or a guarded access, as it was unwound from the fault.
+  StackId add_fault_stack(const gdtrace::FaultFrames& f) {
+    if (f.frames.empty()) return kNoStack;
+    Stack s;
+    s.starts_at_fault = (f.flags & gdtrace::kCrashStartsAtFault) != 0;
+    for (const std::uint64_t ip : f.frames) s.frames.push_back({.ip = ip});
+    return trace_.add_stack(std::move(s));
+  }
+
   bool inflate_events(const char* p, std::uint32_t n) {
-    if (n < 8) return false;
-    const auto tid = load<std::uint32_t>(p);
-    const auto count = load<std::uint32_t>(p + 4);
-    const std::uint64_t bytes = std::uint64_t{count} * sizeof(RawEvent);
-    if (bytes + 8 > gdtrace::kMaxChunk) return false;
-    if (!decompressor_) {
-      decompressor_.reset(libdeflate_alloc_decompressor());
-      if (!decompressor_) throw std::bad_alloc();
-    }
-    std::vector<char> events(bytes);
-    if (libdeflate_deflate_decompress(decompressor_.get(), p + 8, n - 8, events.data(), events.size(), nullptr) !=
-        LIBDEFLATE_SUCCESS)
-      return false;
-    spans_.push_back({tid, count, events.data()});
+    std::uint32_t tid = 0;
+    std::vector<char> events;
+    if (!inflater_.inflate(p, n, tid, events)) return false;
+    spans_.push_back({tid, static_cast<std::uint32_t>(events.size() / sizeof(RawEvent)), events.data()});
     inflated_.push_back(std::move(events));  // a vector's elements stay where they are when it moves
     return true;
   }
@@ -337,7 +313,7 @@ private:
   Trace trace_;
   std::vector<EventSpan> spans_;
   std::vector<std::vector<char>> inflated_;
-  std::unique_ptr<libdeflate_decompressor, FreeDecompressor> decompressor_;
+  gdtrace::Inflater inflater_;
   std::uint64_t drained_ns_ = 0;  // the latest Drained marker's time; 0 before the first
   struct SegmentName {
     std::uint32_t seq;

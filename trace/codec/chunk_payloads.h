@@ -1,0 +1,101 @@
+// Decoding the payloads of the .gdtrace chunks that are more than a list of
+// fields (FORMAT.md): DeflatedEvents, Crash and GuardedAccess. Shared by the
+// reader (trace/src) and whatever follows a trace while it is written
+// (`gpudiag trace`'s live findings), so both read a chunk the same way.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <vector>
+
+#include <libdeflate.h>
+
+#include "gdtrace_format.h"
+
+namespace gpudiag::gdtrace {
+
+template <class T>
+T load(const char* p) {
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+// Inflates DeflatedEvents payloads; one Inflater serves one thread at a time.
+class Inflater {
+ public:
+  // The chunk's thread id and its events as unaligned RawEvents in `events`;
+  // false when the payload is malformed: it must inflate to exactly its
+  // count of events, no more than a plain Events chunk may hold.
+  bool inflate(const char* p, std::uint32_t n, std::uint32_t& tid, std::vector<char>& events) {
+    if (n < 8) return false;
+    tid = load<std::uint32_t>(p);
+    const auto count = load<std::uint32_t>(p + 4);
+    const std::uint64_t bytes = std::uint64_t{count} * sizeof(RawEvent);
+    if (bytes + 8 > kMaxChunk) return false;
+    if (!decompressor_) {
+      decompressor_.reset(libdeflate_alloc_decompressor());
+      if (!decompressor_) throw std::bad_alloc();
+    }
+    events.resize(bytes);
+    return libdeflate_deflate_decompress(decompressor_.get(), p + 8, n - 8, events.data(), events.size(), nullptr) ==
+           LIBDEFLATE_SUCCESS;
+  }
+
+ private:
+  struct Free {
+    void operator()(libdeflate_decompressor* d) const { libdeflate_free_decompressor(d); }
+  };
+  std::unique_ptr<libdeflate_decompressor, Free> decompressor_;
+};
+
+// The fields a Crash and a GuardedAccess chunk share: a thread, flags and
+// the frames innermost first, after 28 bytes of their own.
+struct FaultFrames {
+  std::uint32_t tid = 0;
+  std::uint16_t flags = 0;
+  std::vector<std::uint64_t> frames;
+};
+
+// False when the payload is malformed.
+inline bool read_fault_frames(const char* p, std::uint32_t n, FaultFrames& out) {
+  if (n < 32) return false;
+  const auto count = load<std::uint16_t>(p + 28);
+  if (std::uint64_t{count} * 8 + 32 != n) return false;
+  out.tid = load<std::uint32_t>(p + 24);
+  out.flags = load<std::uint16_t>(p + 30);
+  out.frames.resize(count);
+  for (std::uint32_t i = 0; i < count; ++i) out.frames[i] = load<std::uint64_t>(p + 32 + std::size_t{i} * 8);
+  return true;
+}
+
+struct CrashPayload : FaultFrames {
+  std::int32_t signal = 0, code = 0;
+  std::uint64_t address = 0, time_ns = 0;
+};
+
+inline bool read_crash(const char* p, std::uint32_t n, CrashPayload& out) {
+  if (!read_fault_frames(p, n, out)) return false;
+  out.signal = load<std::int32_t>(p);
+  out.code = load<std::int32_t>(p + 4);
+  out.address = load<std::uint64_t>(p + 8);
+  out.time_ns = load<std::uint64_t>(p + 16);
+  return true;
+}
+
+struct GuardedAccessPayload : FaultFrames {
+  std::uint64_t time_ns = 0, address = 0, guarded_copy = 0;  // the copy's correlation id
+  bool write() const { return (flags & kGuardedWrite) != 0; }
+};
+
+inline bool read_guarded_access(const char* p, std::uint32_t n, GuardedAccessPayload& out) {
+  if (!read_fault_frames(p, n, out)) return false;
+  out.time_ns = load<std::uint64_t>(p);
+  out.address = load<std::uint64_t>(p + 8);
+  out.guarded_copy = load<std::uint64_t>(p + 16);
+  return true;
+}
+
+}  // namespace gpudiag::gdtrace
