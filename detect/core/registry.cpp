@@ -102,6 +102,11 @@ std::vector<Frame> frames_of(const Trace& trace, StackId stack) {
   return out;
 }
 
+std::string frame_text(const Frame& frame) {
+  const std::string function = frame.function.empty() ? fmt::format("0x{:x}", frame.address) : frame.function;
+  return frame.file.empty() ? function : fmt::format("{} ({}:{})", function, frame.file, frame.line);
+}
+
 std::string format_bytes(std::uint64_t bytes) {
   static constexpr std::array<const char*, 5> units{"B", "KiB", "MiB", "GiB", "TiB"};
   double v = static_cast<double>(bytes);

@@ -7,13 +7,10 @@
 #include <unordered_set>
 #include <vector>
 
+#include "gpudiag/detect/detect.h"
 #include "gpudiag/trace.h"
 
 namespace gpudiag {
-
-// A kernel argument the driver knew as memory the GPU reads: device, pinned
-// or managed. Pageable memory is GD001's; an unknown one is a number.
-bool is_gpu_pointer(const KernelArg& a);
 
 // Whether any of the sorted times lies in [from, to].
 bool any_in(const std::vector<std::uint64_t>& sorted, std::uint64_t from, std::uint64_t to);

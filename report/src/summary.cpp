@@ -93,8 +93,7 @@ void print_summary(std::ostream& out, const Trace& trace, const Report& report, 
       std::size_t shown = 0;
       for (const Frame& fr : list[i]->stack) {
         if (shown++ >= 3) break;
-        out << fmt::format("        at {}{}\n", fr.function.empty() ? fmt::format("0x{:x}", fr.address) : fr.function,
-                           fr.file.empty() ? std::string() : fmt::format(" ({}:{})", fr.file, fr.line));
+        out << "        at " << frame_text(fr) << '\n';
       }
     }
     if (list.size() > options.findings_per_rule)

@@ -84,6 +84,9 @@ const Rule& rule_named(std::string_view name);
 // libcupti, cuDNN, cuBLAS) and gpudiag's are dropped, except from a crash's
 // stack, which starts where it faulted.
 std::vector<Frame> frames_of(const Trace& trace, StackId stack);
+// How reports name where a frame is: "train_step(int) (train.cpp:88)"; the
+// function alone when no file is known; its address when no function is.
+std::string frame_text(const Frame& frame);
 // The file name of the module a frame is in ("libcudnn.so.9"), or "" when
 // the trace does not say.
 std::string_view module_file(const Trace& trace, const StackFrame& frame);
@@ -121,6 +124,9 @@ class Launches {
   std::unordered_map<std::uint64_t, std::uint32_t> kernels_;  // correlation -> kernels index
 };
 
+// A kernel argument the driver knew as memory the GPU reads: device, pinned
+// or managed. Pageable memory is GD001's; an unknown one is a number.
+bool is_gpu_pointer(const KernelArg& a);
 // The allocation, on any device or the host, that holds addr at time t, or nullptr.
 const Block* block_holding(const MemoryTimeline& memory, std::uint64_t addr, std::uint64_t t);
 // A kernel argument the GPU cannot read: host memory the driver does not know
