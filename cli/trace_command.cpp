@@ -1,6 +1,7 @@
-// gpudiag trace [-o FILE] [--stacks=on|off] [--guard-copies=on|off] [--] CMD ARGS...
-// Runs CMD with tracing on, returns its exit status, and summarises the
-// traces written (one per traced process).
+// gpudiag trace [-o FILE] [--stacks=on|off] [--guard-copies=on|off] [--live=on|off] [--] CMD ARGS...
+// Runs CMD with tracing on, says each problem on stderr as the traces show it
+// (--live), returns CMD's exit status, and summarises the traces written (one
+// per traced process).
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -53,7 +54,7 @@ std::string no_trace_reason(const TraceRunResult& result) {
 }
 
 int run_trace(const TraceRunOptions& options) {
-  constexpr const char* kUsage = "usage: gpudiag trace [-o FILE] [--stacks=on|off] [--guard-copies=on|off] [--] CMD ARGS...\n";
+  constexpr const char* kUsage = "usage: gpudiag trace [-o FILE] [--stacks=on|off] [--guard-copies=on|off] [--live=on|off] [--] CMD ARGS...\n";
   if (options.command.empty()) {
     std::cerr << "gpudiag trace: no command given\n" << kUsage;
     return 2;
@@ -100,6 +101,7 @@ void add_trace_command(CLI::App& app, int& status, const std::optional<std::vect
   auto stacks = std::make_shared<std::string>("on");
   auto guard = std::make_shared<std::string>("on");
   auto max_size = std::make_shared<std::string>(kDefaultMaxSize);
+  auto live = std::make_shared<std::string>("on");
   CLI::App* sub = app.add_subcommand("trace", "Run a command with tracing on and write a .gdtrace per process");
   sub->add_option("-o,--output", options->output,
                   "Trace file of the command's process (children: FILE.<pid>); a directory: DIR/trace.gdtrace")
@@ -123,12 +125,19 @@ void add_trace_command(CLI::App& app, int& status, const std::optional<std::vect
         return *bytes < gdtrace::SegmentRing::kMinBytes ? std::string("below the smallest bound, 1M") : std::string();
       })
       ->capture_default_str();
+  sub->add_option("--live", *live,
+                  "While the command runs, print each new problem on gpudiag's stderr as the traces show it (a guarded "
+                  "early read, a kernel argument into freed memory, an out-of-memory, a crash, a CUDA error), once per "
+                  "rule and place: `gpudiag: GD008 out-of-memory: ... at FUNCTION (FILE:LINE)`")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->capture_default_str();
   // Everything from the command on belongs to it, flags included and in
   // order: parsing stops at the first word that is not one of ours (or at --).
   sub->prefix_command();
   sub->footer("  CMD ARGS...  the command to run and its arguments, passed through unchanged");
-  sub->callback([&status, &after_dashes, sub, options, stacks, guard, max_size] {
+  sub->callback([&status, &after_dashes, sub, options, stacks, guard, max_size, live] {
     options->stacks = *stacks == "on";
+    options->live = *live == "on";
     options->guard_copies = *guard == "on";
     options->max_size = *max_size == "off" ? 0 : gdtrace::parse_size(*max_size).value_or(0);
     options->command = sub->remaining();

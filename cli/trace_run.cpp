@@ -11,12 +11,14 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <stdexcept>
 
 #include "gpudiag/import/allocator_history.h"
 #include "gpudiag/descriptors.h"
 #include "gpudiag/doctor/injection.h"
 #include "gpudiag/trace_io.h"
+#include "live_watch.h"
 
 namespace gpudiag::cli {
 namespace {
@@ -97,6 +99,13 @@ std::vector<std::string> take_recorder_errors(const std::string& path) {
   return lines;
 }
 
+// One write(2), so that the line stays whole among what the command writes
+// to the same stderr.
+void write_line_to_stderr(const std::string& line) {
+  const std::string text = line + '\n';
+  [[maybe_unused]] const ssize_t written = write(STDERR_FILENO, text.data(), text.size());
+}
+
 }  // namespace
 
 std::string trace_pattern(const std::string& output) {
@@ -104,6 +113,20 @@ std::string trace_pattern(const std::string& output) {
   const fs::path p(output);
   const std::string ext = p.has_extension() ? p.extension().string() : std::string(".gdtrace");
   return (p.parent_path() / (p.stem().string() + ".%p" + ext)).string();
+}
+
+TraceFiles TraceFiles::of_pattern(const std::string& pattern) {
+  const fs::path p(pattern);
+  const std::string name = p.filename().string();
+  const std::size_t at = name.find("%p");
+  return {p.parent_path().empty() ? fs::path(".") : p.parent_path(), name.substr(0, at), name.substr(at + 2)};
+}
+
+std::int64_t TraceFiles::pid_of(const std::string& f) const {
+  if (f.size() <= prefix.size() + suffix.size() || !f.starts_with(prefix) || !f.ends_with(suffix)) return -1;
+  const std::string middle = f.substr(prefix.size(), f.size() - prefix.size() - suffix.size());
+  if (middle.size() > 18 || middle.find_first_not_of("0123456789") != std::string::npos) return -1;
+  return std::stoll(middle);
 }
 
 TraceRunResult run_traced(const TraceRunOptions& options) {
@@ -190,6 +213,12 @@ TraceRunResult run_traced(const TraceRunOptions& options) {
   int exec_errno = 0;
   const bool exec_failed = read(ready[0], &exec_errno, sizeof exec_errno) == sizeof exec_errno;
   close(ready[0]);
+  // Started while the forwarded signals are blocked, so that its thread
+  // keeps them blocked and they reach the thread that waits for the command.
+  std::unique_ptr<LiveWatch> live;
+  if (options.live && !exec_failed)
+    live = std::make_unique<LiveWatch>(TraceFiles::of_pattern(env_pattern.empty() ? pattern : env_pattern), started,
+                                       [](const std::string& line) { write_line_to_stderr(line); });
 
   g_child = pid;
   struct sigaction sa {}, old[std::size(kForwarded)];
@@ -205,6 +234,7 @@ TraceRunResult run_traced(const TraceRunOptions& options) {
   for (std::size_t i = 0; i < std::size(kForwarded); ++i) sigaction(kForwarded[i], &old[i], nullptr);
   sigprocmask(SIG_SETMASK, &old_mask, nullptr);
   g_child = 0;
+  if (live) live->stop();  // before the root's file is renamed, with every byte of it read
   if (!errors_file.empty()) result.recorder_errors = take_recorder_errors(errors_file);
   if (exec_failed)
     throw std::runtime_error("cannot run '" + options.command[0] + "': " + std::strerror(exec_errno));
@@ -224,14 +254,10 @@ TraceRunResult run_traced(const TraceRunOptions& options) {
     }
   }
   if (fs::exists(root, ec)) result.traces.push_back(root);
-  const fs::path dir = fs::path(pattern).parent_path().empty() ? fs::path(".") : fs::path(pattern).parent_path();
-  const std::string name = fs::path(pattern).filename().string();
-  const std::string prefix = name.substr(0, name.find("%p")), suffix = name.substr(name.find("%p") + 2);
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    const std::string f = e.path().filename().string();
-    if (f.size() <= prefix.size() + suffix.size() || !f.starts_with(prefix) || !f.ends_with(suffix)) continue;
-    const std::string middle = f.substr(prefix.size(), f.size() - prefix.size() - suffix.size());
-    if (middle.find_first_not_of("0123456789") != std::string::npos || middle == std::to_string(pid)) continue;
+  const TraceFiles files = TraceFiles::of_pattern(pattern);
+  for (const auto& e : fs::directory_iterator(files.dir, ec)) {
+    const std::int64_t file_pid = files.pid_of(e.path().filename().string());
+    if (file_pid < 0 || file_pid == pid) continue;
     // Only children of this run: files written since it started.
     if (fs::last_write_time(e.path(), ec) + std::chrono::seconds(1) < started) continue;
     if (recorded_nothing(e.path().string())) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -16,6 +17,7 @@ struct TraceRunOptions {
   bool command_after_dashes = false;     // given after `--`: CMD may start with '-'
   std::string cupti_library;             // "" = find it
   std::uint64_t max_size = 0;            // bytes of each process's trace files (0: no bound)
+  bool live = true;                      // print problems on stderr while the command runs (live_watch.h)
 };
 
 // --max-size when not given: what a workstation's disk takes for each
@@ -38,6 +40,16 @@ struct TraceRunResult {
 // The pattern every traced process writes to: `output` with ".%p" before the
 // extension (unless it already has %p).
 std::string trace_pattern(const std::string& output);
+// The files every traced process of a run writes: `prefix<pid>suffix` in `dir`.
+struct TraceFiles {
+  std::filesystem::path dir;
+  std::string prefix, suffix;
+  // From a trace_pattern().
+  static TraceFiles of_pattern(const std::string& pattern);
+  // The pid in the name of one of them (a file name, without its directory), or -1.
+  std::int64_t pid_of(const std::string& filename) const;
+};
+
 // The output cannot be written (its directory is missing, not a directory,
 // or refuses a new file): a usage error, detected before the command runs.
 struct OutputError : std::runtime_error {

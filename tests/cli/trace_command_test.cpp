@@ -108,6 +108,46 @@ TEST(TraceCommand, KilledCommandGives128PlusSignalAndAReadableTrace) {
   EXPECT_EQ(r.err.find("did not stop cleanly"), std::string::npos) << r.err;
 }
 
+// Whether a line of `text` starts with `prefix`.
+bool has_line(const std::string& text, const std::string& prefix) {
+  return text.starts_with(prefix) || text.find("\n" + prefix) != std::string::npos;
+}
+
+// The crash chunk is the last thing the command writes: gpudiag reads it
+// after the command died, before it stops following the trace.
+TEST(TraceCommand, LiveFindingsSayTheCrashOnGpudiagsStderr) {
+  const std::string dir = fresh_dir("live-crash");
+  const CliRun r = gpudiag({"trace", "-o", "run.gdtrace", TRACED_PROGRAM, "0", "segv"}, dir);
+  EXPECT_EQ(r.status, 128 + SIGSEGV) << r.err;
+  EXPECT_TRUE(has_line(r.err, "gpudiag: the program crashed: SIGSEGV")) << r.err;
+  EXPECT_TRUE(has_line(r.err, "gpudiag trace: ")) << "the end-of-run report follows: " << r.err;
+}
+
+TEST(TraceCommand, LiveOffSaysNothingWhileTheCommandRuns) {
+  const std::string dir = fresh_dir("live-off");
+  const CliRun r = gpudiag({"trace", "--live=off", "-o", "run.gdtrace", TRACED_PROGRAM, "0", "segv"}, dir);
+  EXPECT_EQ(r.status, 128 + SIGSEGV) << r.err;
+  EXPECT_FALSE(has_line(r.err, "gpudiag: the program crashed")) << r.err;
+  EXPECT_NE(r.err.find("the program crashed: SIGSEGV"), std::string::npos) << "the report still says it: " << r.err;
+}
+
+#ifdef OOM_SAMPLE
+// The out-of-memory sample on a 32 MiB emu device: GD008 is said on
+// gpudiag's stderr as the run goes, once, and not with --live=off.
+TEST(TraceCommand, LiveFindingsSayTheOutOfMemoryOfTheSample) {
+  const std::string dir = fresh_dir("live-oom");
+  const std::vector<std::string> env = {"GDRT_DEVICE=emu", "GDRT_EMU_MEMORY=32M"};
+  const CliRun on = gpudiag({"trace", "-o", "run.gdtrace", "--", OOM_SAMPLE}, dir, env);
+  EXPECT_TRUE(has_line(on.err, "gpudiag: GD008 out-of-memory: out of memory on device")) << on.err;
+  const auto first = on.err.find("gpudiag: GD008");
+  EXPECT_EQ(on.err.find("gpudiag: GD008", first + 1), std::string::npos) << "said once: " << on.err;
+  const CliRun off = gpudiag({"trace", "--live=off", "-o", "run.gdtrace", "--", OOM_SAMPLE}, dir, env);
+  EXPECT_EQ(off.status, on.status) << off.err;
+  EXPECT_FALSE(has_line(off.err, "gpudiag: GD008")) << off.err;
+  EXPECT_NE(off.err.find("GD008 out-of-memory"), std::string::npos) << "the report still has it: " << off.err;
+}
+#endif
+
 TEST(TraceCommand, SigkilledCommandsTraceSaysTheNewestEventsMayBeMissing) {
   const std::string dir = fresh_dir("sigkill");
   const CliRun r = gpudiag({"trace", "-o", "run.gdtrace", TRACED_PROGRAM, "0", "kill"}, dir);

@@ -1,0 +1,103 @@
+#include "live_watch.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <map>
+
+#include "gpudiag/descriptors.h"
+#include "live_findings.h"
+
+namespace gpudiag::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+// One file being followed, from its own descriptor: the root's is renamed
+// only after the watch stops.
+struct Followed {
+  int fd = -1;
+  GdtraceTail tail;
+  ~Followed() {
+    if (fd >= 0) close(fd);
+  }
+};
+
+class Follower {
+ public:
+  Follower(const TraceFiles& files, fs::file_time_type since, const LiveWatch::Print& print)
+      : files_(files), since_(since), print_(print) {}
+
+  // Opens the files that appeared and reads what each has gained.
+  void poll() {
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(files_.dir, ec)) {
+      const std::string name = e.path().filename().string();
+      if (followed_.contains(name) || files_.pid_of(name) < 0) continue;
+      // Only this run's: files written since it started, as run_traced keeps them.
+      std::error_code time_ec;
+      if (fs::last_write_time(e.path(), time_ec) + std::chrono::seconds(1) < since_ || time_ec) continue;
+      const int fd = open_above_stdio(e.path().c_str(), O_RDONLY);
+      if (fd < 0) continue;
+      followed_[name].fd = fd;
+    }
+    char buffer[1 << 16];
+    for (auto& [name, file] : followed_) {
+      for (ssize_t got; !file.tail.stopped() && (got = read(file.fd, buffer, sizeof buffer)) > 0;) {
+        file.tail.append(std::string_view(buffer, static_cast<std::size_t>(got)));
+        GdtraceTail::Chunk chunk;
+        while (file.tail.next(chunk)) show(findings_.chunk(file.tail.pid(), chunk.type, chunk.payload));
+      }
+    }
+  }
+
+  void finish() { show(findings_.finish()); }
+
+ private:
+  void show(const std::vector<std::string>& lines) {
+    for (const std::string& line : lines) print_(line);
+  }
+
+  const TraceFiles& files_;
+  fs::file_time_type since_;
+  const LiveWatch::Print& print_;
+  std::map<std::string, Followed> followed_;
+  LiveFindings findings_;
+};
+
+}  // namespace
+
+LiveWatch::LiveWatch(TraceFiles files, fs::file_time_type since, Print print, std::chrono::milliseconds interval)
+    : files_(std::move(files)), since_(since), print_(std::move(print)), interval_(interval) {
+  thread_ = std::thread([this] { run(); });
+}
+
+LiveWatch::~LiveWatch() { stop(); }
+
+void LiveWatch::stop() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_one();
+  if (thread_.joinable()) thread_.join();
+}
+
+void LiveWatch::run() {
+  Follower follower(files_, since_, print_);
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    const bool last = stopping_;
+    lock.unlock();
+    // After the stop request: the processes are gone, and this pass reads
+    // every byte they wrote.
+    follower.poll();
+    lock.lock();
+    if (last) break;
+    wake_.wait_for(lock, interval_, [this] { return stopping_; });
+  }
+  lock.unlock();
+  follower.finish();
+}
+
+}  // namespace gpudiag::cli
