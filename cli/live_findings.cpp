@@ -92,6 +92,7 @@ struct LiveFindings::Process {
   std::vector<ModuleRecord> modules;
   std::unordered_map<std::int32_t, std::string> device_names;
   std::unordered_map<std::uint32_t, std::string> located;  // stack id -> where, once symbolized
+  std::map<std::pair<bool, std::vector<std::uint64_t>>, std::string> located_faults;  // frames -> where
   // Allocations, frees, kernel arguments and launch calls, by time, until
   // a Drained marker says nothing earlier can still come.
   std::multimap<std::uint64_t, RawEvent> pending;
@@ -137,18 +138,26 @@ struct LiveFindings::Process {
 
   // Where the program was, as the terminal report names a finding's frame;
   // "" when the stack is not known.
-  std::string where(const std::vector<std::uint64_t>& frames, bool starts_at_fault) const {
+  std::string locate(const std::vector<std::uint64_t>& frames, bool starts_at_fault) const {
     if (frames.empty()) return {};
     const Trace t = trace_of(frames, starts_at_fault);
     const std::vector<Frame> shown = frames_of(t, 1);
     return shown.empty() ? std::string() : frame_text(shown.front());
   }
 
+  // Each stack is symbolized once: a fault the copy guard catches may come
+  // back every step, and a call site fails again.
+  const std::string& where(const std::vector<std::uint64_t>& frames, bool starts_at_fault) {
+    const auto [it, fresh] = located_faults.try_emplace({starts_at_fault, frames});
+    if (fresh) it->second = locate(frames, starts_at_fault);
+    return it->second;
+  }
+
   const std::string& where(std::uint32_t stack) {
     const auto [it, fresh] = located.try_emplace(stack);
     if (fresh) {
       const auto s = stacks.find(stack);
-      if (s != stacks.end()) it->second = where(s->second, false);
+      if (s != stacks.end()) it->second = locate(s->second, false);
     }
     return it->second;
   }
@@ -264,7 +273,7 @@ std::vector<std::string> LiveFindings::chunk(std::int64_t pid, std::uint16_t typ
     case ChunkType::GuardedAccess: {
       gdtrace::GuardedAccessPayload g;
       if (!gdtrace::read_guarded_access(data, n, g)) break;
-      const std::string where = p.where(g.frames, (g.flags & gdtrace::kCrashStartsAtFault) != 0);
+      const std::string& where = p.where(g.frames, (g.flags & gdtrace::kCrashStartsAtFault) != 0);
       say(key_of("unsynced-transfer", where),
           line_of("unsynced-transfer",
                   fmt::format("host {} at 0x{:x} of the destination of an asynchronous device-to-host copy before "

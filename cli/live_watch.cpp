@@ -84,20 +84,26 @@ void LiveWatch::stop() {
 }
 
 void LiveWatch::run() {
-  Follower follower(files_, since_, print_);
   std::unique_lock lock(mutex_);
-  for (;;) {
-    const bool last = stopping_;
+  try {
+    Follower follower(files_, since_, print_);
+    for (;;) {
+      const bool last = stopping_;
+      lock.unlock();
+      // After the stop request: the processes are gone, and this pass reads
+      // every byte they wrote.
+      follower.poll();
+      lock.lock();
+      if (last) break;
+      wake_.wait_for(lock, interval_, [this] { return stopping_; });
+    }
     lock.unlock();
-    // After the stop request: the processes are gone, and this pass reads
-    // every byte they wrote.
-    follower.poll();
-    lock.lock();
-    if (last) break;
-    wake_.wait_for(lock, interval_, [this] { return stopping_; });
+    follower.finish();
+  } catch (const std::exception& e) {
+    // What goes wrong here must not end gpudiag, which still waits for the
+    // command and reports on its traces.
+    print_(std::string("gpudiag: stopped saying problems while the command runs: ") + e.what());
   }
-  lock.unlock();
-  follower.finish();
 }
 
 }  // namespace gpudiag::cli
