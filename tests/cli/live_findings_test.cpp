@@ -203,6 +203,21 @@ TEST(LiveFindings, ACallThatReturnedAnErrorIsGD006) {
       << fed.lines[0];
 }
 
+TEST(LiveFindings, AnAllocationCallThatRanOutOfMemoryIsGD008) {
+  Fed fed;
+  fed(ChunkType::String, string_chunk(1, "cudaMalloc"));
+  fed(ChunkType::Events, events(ApiCall{.start_ns = 1, .end_ns = 2, .name = 1, .status = kCudaOutOfMemory}));
+  ASSERT_EQ(fed.lines.size(), 1u);
+  EXPECT_TRUE(fed.lines[0].starts_with("gpudiag: GD008 out-of-memory: cudaMalloc returned error 2")) << fed.lines[0];
+}
+
+TEST(LiveFindings, AnErrorReportedAgainByCudaGetLastErrorIsNotSaidTwice) {
+  Fed fed;
+  fed(ChunkType::String, string_chunk(1, "cudaGetLastError"));
+  fed(ChunkType::Events, events(ApiCall{.start_ns = 1, .end_ns = 2, .name = 1, .status = 700}));
+  EXPECT_TRUE(fed.lines.empty()) << fed.lines.front();
+}
+
 TEST(LiveFindings, AHealthyRecordingSaysNothing) {
   Fed fed;
   fed(ChunkType::String, string_chunk(1, "cudaStreamQuery"));
