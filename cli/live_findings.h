@@ -67,9 +67,8 @@ class LiveFindings {
   // Every file has been read to its end: judges what was waiting for order.
   std::vector<std::string> finish();
 
-  struct Process;
-
  private:
+  struct Process;  // what is known of one process's recording
   void judge(Process& process, std::uint64_t until, std::vector<std::string>& lines);
   void say(std::string key, std::string line, std::vector<std::string>& lines);
 
