@@ -72,7 +72,7 @@ bool write_small_chunk(int fd, gdtrace::ChunkType type, const void* payload, std
 }
 
 void stop_on_write_failure(Recorder& r, int error) noexcept {
-  if (error != ENOSPC && error != EFBIG && error != EDQUOT) return;
+  if (error != ENOSPC && error != EFBIG && error != EDQUOT && error != ENOMEM) return;
   int none = 0;
   if (r.write_error.compare_exchange_strong(none, error)) g_enabled.store(false, std::memory_order_release);
 }

@@ -171,6 +171,22 @@ void recycle_drained(Recorder& r) {
   }
 }
 
+// A bounded recording's ring: a new segment when the current one is full,
+// and the oldest dropped when over the bound, once no write is in flight (a
+// thread between reading the events descriptor and writing may be about to
+// write into the oldest segment; it is not read and removed under it).
+void maintain_ring(Recorder& r) noexcept {
+  if (r.ring == nullptr || r.write_error.load() != 0) return;
+  bool quiet = false;
+  for (int spin = 0; spin < 1000 && !(quiet = r.writes_in_flight.load(std::memory_order_acquire) == 0); ++spin)
+    std::this_thread::yield();
+  try {
+    if (!r.ring->maintain(quiet)) stop_on_write_failure(r, errno);
+  } catch (const std::bad_alloc&) {
+    stop_on_write_failure(r, ENOMEM);
+  }
+}
+
 constexpr std::uint64_t kCommitMargin = 1'000'000;  // ns between an event's timestamp and its commit, at most
 
 // Writes completed halves as soon as an owner reports one, and everything
@@ -195,7 +211,7 @@ void writer_loop(Recorder* r) {
     drain_all(*r, deflater ? &*deflater : nullptr);
     if (r->events_written.load(std::memory_order_relaxed) != written) {
       write_small_chunk(r->fd, gdtrace::ChunkType::Drained, &whole_until, sizeof whole_until);
-      if (r->ring != nullptr && r->write_error.load() == 0 && !r->ring->maintain()) stop_on_write_failure(*r, errno);
+      maintain_ring(*r);
     }
     recycle_drained(*r);
     lock.lock();
@@ -423,7 +439,7 @@ void flush() noexcept {
   if (r == nullptr) return;
   std::lock_guard<std::mutex> control(g_control_mutex);
   drain_all(*r);
-  if (r->ring != nullptr && r->write_error.load() == 0 && !r->ring->maintain()) stop_on_write_failure(*r, errno);
+  maintain_ring(*r);
   recycle_drained(*r);
 }
 

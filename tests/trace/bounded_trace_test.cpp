@@ -70,6 +70,15 @@ TEST(Retainer, KeepsTheFreeOfAnAllocationKeptEarlierSoItDoesNotLookLeaked) {
   EXPECT_EQ(r.kept_live_allocations(), 0u);
 }
 
+// Threads' buffers reach the files out of order: a free may be in another
+// segment than its allocation, even one before it.
+TEST(Retainer, KeepsAnAllocationWhoseFreeWentToAnotherFile) {
+  Retainer r;
+  const std::vector<RawEvent> kept = r.keep_from(std::vector{alloc_event(1, 0x1000), alloc_event(5, 0x1000), free_event(6, 0x1000)});
+  ASSERT_EQ(kept.size(), 1u) << "the first allocation's free is elsewhere: without it, that free is a double free";
+  EXPECT_EQ(kept[0].t0, 1u);
+}
+
 TEST(Retainer, AtAnOutOfMemoryKeepsEveryAllocationLiveThenEvenIfFreedAfter) {
   Retainer r;
   const std::vector<RawEvent> kept = r.keep_from(std::vector{
@@ -228,6 +237,34 @@ TEST(BoundedTrace, AKeepFileWhoseSegmentIsCutShortReadsUpToTheCut) {
   EXPECT_TRUE(read.truncated);
   EXPECT_NE(read.truncation_note.find(newest.filename().string()), std::string::npos) << read.truncation_note;
   EXPECT_FALSE(read.kernels.empty());
+}
+
+// A chunk appended by hand, as a damaged or hostile file would hold it.
+std::string chunk(gdtrace::ChunkType type, const std::string& payload) {
+  const gdtrace::ChunkHeader h{gdtrace::kChunkTag, static_cast<std::uint16_t>(type), 0,
+                               static_cast<std::uint32_t>(payload.size()), gdtrace::checksum(payload.data(), payload.size())};
+  return std::string(reinterpret_cast<const char*>(&h), sizeof h) + payload;
+}
+
+std::string segment_payload(std::uint32_t seq, const std::string& name) {
+  return std::string(reinterpret_cast<const char*>(&seq), sizeof seq) + name;
+}
+
+TEST(BoundedTrace, ASegmentNamedOutsideItsFolderOrAsTheFileItselfIsDamage) {
+  Trace t;
+  testing::kernel(t, 10, 20, "k");
+  const fs::path dir = test::temp_path("bounded-hostile");
+  fs::create_directories(dir);
+  const std::string path = (dir / "t.gdtrace").string();
+  write_gdtrace(t, path);
+  const std::string whole = test::read_file(path);
+  for (const std::string& name : {std::string("../t.gdtrace"), std::string("t.gdtrace"), std::string(".."), std::string("none")}) {
+    test::write_file(path, whole + chunk(gdtrace::ChunkType::Segment, segment_payload(1, name)));
+    const Trace read = read_gdtrace(path);
+    EXPECT_TRUE(read.truncated) << name;
+    EXPECT_TRUE(read.corrupt_chunk) << name;
+    EXPECT_EQ(read.kernels.size(), 1u) << name << ": what came before is read";
+  }
 }
 
 }  // namespace

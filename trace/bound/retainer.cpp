@@ -74,9 +74,17 @@ std::vector<RawEvent> Retainer::keep_from(std::span<const RawEvent> events) {
   for (std::size_t i = 0; i < events.size(); ++i) {
     const RawEvent& e = events[i];
     switch (static_cast<EventKind>(e.kind)) {
-      case EventKind::Alloc:
-        live[allocation_key(e)] = i;
+      case EventKind::Alloc: {
+        // Allocated again with no free seen here: that free reached another
+        // file (threads' buffers are written out of order), so the earlier
+        // allocation is kept too, or its free would look like a double free.
+        auto [it, fresh] = live.try_emplace(allocation_key(e), i);
+        if (!fresh) {
+          keep[it->second] = true;
+          it->second = i;
+        }
         break;
+      }
       case EventKind::Free: {
         const Key key = allocation_key(e);
         if (live.erase(key) != 0) break;  // allocated and freed in what is dropped

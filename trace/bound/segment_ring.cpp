@@ -11,17 +11,11 @@
 #include <cstring>
 #include <memory>
 
+#include "chunk_payloads.h"
 #include "gpudiag/descriptors.h"
 
 namespace gpudiag::gdtrace {
 namespace {
-
-template <class T>
-T load(const char* p) {
-  T v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
 
 bool write_all(int fd, const void* data, std::size_t size) {
   const char* p = static_cast<const char*>(data);
@@ -68,10 +62,6 @@ std::string read_whole(const std::string& path) {
   return bytes;
 }
 
-struct FreeDecompressor {
-  void operator()(libdeflate_decompressor* d) const { libdeflate_free_decompressor(d); }
-};
-
 }  // namespace
 
 std::optional<std::uint64_t> parse_size(std::string_view text) {
@@ -102,29 +92,31 @@ std::vector<RawEvent> events_of_file(std::string_view bytes) {
   std::vector<RawEvent> events;
   if (bytes.size() < sizeof(FileHeader)) return events;
   std::size_t pos = load<FileHeader>(bytes.data()).header_size;
-  std::unique_ptr<libdeflate_decompressor, FreeDecompressor> inflater(libdeflate_alloc_decompressor());
-  std::vector<RawEvent> inflated;
+  Inflater inflater;
+  std::vector<char> inflated;
   while (pos + sizeof(ChunkHeader) <= bytes.size()) {
     const auto h = load<ChunkHeader>(bytes.data() + pos);
     if (h.tag != kChunkTag || h.length > kMaxChunk || h.length > bytes.size() - pos - sizeof h) break;
     const char* p = bytes.data() + pos + sizeof h;
     if (checksum(p, h.length) != h.crc) break;
     pos += sizeof h + h.length;
-    const auto type = static_cast<ChunkType>(h.type);
-    if ((type != ChunkType::Events && type != ChunkType::DeflatedEvents) || h.length < 8) continue;
-    const auto tid = load<std::uint32_t>(p);
-    const auto count = load<std::uint32_t>(p + 4);
-    if (std::uint64_t{count} * sizeof(RawEvent) > kMaxChunk) break;
-    inflated.resize(count);
-    if (type == ChunkType::Events) {
-      if (std::uint64_t{count} * sizeof(RawEvent) + 8 != h.length) break;
-      std::memcpy(inflated.data(), p + 8, count * sizeof(RawEvent));
-    } else if (inflater == nullptr ||
-               libdeflate_deflate_decompress(inflater.get(), p + 8, h.length - 8, inflated.data(),
-                                             count * sizeof(RawEvent), nullptr) != LIBDEFLATE_SUCCESS) {
-      break;
+    std::uint32_t tid = 0;
+    const char* records = nullptr;
+    std::size_t count = 0;
+    if (h.type == static_cast<std::uint16_t>(ChunkType::Events) && h.length >= 8) {
+      tid = load<std::uint32_t>(p);
+      count = load<std::uint32_t>(p + 4);
+      if (count * sizeof(RawEvent) + 8 != h.length) break;
+      records = p + 8;
+    } else if (h.type == static_cast<std::uint16_t>(ChunkType::DeflatedEvents)) {
+      if (!inflater.inflate(p, h.length, tid, inflated)) break;
+      records = inflated.data();
+      count = inflated.size() / sizeof(RawEvent);
+    } else {
+      continue;
     }
-    for (RawEvent& e : inflated) {
+    for (std::size_t i = 0; i < count; ++i) {
+      auto e = load<RawEvent>(records + i * sizeof(RawEvent));
       if (e.tid == 0) e.tid = tid;
       events.push_back(e);
     }
@@ -157,12 +149,13 @@ std::uint64_t SegmentRing::size_of(int fd) const {
   return ::fstat(fd, &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
 }
 
-bool SegmentRing::maintain() {
+bool SegmentRing::maintain(bool may_drop) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (events_fd_.load() < 0) return true;
   const std::uint64_t keep = size_of(keep_fd_);
   if (segments_.empty()) return keep < max_bytes_ / 4 || open_segment();
   if (size_of(segments_.back().fd) >= segment_bytes_ && !open_segment()) return false;
+  if (!may_drop) return true;
   // The newest two stay: a thread that read events_fd() before the last
   // rotation may still be writing to the one before.
   for (;;) {
@@ -222,10 +215,15 @@ bool SegmentRing::drop_oldest() {
   for (const RawEvent& e : events) latest = std::max(latest, e.t0);
   std::stable_sort(events.begin(), events.end(), [](const RawEvent& a, const RawEvent& b) { return a.t0 < b.t0; });
   const std::vector<RawEvent> kept = retainer_.keep_from(events);
-  constexpr std::size_t kPerChunk = (kMaxChunk - 8) / sizeof(RawEvent);
+  // Deflated as event chunks are: a leak's allocations, kept for the whole
+  // run, differ in little but their addresses and times.
+  constexpr std::size_t kPerChunk = 8192;
+  Deflater deflater(kPerChunk);
   for (std::size_t i = 0; i < kept.size(); i += kPerChunk) {
     const std::size_t n = std::min(kPerChunk, kept.size() - i);
-    const std::string_view body(reinterpret_cast<const char*>(kept.data() + i), n * sizeof(RawEvent));
+    std::string_view body(reinterpret_cast<const char*>(kept.data() + i), n * sizeof(RawEvent));
+    if (const std::size_t deflated = deflater.compress(body.data(), body.size()); deflated != 0)
+      body = std::string_view(deflater.out(), deflated);
     if (!append_chunk(keep_fd_, ChunkType::Retained, words(s.seq, static_cast<std::uint32_t>(n)), body)) return false;
   }
   if (!append_chunk(keep_fd_, ChunkType::SegmentDropped, words(s.seq, std::uint32_t{0}, latest))) return false;

@@ -56,8 +56,11 @@ class SegmentRing {
   // Starts a new segment when the current one is full, and drops the oldest
   // while the files are over the bound. Returns false when a file could
   // not be created or written (the disk is full): the caller stops
-  // recording.
-  bool maintain();
+  // recording. `may_drop`: no write that read events_fd() before the last
+  // rotation is still in flight, so the oldest segment is whole (a write
+  // landing in a segment after it was read would be lost); when false,
+  // dropping waits for a later call.
+  bool maintain(bool may_drop = true);
   std::uint64_t max_bytes() const { return max_bytes_; }
   // Closes the segment files (the recording stopped); events_fd() is -1 after.
   void close_files();

@@ -63,8 +63,9 @@ enum class ChunkType : std::uint16_t {
   // u32 seq, u32 0, u64 the latest event time in it: the segment was
   // removed, after what the keep file keeps of it was written.
   SegmentDropped = 13,
-  // u32 seq, u32 count, count x RawEvent (tid set): what the keep file
-  // keeps of segment seq before it is dropped. A reader that still finds the
+  // u32 seq, u32 count, count x RawEvent (tid set), or (when shorter) their
+  // raw DEFLATE stream: what the keep file keeps of segment seq before it is
+  // dropped. A reader that still finds the
   // segment (the process died before removing it) reads the segment instead.
   Retained = 14,
 };

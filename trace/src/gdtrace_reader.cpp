@@ -222,9 +222,18 @@ class Reader {
         return true;
       case ChunkType::Retained: {
         if (n < 8) return false;
+        const auto seq = load<std::uint32_t>(p);
         const auto count = load<std::uint32_t>(p + 4);
-        if (std::uint64_t{count} * sizeof(RawEvent) + 8 != n) return false;
-        retained_.push_back({load<std::uint32_t>(p), {0, count, p + 8}});
+        if (std::uint64_t{count} * sizeof(RawEvent) + 8 == n) {
+          retained_.push_back({seq, {0, count, p + 8}});
+          return true;
+        }
+        // Shorter: deflated, as a DeflatedEvents chunk's records (its first word is the seq, not a thread).
+        std::uint32_t ignored = 0;
+        std::vector<char> events;
+        if (!inflater_.inflate(p, n, ignored, events)) return false;
+        retained_.push_back({seq, {0, count, events.data()}});
+        inflated_.push_back(std::move(events));
         return true;
       }
       case ChunkType::Crash: {
@@ -348,10 +357,18 @@ void Reader::read_segments() {
   const std::string_view keep = bytes_;
   const std::size_t keep_header = header_size_;
   const bool stopped_cleanly = trace_.stopped_cleanly;
-  for (const SegmentName& segment : segments_) {
+  // A copy: a segment is no place for Segment chunks, and one there is not followed.
+  const std::vector<SegmentName> named = segments_;
+  for (const SegmentName& segment : named) {
     if (dropped_segments_.contains(segment.seq) || trace_.corrupt_chunk) continue;
     const std::string path = (dir / segment.name).string();
     std::error_code ec;
+    if (fs::equivalent(path, name_, ec)) {
+      trace_.truncated = true;
+      trace_.corrupt_chunk = true;
+      trace_.truncation_note = "the segment file " + segment.name + " is the trace file itself";
+      break;
+    }
     if (!fs::is_regular_file(path, ec)) {
       // Removed without a SegmentDropped chunk: the process died between the
       // two, and then what it kept of it is in a Retained chunk.
