@@ -50,6 +50,19 @@ std::vector<SarifNotification> trace_warnings(const Trace& trace) {
                                                       left_out == 1 ? "" : "s")
                                         : std::string())});
   }
+  if (trace.bounded()) {
+    const std::uint64_t begin = trace.begin_ns();
+    const std::uint64_t dropped = trace.detail_from_ns > begin ? trace.detail_from_ns - begin : 0;
+    out.push_back({"bounded-trace", "The trace was bounded in size; it has every event only from a point on",
+                   fmt::format("the trace was bounded in size (--max-size): it has every event from {} after its "
+                               "start to its end at {}; of the {} before, it kept the allocations live across it "
+                               "with their stacks, errors, out-of-memory and the first occurrence of each kind of "
+                               "event at each call site. Patterns and orderings are judged where it has every "
+                               "event; before that, only a host pointer given to a kernel, a failed call and an "
+                               "out-of-memory",
+                               format_duration(dropped), format_duration(trace.end_ns() - begin),
+                               format_duration(dropped))});
+  }
   if (!trace.modules_without_lines.empty()) {
     std::string names;
     for (StringId m : trace.modules_without_lines) {

@@ -122,6 +122,17 @@ TEST(TraceWarnings, AnIncompleteTraceSaysUpToWhenItIsWholeAndJudgesOnlyThat) {
   EXPECT_EQ(r.findings[0].message.find("never"), std::string::npos) << r.findings[0].message;
 }
 
+// A bounded trace says from when it has every event, in every form.
+TEST(TraceWarnings, ABoundedTraceSaysFromWhenItHasEveryEvent) {
+  Trace t = small_trace();
+  t.detail_from_ns = 3000;
+  const auto w = trace_warnings(t);
+  ASSERT_EQ(ids(w), (std::vector<std::string>{"bounded-trace"}));
+  EXPECT_NE(w[0].message.find("every event from 2.00 us after its start to its end at 4.00 us"), std::string::npos)
+      << w[0].message;
+  EXPECT_NE(report_json(t, analyze(t)).dump().find("bounded-trace"), std::string::npos);
+}
+
 TEST(TraceWarnings, ACorruptChunkIsDamageNotWhereTheRecordingStopped) {
   Trace t = small_trace();
   t.truncated = true;
