@@ -28,7 +28,11 @@ class Follower {
   Follower(const TraceFiles& files, fs::file_time_type since, const LiveWatch::Print& print)
       : files_(files), since_(since), print_(print) {}
 
-  // Opens the files that appeared and reads what each has gained.
+  // Opens the files that appeared and reads what each has gained. A
+  // bounded recording's events continue in segment files its trace file
+  // names (Segment chunks): those are read after the trace files, and the
+  // trace files' Drained markers, which speak for what the segments hold up
+  // to then, are applied last.
   void poll() {
     std::error_code ec;
     for (const auto& e : fs::directory_iterator(files_.dir, ec)) {
@@ -41,14 +45,21 @@ class Follower {
       if (fd < 0) continue;
       followed_[name].fd = fd;
     }
-    char buffer[1 << 16];
-    for (auto& [name, file] : followed_) {
-      for (ssize_t got; !file.tail.stopped() && (got = read(file.fd, buffer, sizeof buffer)) > 0;) {
-        file.tail.append(std::string_view(buffer, static_cast<std::size_t>(got)));
-        GdtraceTail::Chunk chunk;
-        while (file.tail.next(chunk)) show(findings_.chunk(file.tail.pid(), chunk.type, chunk.payload));
-      }
-    }
+    std::vector<std::pair<std::int64_t, std::string>> drained;
+    for (auto& [name, file] : followed_)
+      read_new(file, [&](std::int64_t pid, const GdtraceTail::Chunk& chunk) {
+        if (chunk.type == kDrained)
+          drained.emplace_back(pid, std::string(chunk.payload));
+        else if (chunk.type == kSegment)
+          follow_segment(chunk.payload);
+        else
+          show(findings_.chunk(pid, chunk.type, chunk.payload));
+      });
+    for (auto& [name, file] : segments_)
+      read_new(file, [&](std::int64_t pid, const GdtraceTail::Chunk& chunk) {
+        show(findings_.chunk(pid, chunk.type, chunk.payload));
+      });
+    for (const auto& [pid, payload] : drained) show(findings_.chunk(pid, kDrained, payload));
   }
 
   void finish() { show(findings_.finish()); }
@@ -58,10 +69,35 @@ class Follower {
     for (const std::string& line : lines) print_(line);
   }
 
+  static constexpr std::uint16_t kDrained = 11, kSegment = 12;  // trace/FORMAT.md
+
+  template <class OnChunk>
+  static void read_new(Followed& file, OnChunk on_chunk) {
+    char buffer[1 << 16];
+    for (ssize_t got; !file.tail.stopped() && (got = read(file.fd, buffer, sizeof buffer)) > 0;) {
+      file.tail.append(std::string_view(buffer, static_cast<std::size_t>(got)));
+      GdtraceTail::Chunk chunk;
+      while (file.tail.next(chunk)) on_chunk(file.tail.pid(), chunk);
+    }
+  }
+
+  // A Segment chunk: u32 seq, then the file's name beside the trace file.
+  // Opened at once: the recorder may remove it once it has kept its part.
+  void follow_segment(std::string_view payload) {
+    if (payload.size() <= 4) return;
+    const std::string name(payload.substr(4));
+    if (name.find('/') != std::string::npos || segments_.contains(name)) return;
+    const int fd = open_above_stdio((files_.dir / name).c_str(), O_RDONLY);
+    if (fd >= 0) segments_[name].fd = fd;
+  }
+
   const TraceFiles& files_;
   fs::file_time_type since_;
   const LiveWatch::Print& print_;
   std::map<std::string, Followed> followed_;
+  // Segment files, by name; a dropped one stays open (removed, it still
+  // reads) until the watch ends.
+  std::map<std::string, Followed> segments_;
   LiveFindings findings_;
 };
 

@@ -208,6 +208,44 @@ TEST(TraceCommand, GuardCopiesIsOnByDefaultAndCanBeTurnedOff) {
   EXPECT_EQ(gpudiag({"trace", "--guard-copies=sometimes", "--", "true"}, dir).status, 2);
 }
 
+std::uint64_t size_of_files(const std::string& dir, const std::string& prefix) {
+  std::uint64_t total = 0;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().filename().string().starts_with(prefix)) total += fs::file_size(e.path());
+  return total;
+}
+
+TEST(TraceCommand, MaxSizeBoundsTheTraceAndTheLiveLinesFollowItsSegments) {
+  const std::string dir = fresh_dir("max-size");
+  const CliRun r = gpudiag({"trace", "-o", "run.gdtrace", "--max-size", "1M", "--", TRACED_PROGRAM, "0", "long"}, dir);
+  EXPECT_EQ(r.status, 0) << r.err;
+  // Over by at most a segment and what the threads' buffers held at the end.
+  EXPECT_LE(size_of_files(dir, "run."), (1u << 20) + (1u << 17) + (1u << 20)) << r.err;
+  const Trace t = load_trace(dir + "/run.gdtrace");
+  EXPECT_TRUE(t.bounded());
+  EXPECT_LT(t.allocs.size(), 300000u);
+  ASSERT_EQ(t.ooms.size(), 1u) << "the newest events, in the newest segment";
+  // The out-of-memory was written to a segment file, which the live watch followed.
+  EXPECT_NE(r.err.find("gpudiag: GD008"), std::string::npos) << r.err;
+}
+
+TEST(TraceCommand, MaxSizeIsPassedOnAndRefusesWhatIsNoSize) {
+  const std::string dir = fresh_dir("max-size-env");
+  const std::string print = "printf '%s' \"$GPUDIAG_TRACE_MAX_SIZE\" > size.txt";
+  EXPECT_EQ(gpudiag({"trace", "--", "/bin/sh", "-c", print}, dir).status, 0);
+  EXPECT_EQ(test::read_file(dir + "/size.txt"), std::to_string(2ull << 30)) << "2G by default";
+  EXPECT_EQ(gpudiag({"trace", "--max-size=64M", "--", "/bin/sh", "-c", print}, dir).status, 0);
+  EXPECT_EQ(test::read_file(dir + "/size.txt"), std::to_string(64ull << 20));
+  EXPECT_EQ(gpudiag({"trace", "--max-size=off", "--", "/bin/sh", "-c", print}, dir, {"GPUDIAG_TRACE_MAX_SIZE=5M"}).status, 0);
+  EXPECT_EQ(test::read_file(dir + "/size.txt"), "") << "off: no bound, whatever the environment said";
+  const CliRun garbage = gpudiag({"trace", "--max-size=12Q", "--", "true"}, dir);
+  EXPECT_EQ(garbage.status, 2);
+  EXPECT_NE(garbage.err.find("not a size"), std::string::npos) << garbage.err;
+  const CliRun tiny = gpudiag({"trace", "--max-size=100k", "--", "true"}, dir);
+  EXPECT_EQ(tiny.status, 2);
+  EXPECT_NE(tiny.err.find("below the smallest bound"), std::string::npos) << tiny.err;
+}
+
 TEST(TraceCommand, MissingCommandIsAUsageError) {
   const std::string dir = fresh_dir("usage");
   const CliRun r = gpudiag({"trace"}, dir);

@@ -1,11 +1,12 @@
 // A program for `gpudiag trace` tests. It links libgpudiag_record, so
 // recording starts by itself from GPUDIAG_TRACE. Usage:
-//   traced_program EXIT_CODE [fork] [exec] [sleep] [print] [segv] [kill] [throw]
+//   traced_program EXIT_CODE [fork] [exec] [sleep] [print] [segv] [kill] [throw] [long]
 // records 100 allocations (and, with "fork", a forked child records 50 more
 // into its own trace), optionally sleeps until signalled, then exits.
 // "print" writes a line to stdout and exits 9 if that fails with EBADF
 // (stdout closed), 8 if it fails otherwise; "throw" dies of an uncaught
-// exception (std::terminate's message on stderr, then SIGABRT).
+// exception (std::terminate's message on stderr, then SIGABRT); "long"
+// then records 300000 allocations and frees and, last, an out-of-memory.
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -29,7 +30,7 @@ static void record(int n, std::uint64_t base) {
 int main(int argc, char** argv) {
   const int code = argc > 1 ? std::atoi(argv[1]) : 0;
   bool fork_child = false, exec_child = false, sleep_forever = false, print = false, segv = false, killed = false,
-       uncaught = false;
+       uncaught = false, long_run = false;
   for (int i = 2; i < argc; ++i) {
     fork_child |= std::strcmp(argv[i], "fork") == 0;
     exec_child |= std::strcmp(argv[i], "exec") == 0;
@@ -38,6 +39,7 @@ int main(int argc, char** argv) {
     killed |= std::strcmp(argv[i], "kill") == 0;
     print |= std::strcmp(argv[i], "print") == 0;
     uncaught |= std::strcmp(argv[i], "throw") == 0;
+    long_run |= std::strcmp(argv[i], "long") == 0;
   }
   record(100, 1);
   if (fork_child) {
@@ -57,6 +59,14 @@ int main(int argc, char** argv) {
     }
     int status = 0;
     waitpid(pid, &status, 0);
+  }
+  if (long_run) {
+    for (std::uint64_t i = 0; i < 300000; ++i) {
+      const std::uint64_t addr = 0x50000000 + (i % 16) * 0x1000;
+      rec::emit(rec::AllocEvent{.addr = addr, .bytes = 4096, .kind = gpudiag::MemKind::Device, .device = 0});
+      rec::emit(rec::FreeEvent{.addr = addr, .kind = gpudiag::MemKind::Device, .device = 0});
+    }
+    rec::emit(rec::OutOfMemoryEvent{.requested_bytes = 1ull << 40, .device = 0, .stack = rec::capture_stack()});
   }
   if (sleep_forever) {
     // Not forever: if the test never signals (it failed first), SIGALRM ends
