@@ -120,7 +120,9 @@ int main(int argc, char** argv) {
     std::cerr << "gpudiag report failed\n";
     return 1;
   }
-  std::cout << fmt::format("gpudiag report --json (load + analyse + write): {:.2f} s, {:.2f} M events/s, peak RSS {:.0f} MiB\n",
-                           cli_s, n / cli_s / 1e6, static_cast<double>(usage.ru_maxrss) / 1024.0);
+  const double peak_bytes = static_cast<double>(usage.ru_maxrss) * 1024.0;
+  std::cout << fmt::format("gpudiag report --json (load + analyse + write): {:.2f} s, {:.2f} M events/s, peak RSS {:.0f} MiB, "
+                           "{:.0f} bytes per event\n",
+                           cli_s, n / cli_s / 1e6, peak_bytes / 1048576.0, peak_bytes / static_cast<double>(n));
   return 0;
 }
