@@ -204,17 +204,29 @@ std::vector<StackGroup> group_by_stack(const DeviceMemory& memory, const std::ve
 
 namespace {
 
-// Calls f(block) for every block whose range contains addr, newest first
-// among equal addresses; stops when f returns true.
+// For each address a block starts at, from addr leftwards as far as a block
+// can reach addr: the newest block starting there that was allocated by t
+// (blocks at one address follow each other in time, so it is the only one
+// that can be live at t, and the last freed before t), when it contains
+// addr. Calls f(block) until f returns true. A binary search per address,
+// not a walk over its blocks: a long run reuses an address many thousands
+// of times.
 template <class F>
-const Block* scan_containing(const DeviceMemory& m, std::uint64_t addr, F&& f) {
-  auto it = std::upper_bound(m.by_addr.begin(), m.by_addr.end(), addr,
-                             [&](std::uint64_t v, std::uint32_t i) { return v < m.blocks[i].addr; });
-  while (it != m.by_addr.begin()) {
-    --it;
-    const Block& b = m.blocks[*it];
-    if (addr - b.addr >= m.max_block_bytes) break;  // no block starting further left can reach addr
-    if (addr < b.addr + b.bytes && f(b)) return &b;
+const Block* scan_containing(const DeviceMemory& m, std::uint64_t addr, std::uint64_t t, F&& f) {
+  const auto starts_after = [&](std::uint64_t v, std::uint32_t i) { return v < m.blocks[i].addr; };
+  const auto starts_before = [&](std::uint32_t i, std::uint64_t v) { return m.blocks[i].addr < v; };
+  auto end = std::upper_bound(m.by_addr.begin(), m.by_addr.end(), addr, starts_after);
+  while (end != m.by_addr.begin()) {
+    const std::uint64_t start = m.blocks[*(end - 1)].addr;
+    if (addr - start >= m.max_block_bytes) break;  // no block starting further left can reach addr
+    const auto begin = std::lower_bound(m.by_addr.begin(), end, start, starts_before);
+    // In allocation order within one address (by_addr breaks ties by index).
+    const auto by_t = std::upper_bound(begin, end, t, [&](std::uint64_t v, std::uint32_t i) { return v < m.blocks[i].alloc_ns; });
+    if (by_t != begin) {
+      const Block& b = m.blocks[*(by_t - 1)];
+      if (addr < b.addr + b.bytes && f(b)) return &b;
+    }
+    end = begin;
   }
   return nullptr;
 }
@@ -223,13 +235,13 @@ const Block* scan_containing(const DeviceMemory& m, std::uint64_t addr, F&& f) {
 
 const Block* block_containing(const DeviceMemory& memory, std::uint64_t addr, std::uint64_t t) {
   if (addr == 0) return nullptr;  // unknown address (the source did not record it)
-  return scan_containing(memory, addr, [&](const Block& b) { return b.live_at(t); });
+  return scan_containing(memory, addr, t, [&](const Block& b) { return b.live_at(t); });
 }
 
 const Block* freed_block_containing(const DeviceMemory& memory, std::uint64_t addr, std::uint64_t t) {
   if (addr == 0 || block_containing(memory, addr, t)) return nullptr;
   const Block* latest = nullptr;
-  scan_containing(memory, addr, [&](const Block& b) {
+  scan_containing(memory, addr, t, [&](const Block& b) {
     if (b.free_ns <= t && (!latest || b.free_ns > latest->free_ns)) latest = &b;
     return false;
   });

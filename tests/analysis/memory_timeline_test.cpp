@@ -66,6 +66,32 @@ TEST(MemoryTimeline, FindsLiveAndFreedBlocksByAddress) {
   EXPECT_EQ(freed_block_containing(d, 0x1084, 35), nullptr);  // re-allocated: live again
 }
 
+// A long run allocates at the same addresses thousands of times: the block
+// live at a time, or the last one freed before it, is each address's newest
+// allocated by then.
+TEST(MemoryTimeline, AnAddressReusedManyTimesGivesTheBlockOfThatTime) {
+  Trace t;
+  for (std::uint64_t i = 0; i < 5000; ++i) {
+    alloc(t, 100 * i + 10, 0x1000, 0x100, 0);
+    free_at(t, 100 * i + 50, 0x1000);
+    alloc(t, 100 * i + 20, 0x2000, 0x40, 0);
+    free_at(t, 100 * i + 90, 0x2000);
+  }
+  const MemoryTimeline m = build_memory_timeline(t);
+  const DeviceMemory& d = m.devices[0];
+  const Block* live = block_containing(d, 0x1010, 100 * 3210 + 30);
+  ASSERT_NE(live, nullptr);
+  EXPECT_EQ(live->alloc_ns, 100 * 3210 + 10u);
+  EXPECT_EQ(block_containing(d, 0x1010, 100 * 3210 + 60), nullptr);
+  const Block* freed = freed_block_containing(d, 0x1010, 100 * 3210 + 60);
+  ASSERT_NE(freed, nullptr);
+  EXPECT_EQ(freed->free_ns, 100 * 3210 + 50u);
+  const Block* other = block_containing(d, 0x2020, 100 * 4999 + 89);
+  ASSERT_NE(other, nullptr);
+  EXPECT_EQ(other->alloc_ns, 100 * 4999 + 20u);
+  EXPECT_EQ(freed_block_containing(d, 0x2020, 5), nullptr) << "nothing freed yet";
+}
+
 TEST(MemoryTimeline, EqualStacksGroupAsOneCallSite) {
   Trace t;
   const StackId a1 = stack_named(t, "make_weights", "unet.cpp", 7);
