@@ -14,17 +14,6 @@
 
 namespace gpudiag::rec::detail {
 
-bool write_all(int fd, const char* data, std::size_t size) noexcept {
-  while (size > 0) {
-    const ssize_t w = ::write(fd, data, size);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return false;
-    data += w;
-    size -= static_cast<std::size_t>(w);
-  }
-  return true;
-}
-
 namespace {
 
 // A short write (disk full, a signal) continues where it stopped.

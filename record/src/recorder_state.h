@@ -28,6 +28,7 @@
 #include "gdtrace_format.h"
 #include "gpudiag/record.h"
 #include "segment_ring.h"
+#include "write_all.h"
 
 namespace gpudiag::rec::detail {
 
@@ -92,7 +93,7 @@ struct Recorder {
 // The active recorder, or nullptr.
 extern std::atomic<Recorder*> g_recorder;
 
-bool write_all(int fd, const char* data, std::size_t size) noexcept;
+using gdtrace::write_all;
 // Where the event chunks go: the trace file, or the ring's current segment.
 inline int events_fd(const Recorder& r) noexcept { return r.ring != nullptr ? r.ring->events_fd() : r.fd; }
 // Stops recording after a write failed for want of room, so that a full

@@ -13,21 +13,10 @@
 
 #include "chunk_payloads.h"
 #include "gpudiag/descriptors.h"
+#include "write_all.h"
 
 namespace gpudiag::gdtrace {
 namespace {
-
-bool write_all(int fd, const void* data, std::size_t size) {
-  const char* p = static_cast<const char*>(data);
-  while (size > 0) {
-    const ssize_t w = ::write(fd, p, size);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return false;
-    p += w;
-    size -= static_cast<std::size_t>(w);
-  }
-  return true;
-}
 
 // One write(2) per chunk, as every writer of a .gdtrace does (O_APPEND keeps
 // chunks of concurrent writers whole).
