@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -111,6 +112,7 @@ int main(int argc, char** argv) {
   fmt::print("{:>8} {:>10} {:>12} {:>14} {:>12} {:>14} {:>7}\n", "step", "trace MiB", "traced RSS", "untraced RSS",
              "traced ms", "untraced ms", "ratio");
   std::uint64_t largest_when_full = 0, first_full_rss = 0;
+  std::vector<std::uint64_t> sizes_when_full;
   long long first_full = -1;
   for (const auto& [step, t] : traced) {
     const Sample u = untraced.count(step) ? untraced.at(step) : Sample{};
@@ -120,6 +122,7 @@ int main(int argc, char** argv) {
     if (t.trace_bytes * 10 >= bound * 9) {
       if (first_full < 0) first_full = step, first_full_rss = t.rss_kib;
       largest_when_full = std::max(largest_when_full, t.trace_bytes);
+      sizes_when_full.push_back(t.trace_bytes);
     }
   }
   if (traced.empty() || untraced.empty()) {
@@ -127,7 +130,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   const auto ratio = [&](const auto& it_t, const auto& it_u) { return it_t->second.ms_per_step / it_u->second.ms_per_step; };
-  fmt::print("\nbound {:.1f} MiB; largest trace once full (from step {}): {:.2f} MiB\n", bound / 1048576.0, first_full,
+  std::sort(sizes_when_full.begin(), sizes_when_full.end());
+  fmt::print("\nbound {:.1f} MiB; once full (from step {}): median {:.2f} MiB, largest {:.2f} MiB\n", bound / 1048576.0,
+             first_full, sizes_when_full.empty() ? 0.0 : sizes_when_full[sizes_when_full.size() / 2] / 1048576.0,
              largest_when_full / 1048576.0);
   if (first_full >= 0) {
     const std::int64_t traced_growth = static_cast<std::int64_t>(traced.rbegin()->second.rss_kib) -

@@ -177,9 +177,13 @@ void recycle_drained(Recorder& r) {
 // write into the oldest segment; it is not read and removed under it).
 void maintain_ring(Recorder& r) noexcept {
   if (r.ring == nullptr || r.write_error.load() != 0) return;
-  bool quiet = false;
-  for (int spin = 0; spin < 1000 && !(quiet = r.writes_in_flight.load(std::memory_order_acquire) == 0); ++spin)
-    std::this_thread::yield();
+  // A thread writes a half buffer in well under a millisecond; the writer
+  // thread, not the program, waits for it.
+  bool quiet = r.writes_in_flight.load(std::memory_order_acquire) == 0;
+  for (int wait = 0; wait < 200 && !quiet; ++wait) {
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+    quiet = r.writes_in_flight.load(std::memory_order_acquire) == 0;
+  }
   try {
     if (!r.ring->maintain(quiet)) stop_on_write_failure(r, errno);
   } catch (const std::bad_alloc&) {
