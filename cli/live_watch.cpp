@@ -3,6 +3,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstring>
 #include <map>
 
 #include "gpudiag/descriptors.h"
@@ -51,15 +53,16 @@ class Follower {
         if (chunk.type == kDrained)
           drained.emplace_back(pid, std::string(chunk.payload));
         else if (chunk.type == kSegment)
-          follow_segment(chunk.payload);
+          follow_segment(name, chunk.payload);
         else
           show(findings_.chunk(pid, chunk.type, chunk.payload));
       });
-    for (auto& [name, file] : segments_)
+    for (auto& [key, file] : segments_)
       read_new(file, [&](std::int64_t pid, const GdtraceTail::Chunk& chunk) {
         show(findings_.chunk(pid, chunk.type, chunk.payload));
       });
     for (const auto& [pid, payload] : drained) show(findings_.chunk(pid, kDrained, payload));
+    close_old_segments();
   }
 
   void finish() { show(findings_.finish()); }
@@ -83,21 +86,32 @@ class Follower {
 
   // A Segment chunk: u32 seq, then the file's name beside the trace file.
   // Opened at once: the recorder may remove it once it has kept its part.
-  void follow_segment(std::string_view payload) {
+  void follow_segment(const std::string& trace, std::string_view payload) {
     if (payload.size() <= 4) return;
+    std::uint32_t seq = 0;
+    std::memcpy(&seq, payload.data(), sizeof seq);
     const std::string name(payload.substr(4));
-    if (name.find('/') != std::string::npos || segments_.contains(name)) return;
+    if (name.find('/') != std::string::npos || segments_.contains({trace, seq})) return;
     const int fd = open_above_stdio((files_.dir / name).c_str(), O_RDONLY);
-    if (fd >= 0) segments_[name].fd = fd;
+    if (fd >= 0) segments_[{trace, seq}].fd = fd;
+  }
+
+  // A segment two older than its trace's newest gets no more events, and
+  // this pass read it to its end: closed, so that a removed one frees its
+  // disk space and a long run does not use up descriptors.
+  void close_old_segments() {
+    std::map<std::string, std::uint32_t> newest;
+    for (const auto& [key, file] : segments_) newest[key.first] = std::max(newest[key.first], key.second);
+    std::erase_if(segments_, [&](const auto& entry) { return entry.first.second + 2 < newest[entry.first.first]; });
   }
 
   const TraceFiles& files_;
   fs::file_time_type since_;
   const LiveWatch::Print& print_;
   std::map<std::string, Followed> followed_;
-  // Segment files, by name; a dropped one stays open (removed, it still
-  // reads) until the watch ends.
-  std::map<std::string, Followed> segments_;
+  // Segment files, by their trace file and seq (so read in the order
+  // written); a removed one still reads while it is open.
+  std::map<std::pair<std::string, std::uint32_t>, Followed> segments_;
   LiveFindings findings_;
 };
 

@@ -11,7 +11,8 @@
 // of a sticky kernel error such as 700 (every later call fails, cudaFree
 // included; the error is the finding). Only for whole-process
 // recordings (.gdtrace, traces built in code): a profiler window (Kineto,
-// nsys) ends while the program still legitimately holds its memory.
+// nsys) ends while the program still legitimately holds its memory, and so
+// does the detail of a bounded trace (--max-size) without a loop.
 #include <algorithm>
 #include <iterator>
 #include <string_view>
@@ -126,6 +127,10 @@ void detect_memory_leak(const DetectContext& ctx, std::vector<Finding>& out) {
     return;
   }
   if (!t.crashes.empty()) return;
+  // A bounded trace whose detail shows no loop: its run went on before, and
+  // what is live at the end (parameters, optimiser state) is what a loop in
+  // the dropped part holds. Growth is judged where a loop shows; nothing else.
+  if (t.detail_of_bounded) return;
   if (std::any_of(t.api_calls.begin(), t.api_calls.end(), [](const ApiCall& a) { return is_kernel_error(a.status); }))
     return;
   // A trace that lacks its end shows only that a block was not freed by the

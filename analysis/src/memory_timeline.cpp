@@ -206,9 +206,8 @@ namespace {
 
 // For each address a block starts at, from addr leftwards as far as a block
 // can reach addr: the newest block starting there that was allocated by t
-// (blocks at one address follow each other in time, so it is the only one
-// that can be live at t, and the last freed before t), when it contains
-// addr. Calls f(block) until f returns true. A binary search per address,
+// and contains addr (blocks at one address follow each other in time, so it
+// is the only one that can be live at t, and the last freed before t). Calls f(block) until f returns true. A binary search per address,
 // not a walk over its blocks: a long run reuses an address many thousands
 // of times.
 template <class F>
@@ -221,10 +220,14 @@ const Block* scan_containing(const DeviceMemory& m, std::uint64_t addr, std::uin
     if (addr - start >= m.max_block_bytes) break;  // no block starting further left can reach addr
     const auto begin = std::lower_bound(m.by_addr.begin(), end, start, starts_before);
     // In allocation order within one address (by_addr breaks ties by index).
-    const auto by_t = std::upper_bound(begin, end, t, [&](std::uint64_t v, std::uint32_t i) { return v < m.blocks[i].alloc_ns; });
-    if (by_t != begin) {
-      const Block& b = m.blocks[*(by_t - 1)];
-      if (addr < b.addr + b.bytes && f(b)) return &b;
+    auto by_t = std::upper_bound(begin, end, t, [&](std::uint64_t v, std::uint32_t i) { return v < m.blocks[i].alloc_ns; });
+    // The newest by t that reaches addr: an address reused for a smaller
+    // block leaves the older, larger one the only one that does.
+    while (by_t != begin) {
+      const Block& b = m.blocks[*--by_t];
+      if (addr >= b.addr + b.bytes) continue;
+      if (f(b)) return &b;
+      break;
     }
     end = begin;
   }

@@ -174,8 +174,10 @@ void emergency_flush() noexcept {
   drain_all(*r);
   // Everything recorded is in the file: readers need not warn that the
   // newest events may be missing, as they must after SIGKILL.
+  // A recording that stopped when a write failed did not end here: no End,
+  // so that readers judge it only as far as its last Drained marker.
   const std::uint64_t written = r->events_written.load();
-  write_small_chunk(r->fd, gdtrace::ChunkType::End, &written, sizeof written);
+  if (r->write_error.load() == 0) write_small_chunk(r->fd, gdtrace::ChunkType::End, &written, sizeof written);
   r->writes_in_flight.fetch_sub(1);
   g_flushing.store(0);
 }

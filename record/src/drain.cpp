@@ -60,10 +60,13 @@ bool write_small_chunk(int fd, gdtrace::ChunkType type, const void* payload, std
   return write_chunk(fd, type, staging, bytes);
 }
 
-void stop_on_write_failure(Recorder& r, int error) noexcept {
-  if (error != ENOSPC && error != EFBIG && error != EDQUOT && error != ENOMEM) return;
+void stop_recording_after(Recorder& r, int error) noexcept {
   int none = 0;
   if (r.write_error.compare_exchange_strong(none, error)) g_enabled.store(false, std::memory_order_release);
+}
+
+void stop_on_write_failure(Recorder& r, int error) noexcept {
+  if (error == ENOSPC || error == EFBIG || error == EDQUOT || error == ENOMEM) stop_recording_after(r, error);
 }
 
 void drain_buffer(Recorder& r, Buffer& b, gdtrace::Deflater* deflater) noexcept {
@@ -104,7 +107,11 @@ void drain_buffer(Recorder& r, Buffer& b, gdtrace::Deflater* deflater) noexcept 
   iovec iov[3] = {{const_cast<gdtrace::ChunkHeader*>(&h), sizeof h},
                   {const_cast<std::uint32_t*>(head), 8},
                   {const_cast<void*>(body), body_bytes}};
-  if (!writev_all(events_fd(r), iov, 3)) stop_on_write_failure(r, errno);
+  const int fd = events_fd(r);
+  if (!writev_all(fd, iov, 3))
+    stop_on_write_failure(r, errno);
+  else if (r.ring != nullptr)
+    r.ring->took_events();
   r.events_written.fetch_add(count, std::memory_order_relaxed);
   b.readers.fetch_sub(1);
   r.writes_in_flight.fetch_sub(1, std::memory_order_acq_rel);

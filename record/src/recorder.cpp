@@ -175,7 +175,7 @@ void recycle_drained(Recorder& r) {
 // and the oldest dropped when over the bound, once no write is in flight (a
 // thread between reading the events descriptor and writing may be about to
 // write into the oldest segment; it is not read and removed under it).
-void maintain_ring(Recorder& r) noexcept {
+void maintain_ring(Recorder& r, bool stopping = false) noexcept {
   if (r.ring == nullptr || r.write_error.load() != 0) return;
   // A thread writes a half buffer in well under a millisecond; the writer
   // thread, not the program, waits for it.
@@ -184,10 +184,11 @@ void maintain_ring(Recorder& r) noexcept {
     std::this_thread::sleep_for(std::chrono::microseconds(100));
     quiet = r.writes_in_flight.load(std::memory_order_acquire) == 0;
   }
+  // A ring that cannot rotate or drop cannot keep its bound: recording stops.
   try {
-    if (!r.ring->maintain(quiet)) stop_on_write_failure(r, errno);
+    if (!r.ring->maintain(quiet, stopping && quiet)) stop_recording_after(r, errno != 0 ? errno : EIO);
   } catch (const std::bad_alloc&) {
-    stop_on_write_failure(r, ENOMEM);
+    stop_recording_after(r, ENOMEM);
   }
 }
 
@@ -282,6 +283,8 @@ void after_fork_in_child() {
   g_enabled.store(false);
   g_generation.store(0);
   g_recorder.store(nullptr);
+  // The parent's segment files, removed or not, are not the child's to keep open.
+  if (r->ring != nullptr) r->ring->close_files_after_fork();
   retire(r);  // the parent's state is abandoned, not freed
   if (std::strstr(g_last_pattern, "%p") != nullptr) start(g_last_pattern, g_last_options);
 }
@@ -421,13 +424,17 @@ void stop_recording(bool close_file) noexcept {
   }
   if (r->writer.joinable()) r->writer.join();
   drain_all(*r);
+  maintain_ring(*r, true);  // the last events may have passed the bound
+  // A recording that stopped when a write failed did not end here: no End,
+  // so that readers judge it only as far as its last Drained marker.
   const std::uint64_t written = r->events_written.load();
-  write_small_chunk(r->fd, gdtrace::ChunkType::End, &written, sizeof written);
+  if (r->write_error.load() == 0) write_small_chunk(r->fd, gdtrace::ChunkType::End, &written, sizeof written);
   g_generation.store(0, std::memory_order_release);
   g_recorder.store(nullptr, std::memory_order_release);
   retire(r);
   // At exit other threads may still be inside a write to this descriptor;
   // closing it could let a later open() reuse the number. The kernel closes it.
+  if (r->ring != nullptr && !close_file) r->ring->remove_unused_next();
   if (close_file) {
     if (r->ring != nullptr) r->ring->close_files();
     ::close(r->fd);

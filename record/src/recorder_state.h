@@ -53,8 +53,9 @@ struct Recorder {
   // With Options::max_size: where events go instead (the ring of segment
   // files), kept up by the writer thread. Never freed, like the Recorder.
   gdtrace::SegmentRing* ring = nullptr;
-  // Writing the trace failed (a full disk, a file size limit): recording
-  // stopped, the program goes on. The errno, 0 while writes succeed.
+  // Writing the trace failed (a full disk, a file size limit), or its ring
+  // could not keep the bound: recording stopped, the program goes on. The
+  // errno, 0 while recording goes on.
   std::atomic<int> write_error{0};
   std::uint64_t pid = 0;
   std::uint64_t generation = 0;
@@ -99,6 +100,9 @@ inline int events_fd(const Recorder& r) noexcept { return r.ring != nullptr ? r.
 // Stops recording after a write failed for want of room, so that a full
 // disk costs the program nothing more. Async-signal-safe.
 void stop_on_write_failure(Recorder& r, int error) noexcept;
+// Stops recording for good, whatever the error: the trace then has no End
+// chunk, as the recording did not end when the program did.
+void stop_recording_after(Recorder& r, int error) noexcept;
 // Writes a chunk with one write(2) (O_APPEND keeps concurrent chunks whole).
 // `staging` must hold sizeof(ChunkHeader) + payload bytes; the payload must
 // already be at staging + sizeof(ChunkHeader). Async-signal-safe.

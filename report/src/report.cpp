@@ -58,8 +58,13 @@ Report analyze_bounded(const Trace& trace, const DetectOptions& options) {
       return g.rule_id == f.rule_id && g.stack == f.stack;
     });
   };
-  for (const Finding& f : kept.findings)
-    if (stands_on_kept_events(f.rule_id) && !already(f)) r.findings.push_back(f);
+  for (Finding f : kept.findings) {
+    if (!stands_on_kept_events(f.rule_id) || already(f)) continue;
+    // Notes that list what else happened around the event (the launches
+    // since the last sync before a kernel error) stand on events not kept.
+    if (f.rule_id == find_rule_named("unchecked-cuda-error")->id) f.notes.clear();
+    r.findings.push_back(std::move(f));
+  }
   std::stable_sort(r.findings.begin(), r.findings.end(),
                    [](const Finding& a, const Finding& b) { return a.rule_id < b.rule_id; });
   return r;

@@ -450,5 +450,16 @@ TEST(LaunchBound, CopiesOfStartUpAreNotTheLoopsCopies) {
     EXPECT_EQ(f.message.find("copies took"), std::string::npos) << f.message;
 }
 
+// A bounded trace's loop is found where it has every event, and the part it
+// dropped before that is not start-up.
+TEST(Iterations, ABoundedTracesLoopIsFoundInItsDetailAndItsDroppedPartIsNoStartUp) {
+  Trace t = testing::training_loop(200, 0, 5'000'000'000);
+  t.detail_from_ns = 5'000'000'000 + 150 * 1'000'000;  // the last 50 steps
+  const RunPhases p = find_phases(t);
+  ASSERT_TRUE(p.has_loop());
+  EXPECT_GE(p.iterations.front().begin, t.detail_from_ns);
+  EXPECT_LT(p.startup_ns(), 1'000'000u) << "not the 150 steps dropped before the detail";
+}
+
 }  // namespace
 }  // namespace gpudiag

@@ -92,6 +92,21 @@ TEST(MemoryTimeline, AnAddressReusedManyTimesGivesTheBlockOfThatTime) {
   EXPECT_EQ(freed_block_containing(d, 0x2020, 5), nullptr) << "nothing freed yet";
 }
 
+// An address reused for a smaller block: a pointer past its end is still
+// inside the larger block that was freed there before.
+TEST(MemoryTimeline, AnAddressReusedForASmallerBlockStillFindsTheLargerFreedOne) {
+  Trace t;
+  alloc(t, 1, 0x1000, 1 << 20, 0);
+  free_at(t, 2, 0x1000);
+  alloc(t, 3, 0x1000, 256, 0);
+  const MemoryTimeline m = build_memory_timeline(t);
+  const Block* freed = freed_block_containing(m.devices[0], 0x1000 + 512, 4);
+  ASSERT_NE(freed, nullptr);
+  EXPECT_EQ(freed->bytes, 1u << 20);
+  EXPECT_EQ(block_containing(m.devices[0], 0x1000 + 512, 4), nullptr);
+  EXPECT_NE(block_containing(m.devices[0], 0x1000 + 16, 4), nullptr);
+}
+
 TEST(MemoryTimeline, EqualStacksGroupAsOneCallSite) {
   Trace t;
   const StackId a1 = stack_named(t, "make_weights", "unet.cpp", 7);

@@ -119,6 +119,8 @@ TEST(BoundedRecording, AFullDiskStopsTheRecordingNotTheProgram) {
   EXPECT_LE(fs::file_size(path), 256u << 10);
   const Trace t = read_gdtrace(path);
   EXPECT_FALSE(t.kernels.empty()) << "what fitted is still read";
+  EXPECT_FALSE(t.stopped_cleanly) << "the recording did not end when the program did";
+  EXPECT_FALSE(t.complete());
 }
 
 TEST(BoundedRecording, TheEnvironmentBoundsAForkedChildsTraceToo) {

@@ -132,6 +132,17 @@ TEST(ParseSize, TakesBinaryUnitsAndRefusesTheRest) {
   EXPECT_FALSE(gdtrace::parse_size("20000000000T"));
 }
 
+// A chunk appended by hand, as a damaged or hostile file would hold it.
+std::string chunk(gdtrace::ChunkType type, const std::string& payload) {
+  const gdtrace::ChunkHeader h{gdtrace::kChunkTag, static_cast<std::uint16_t>(type), 0,
+                               static_cast<std::uint32_t>(payload.size()), gdtrace::checksum(payload.data(), payload.size())};
+  return std::string(reinterpret_cast<const char*>(&h), sizeof h) + payload;
+}
+
+std::string segment_payload(std::uint32_t seq, const std::string& name) {
+  return std::string(reinterpret_cast<const char*>(&seq), sizeof seq) + name;
+}
+
 // 2000 steps of alloc, kernel, free; a buffer leaked at every step from
 // step 1500 on.
 Trace long_run_with_late_leak(StackId* leak_stack) {
@@ -220,6 +231,37 @@ TEST(BoundedTrace, ALostSegmentIsDamageNotSilence) {
   EXPECT_NE(read.truncation_note.find("is missing"), std::string::npos) << read.truncation_note;
 }
 
+// The trace files of a run whose segment is lost, replaced by another run's,
+// or named twice: damage, and the trace judged only up to before it.
+TEST(BoundedTrace, ASegmentOfAnotherRecordingOrNamedTwiceIsDamage) {
+  StackId leak_stack = 0;
+  const Trace full = long_run_with_late_leak(&leak_stack);
+  const fs::path dir = test::temp_path("bounded-foreign");
+  fs::create_directories(dir);
+  const std::string bounded = (dir / "bounded.gdtrace").string();
+  write_gdtrace(full, bounded, 32 << 10);
+  std::vector<fs::path> segments;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() != ".gdtrace") segments.push_back(e.path());
+  ASSERT_GE(segments.size(), 2u);
+  const fs::path newest = *std::max_element(segments.begin(), segments.end(), [](const fs::path& a, const fs::path& b) {
+    return std::stoi(a.extension().string().substr(1)) < std::stoi(b.extension().string().substr(1));
+  });
+  std::string bytes = test::read_file(newest.string());
+  const std::string original = bytes;
+  bytes[16] ^= 1;  // another pid
+  test::write_file(newest.string(), bytes);
+  Trace read = read_gdtrace(bounded);
+  EXPECT_TRUE(read.corrupt_chunk);
+  EXPECT_NE(read.truncation_note.find("of another recording"), std::string::npos) << read.truncation_note;
+  EXPECT_FALSE(read.complete()) << "judged only up to before the segment";
+  test::write_file(newest.string(), original);
+  const std::string keep = test::read_file(bounded);
+  test::write_file(bounded, keep + chunk(gdtrace::ChunkType::Segment, segment_payload(999, newest.filename().string())));
+  read = read_gdtrace(bounded);
+  EXPECT_NE(read.truncation_note.find("named twice"), std::string::npos) << read.truncation_note;
+}
+
 TEST(BoundedTrace, AKeepFileWhoseSegmentIsCutShortReadsUpToTheCut) {
   StackId leak_stack = 0;
   const Trace full = long_run_with_late_leak(&leak_stack);
@@ -237,17 +279,6 @@ TEST(BoundedTrace, AKeepFileWhoseSegmentIsCutShortReadsUpToTheCut) {
   EXPECT_TRUE(read.truncated);
   EXPECT_NE(read.truncation_note.find(newest.filename().string()), std::string::npos) << read.truncation_note;
   EXPECT_FALSE(read.kernels.empty());
-}
-
-// A chunk appended by hand, as a damaged or hostile file would hold it.
-std::string chunk(gdtrace::ChunkType type, const std::string& payload) {
-  const gdtrace::ChunkHeader h{gdtrace::kChunkTag, static_cast<std::uint16_t>(type), 0,
-                               static_cast<std::uint32_t>(payload.size()), gdtrace::checksum(payload.data(), payload.size())};
-  return std::string(reinterpret_cast<const char*>(&h), sizeof h) + payload;
-}
-
-std::string segment_payload(std::uint32_t seq, const std::string& name) {
-  return std::string(reinterpret_cast<const char*>(&seq), sizeof seq) + name;
 }
 
 TEST(BoundedTrace, ASegmentNamedOutsideItsFolderOrAsTheFileItselfIsDamage) {

@@ -18,15 +18,20 @@
 namespace gpudiag::gdtrace {
 namespace {
 
-// One write(2) per chunk, as every writer of a .gdtrace does (O_APPEND keeps
-// chunks of concurrent writers whole).
-bool append_chunk(int fd, ChunkType type, std::string_view head, std::string_view body = {}) {
+std::string chunk_bytes(ChunkType type, std::string_view head, std::string_view body = {}) {
   std::string chunk(sizeof(ChunkHeader), '\0');
   chunk.append(head).append(body);
   const auto length = static_cast<std::uint32_t>(head.size() + body.size());
   const ChunkHeader h{kChunkTag, static_cast<std::uint16_t>(type), 0, length,
                       checksum(chunk.data() + sizeof(ChunkHeader), length)};
   std::memcpy(chunk.data(), &h, sizeof h);
+  return chunk;
+}
+
+// One write(2) per chunk, as every writer of a .gdtrace does (O_APPEND keeps
+// chunks of concurrent writers whole).
+bool append_chunk(int fd, ChunkType type, std::string_view head, std::string_view body = {}) {
+  const std::string chunk = chunk_bytes(type, head, body);
   return write_all(fd, chunk.data(), chunk.size());
 }
 
@@ -118,19 +123,13 @@ SegmentRing::SegmentRing(int keep_fd, std::string keep_path, const FileHeader& h
       keep_path_(std::move(keep_path)),
       header_(header),
       max_bytes_(max_bytes),
-      segment_bytes_(std::max<std::uint64_t>(max_bytes / 8, 1)),
-      events_fd_(keep_fd) {}
+      segment_bytes_(std::clamp<std::uint64_t>(max_bytes / 8, 1, kMaxSegmentBytes)),
+      events_fd_(keep_fd) {
+  header_fd_ = open_above_stdio(keep_path_.c_str(), O_WRONLY);
+  prepare_next();
+}
 
 SegmentRing::~SegmentRing() { close_files(); }
-
-void SegmentRing::close_files() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  events_fd_.store(-1, std::memory_order_release);
-  for (const Segment& s : segments_) ::close(s.fd);
-  for (int fd : retired_fds_) ::close(fd);
-  retired_fds_.clear();
-  for (Segment& s : segments_) s.fd = -1;
-}
 
 std::uint64_t SegmentRing::size_of(int fd) const {
   if (fd < 0) return 0;
@@ -138,25 +137,8 @@ std::uint64_t SegmentRing::size_of(int fd) const {
   return ::fstat(fd, &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
 }
 
-bool SegmentRing::maintain(bool may_drop) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (events_fd_.load() < 0) return true;
-  const std::uint64_t keep = size_of(keep_fd_);
-  if (segments_.empty()) return keep < max_bytes_ / 4 || open_segment();
-  if (size_of(segments_.back().fd) >= segment_bytes_ && !open_segment()) return false;
-  if (!may_drop) return true;
-  // The newest two stay: a thread that read events_fd() before the last
-  // rotation may still be writing to the one before.
-  for (;;) {
-    std::uint64_t total = keep;
-    for (const Segment& s : segments_) total += size_of(s.fd);
-    if (total <= max_bytes_ || segments_.size() <= 2) return true;
-    if (!drop_oldest()) return false;
-  }
-}
-
-bool SegmentRing::open_segment() {
-  const std::uint32_t seq = next_seq_++;
+bool SegmentRing::prepare_next() {
+  const std::uint32_t seq = next_seq_;
   const std::string path = keep_path_ + "." + std::to_string(seq);
   const int fd = open_above_stdio(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_APPEND, 0644);
   if (fd < 0) return false;
@@ -167,34 +149,107 @@ bool SegmentRing::open_segment() {
     ::unlink(path.c_str());
     return false;
   }
-  if (segments_.empty()) {
-    // From now on a version-2 reader would miss events: it must refuse the file.
-    const int header_fd = ::open(keep_path_.c_str(), O_WRONLY | O_CLOEXEC);
-    const std::uint32_t version = kVersion;
-    const bool marked = header_fd >= 0 && ::pwrite(header_fd, &version, sizeof version, offsetof(FileHeader, version)) ==
-                                              static_cast<ssize_t>(sizeof version);
-    if (header_fd >= 0) ::close(header_fd);
-    if (!marked) {
-      ::close(fd);
-      ::unlink(path.c_str());
-      return false;
-    }
-  }
-  const std::string name = path.substr(path.rfind('/') + 1);
-  if (!append_chunk(keep_fd_, ChunkType::Segment, words(seq), name)) {
-    ::close(fd);
-    ::unlink(path.c_str());
-    return false;
-  }
-  segments_.push_back({seq, path, fd});
-  events_fd_.store(fd, std::memory_order_release);
-  // Descriptors of segments gone two rotations ago: nobody can be writing to them.
-  if (retired_fds_.size() > 2) {
-    const std::size_t closing = retired_fds_.size() - 2;
-    for (std::size_t i = 0; i < closing; ++i) ::close(retired_fds_[i]);
-    retired_fds_.erase(retired_fds_.begin(), retired_fds_.begin() + static_cast<std::ptrdiff_t>(closing));
-  }
+  ++next_seq_;
+  next_ = {seq, path, fd};
+  next_chunk_ = chunk_bytes(ChunkType::Segment, words(seq), path.substr(path.rfind('/') + 1));
+  next_fd_.store(fd, std::memory_order_release);
   return true;
+}
+
+void SegmentRing::took_events() noexcept {
+  const int current = events_fd_.load(std::memory_order_acquire);
+  if (current < 0 || size_of(current) < (current == keep_fd_ ? max_bytes_ / 4 : segment_bytes_)) return;
+  int next = next_fd_.load(std::memory_order_acquire);
+  if (next < 0 || !next_fd_.compare_exchange_strong(next, -1)) return;  // none ready, or another thread took it
+  // From the first segment on, a version-2 reader would miss events: it must refuse the file.
+  const std::uint32_t version = kVersion;
+  if (current == keep_fd_ && ::pwrite(header_fd_, &version, sizeof version, offsetof(FileHeader, version)) !=
+                                 static_cast<ssize_t>(sizeof version))
+    return;  // events stay where they are; maintain() finds the ring stuck
+  if (!write_all(keep_fd_, next_chunk_.data(), next_chunk_.size())) return;
+  events_fd_.store(next, std::memory_order_release);
+}
+
+void SegmentRing::remove_unused_next() noexcept {
+  int next = next_fd_.load(std::memory_order_acquire);
+  if (next >= 0 && next_fd_.compare_exchange_strong(next, -1)) {
+    ::unlink(next_.path.c_str());
+    ::close(next);
+  }
+}
+
+void SegmentRing::close_files() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  remove_unused_next();
+  // Taken by a thread but not yet seen by maintain(): not in segments_.
+  if (next_.fd >= 0 && events_fd_.load() == next_.fd) ::close(next_.fd);
+  next_.fd = -1;
+  events_fd_.store(-1, std::memory_order_release);
+  if (header_fd_ >= 0) ::close(header_fd_);
+  header_fd_ = -1;
+  for (const Segment& s : segments_) ::close(s.fd);
+  for (int fd : retired_fds_) ::close(fd);
+  retired_fds_.clear();
+  for (Segment& s : segments_) s.fd = -1;
+}
+
+void SegmentRing::close_files_after_fork() noexcept {
+  events_fd_.store(-1, std::memory_order_release);
+  const int next = next_fd_.exchange(-1);
+  if (next >= 0) ::close(next);  // the parent's to use or remove
+  if (next_.fd >= 0 && next_.fd != next) {
+    bool listed = false;
+    for (const Segment& s : segments_) listed |= s.fd == next_.fd;
+    if (!listed) ::close(next_.fd);
+  }
+  next_.fd = -1;
+  if (header_fd_ >= 0) ::close(header_fd_);
+  header_fd_ = -1;
+  for (Segment& s : segments_) {
+    ::close(s.fd);
+    s.fd = -1;
+  }
+  for (int& fd : retired_fds_) {
+    ::close(fd);
+    fd = -1;
+  }
+}
+
+bool SegmentRing::maintain(bool may_drop, bool stopping) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (events_fd_.load() < 0) return true;
+  took_events();  // the current file may be full and no writer has looked since
+  if (next_fd_.load() < 0) {
+    if (next_.fd < 0 || events_fd_.load() != next_.fd) return false;  // none could be made ready, or a switch failed
+    // A thread switched to the one made ready: it is a segment now, and the
+    // previous one's descriptor is closed two rotations later.
+    segments_.push_back(next_);
+    next_.fd = -1;
+    if (retired_fds_.size() > 2) {
+      const std::size_t closing = retired_fds_.size() - 2;
+      for (std::size_t i = 0; i < closing; ++i) ::close(retired_fds_[i]);
+      retired_fds_.erase(retired_fds_.begin(), retired_fds_.begin() + static_cast<std::ptrdiff_t>(closing));
+    }
+    if (!prepare_next()) return false;
+  }
+  if (!may_drop) return true;
+  // The newest two stay: a thread that read events_fd() before the last
+  // rotation may still be writing to the one before.
+  const std::size_t keep_newest = stopping ? 1 : 2;
+  for (;;) {
+    std::uint64_t total = size_of(keep_fd_);
+    for (std::size_t i = 0; i < segments_.size(); ++i) {
+      Segment& s = segments_[i];
+      if (i + 2 < segments_.size()) {
+        if (s.bytes == 0) s.bytes = size_of(s.fd);
+        total += s.bytes;
+      } else {
+        total += size_of(s.fd);
+      }
+    }
+    if (total <= max_bytes_ || segments_.size() <= keep_newest) return true;
+    if (!drop_oldest()) return false;
+  }
 }
 
 bool SegmentRing::drop_oldest() {

@@ -2,8 +2,9 @@
 // started (the keep file) takes its first events and, for the whole run,
 // every definition (strings, stacks, modules), crash and guarded access.
 // Once it holds a quarter of the bound, events go to a ring of segment
-// files beside it, `<keep file>.<seq>`, each a .gdtrace header and event
-// chunks; the keep file names each one in a Segment chunk. When the keep
+// files beside it, `<keep file>.<seq>` (an eighth of the bound each, at most
+// kMaxSegmentBytes), each a .gdtrace header and event chunks; the keep file
+// names each one in a Segment chunk. When the keep
 // file and the segments together pass the bound, the oldest segment is
 // read back, what the Retainer keeps of it is written to the keep file
 // (a Retained chunk), a SegmentDropped chunk says up to when its detail
@@ -40,6 +41,9 @@ std::vector<RawEvent> events_of_file(std::string_view bytes);
 
 class SegmentRing {
  public:
+  // The largest segment: dropping one reads it back and inflates its events
+  // in the traced process (about 6 times its size), on the writer thread.
+  static constexpr std::uint64_t kMaxSegmentBytes = 8 << 20;
   // The smallest bound `gpudiag trace --max-size` and GPUDIAG_TRACE_MAX_SIZE
   // take: below it the keep file's definitions (strings, stacks, modules)
   // are most of the bound, and the newest detail holds too few iterations
@@ -53,6 +57,13 @@ class SegmentRing {
 
   // Where event chunks go now.
   int events_fd() const noexcept { return events_fd_.load(std::memory_order_acquire); }
+  // Called after event chunks were written (by any thread, a crash handler
+  // included: async-signal-safe): when the file events go to is full (the
+  // keep file at a quarter of the bound, a segment at its share), events go
+  // on in the next segment, made ready beforehand, at once rather than at
+  // the next maintain(): a busy program could otherwise fill one file far
+  // past its share while the writer thread waits for a core.
+  void took_events() noexcept;
   // Starts a new segment when the current one is full, and drops the oldest
   // while the files are over the bound. Returns false when a file could
   // not be created or written (the disk is full): the caller stops
@@ -60,18 +71,28 @@ class SegmentRing {
   // rotation is still in flight, so the oldest segment is whole (a write
   // landing in a segment after it was read would be lost); when false,
   // dropping waits for a later call.
-  bool maintain(bool may_drop = true);
+  // `stopping`: nothing writes any more, so only the newest segment need stay.
+  bool maintain(bool may_drop = true, bool stopping = false);
   std::uint64_t max_bytes() const { return max_bytes_; }
   // Closes the segment files (the recording stopped); events_fd() is -1 after.
+  // The segment made ready and never used is removed.
   void close_files();
+  // The recording stops without closing its files (at exit, other threads
+  // may still be writing): the segment made ready and never used is
+  // removed, and events stay where they go now.
+  void remove_unused_next() noexcept;
+  // The same in a forked child, where the mutex may be held by a thread
+  // that does not exist there.
+  void close_files_after_fork() noexcept;
 
  private:
   struct Segment {
     std::uint32_t seq;
     std::string path;
     int fd;
+    std::uint64_t bytes = 0;  // once two newer segments exist (no more writes come): its size
   };
-  bool open_segment();
+  bool prepare_next();
   bool drop_oldest();
   std::uint64_t size_of(int fd) const;
 
@@ -85,6 +106,15 @@ class SegmentRing {
   std::deque<Segment> segments_;
   std::vector<int> retired_fds_;  // closed two rotations after their segment left
   std::uint32_t next_seq_ = 1;
+  // The next segment, made ready by prepare_next(): its file, and its
+  // Segment chunk for the keep file, to write without allocating. A thread
+  // that finds the current file full claims it by swapping next_fd_ to -1,
+  // writes the chunk, then publishes it as events_fd_; maintain() then
+  // adds it to segments_ and makes the next one ready.
+  Segment next_{};
+  std::string next_chunk_;
+  std::atomic<int> next_fd_{-1};
+  int header_fd_ = -1;  // the keep file, to mark it version 3 at its first segment
   Retainer retainer_;
 };
 

@@ -5,10 +5,13 @@
 // clean stop is marked as such; a file that is not a .gdtrace at all is a
 // TraceError.
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <type_traits>
 #include <unordered_map>
 #include <vector>
@@ -213,7 +216,7 @@ class Reader {
         // Only a file beside the keep file: a name cannot lead elsewhere.
         if (name == "." || name == ".." || name.find('/') != std::string::npos || name.find('\0') != std::string::npos)
           return false;
-        segments_.push_back({load<std::uint32_t>(p), name});
+        segments_.push_back({load<std::uint32_t>(p), name, drained_ns_});
         return true;
       }
       case ChunkType::SegmentDropped:
@@ -327,6 +330,7 @@ private:
   struct SegmentName {
     std::uint32_t seq;
     std::string name;
+    std::uint64_t drained_ns;  // the keep file's latest Drained marker when it named the segment
   };
   std::vector<SegmentName> segments_;                    // in the order the keep file names them
   std::map<std::uint32_t, std::uint64_t> dropped_segments_;  // seq -> its latest event time
@@ -351,48 +355,72 @@ void Reader::attach_modules() {
 // The segment files the keep file names and has not dropped, in order, and
 // what it kept of those it dropped (or of one it could not remove).
 void Reader::read_segments() {
-  namespace fs = std::filesystem;
-  const fs::path dir = fs::path(name_).parent_path();
-  std::vector<std::uint32_t> read;
+  const std::filesystem::path dir = std::filesystem::path(name_).parent_path();
   const std::string_view keep = bytes_;
   const std::size_t keep_header = header_size_;
+  const auto keep_header_fields = load<gdtrace::FileHeader>(keep.data());
   const bool stopped_cleanly = trace_.stopped_cleanly;
+  std::set<std::uint32_t> read;
+  std::set<std::pair<std::uint64_t, std::uint64_t>> files_read;  // (device, inode)
+  // Events of a segment not read (missing, cut, damaged, or after damage in
+  // the keep file) may be older than the keep file's later Drained markers:
+  // the trace is whole only up to the marker before that segment was named.
+  const auto lost_from = [&](const SegmentName& segment, const std::string& why) {
+    trace_.truncated = true;
+    trace_.corrupt_chunk = true;
+    if (!why.empty()) trace_.truncation_note = why;
+    drained_ns_ = std::min(drained_ns_, segment.drained_ns);
+  };
   // A copy: a segment is no place for Segment chunks, and one there is not followed.
   const std::vector<SegmentName> named = segments_;
   for (const SegmentName& segment : named) {
-    if (dropped_segments_.contains(segment.seq) || trace_.corrupt_chunk) continue;
-    const std::string path = (dir / segment.name).string();
-    std::error_code ec;
-    if (fs::equivalent(path, name_, ec)) {
-      trace_.truncated = true;
-      trace_.corrupt_chunk = true;
-      trace_.truncation_note = "the segment file " + segment.name + " is the trace file itself";
+    if (dropped_segments_.contains(segment.seq) || read.contains(segment.seq)) continue;
+    if (trace_.corrupt_chunk) {
+      lost_from(segment, {});
       break;
     }
-    if (!fs::is_regular_file(path, ec)) {
+    const std::string path = (dir / segment.name).string();
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
       // Removed without a SegmentDropped chunk: the process died between the
       // two, and then what it kept of it is in a Retained chunk.
       if (std::any_of(retained_.begin(), retained_.end(), [&](const auto& r) { return r.first == segment.seq; })) continue;
-      trace_.truncated = true;
-      trace_.corrupt_chunk = true;
-      trace_.truncation_note = "the segment file " + segment.name + " is missing: its events are lost";
+      lost_from(segment, "the segment file " + segment.name + " is missing: its events are lost");
       break;
     }
-    segment_bytes_.push_back(read_file(path));
+    struct stat keep_st {};
+    if (::stat(name_.c_str(), &keep_st) == 0 && keep_st.st_dev == st.st_dev && keep_st.st_ino == st.st_ino) {
+      lost_from(segment, "the segment file " + segment.name + " is the trace file itself");
+      break;
+    }
+    if (!files_read.insert({st.st_dev, st.st_ino}).second) {
+      lost_from(segment, "the segment file " + segment.name + " is named twice");
+      break;
+    }
+    try {
+      segment_bytes_.push_back(read_file(path));
+    } catch (const TraceError&) {  // removed since: as if missing
+      lost_from(segment, "the segment file " + segment.name + " could not be read: its events are lost");
+      break;
+    }
     bytes_ = segment_bytes_.back();
-    if (const std::string why = header_problem(); !why.empty()) {
-      trace_.truncated = true;
-      trace_.corrupt_chunk = true;
-      trace_.truncation_note = "the segment file " + segment.name + " is " + why;
+    std::string why = header_problem();
+    if (why.empty()) {
+      const auto h = load<gdtrace::FileHeader>(bytes_.data());
+      // A file of another run that reused the pid and the name.
+      if (h.pid != keep_header_fields.pid || h.start_ns != keep_header_fields.start_ns) why = "of another recording";
+    }
+    if (!why.empty()) {
+      lost_from(segment, "the segment file " + segment.name + " is " + why);
       break;
     }
-    read.push_back(segment.seq);
+    read.insert(segment.seq);
     std::size_t pos = load<gdtrace::FileHeader>(bytes_.data()).header_size;
     bool whole = true;
     while (pos < bytes_.size() && (whole = read_chunk(pos))) {
     }
     if (!whole) {
-      trace_.truncation_note = "segment file " + segment.name + ": " + trace_.truncation_note;
+      lost_from(segment, "segment file " + segment.name + ": " + trace_.truncation_note);
       break;
     }
   }
@@ -400,8 +428,10 @@ void Reader::read_segments() {
   header_size_ = keep_header;
   // Whether the process stopped cleanly is the keep file's to say (its End chunk).
   trace_.stopped_cleanly = stopped_cleanly;
+  // What was kept of the segments not read. (A drop is not retried after a
+  // failure, which stops the recording, so no segment is kept twice.)
   for (const auto& [seq, span] : retained_)
-    if (std::find(read.begin(), read.end(), seq) == read.end()) spans_.push_back(span);
+    if (!read.contains(seq)) spans_.push_back(span);
   for (const auto& [seq, latest] : dropped_segments_) trace_.detail_from_ns = std::max(trace_.detail_from_ns, latest + 1);
 }
 

@@ -75,6 +75,7 @@ class Writer {
       payload.append(reinterpret_cast<const char*>(v.data()), bytes);
       chunk_to(events_fd(), gdtrace::ChunkType::Events, payload);
     }
+    if (ring_ != nullptr) ring_->took_events();
     v.clear();
   }
 
@@ -179,6 +180,7 @@ void write_gdtrace(const Trace& t, const std::string& path, std::uint64_t max_by
     }
   }
   w.flush_all();
+  if (ring && !ring->maintain(true, true)) throw TraceError(path + ": cannot write its segment files");
   for (const auto& c : t.crashes) {
     const Stack& stack = t.stack(c.stack);
     const auto frames = std::span(stack.frames).first(std::min<std::size_t>(stack.frames.size(), UINT16_MAX));

@@ -127,6 +127,7 @@ Trace Trace::detailed_part() const {
     });
   });
   part.detail_from_ns = 0;
+  part.detail_of_bounded = true;
   return part;
 }
 

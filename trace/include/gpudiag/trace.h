@@ -139,6 +139,9 @@ struct Trace {
   // event was kept.
   std::uint64_t detail_from_ns = 0;
   bool bounded() const { return detail_from_ns != 0; }
+  // Set on a bounded trace's detailed_part(): the run went on before it, so
+  // what is live at its end may be what a loop it cannot show holds.
+  bool detail_of_bounded = false;
 
   StringTable strings;
   std::vector<Module> modules;
