@@ -4,16 +4,18 @@
 // Once it holds a quarter of the bound, events go to a ring of segment
 // files beside it, `<keep file>.<seq>` (an eighth of the bound each, at most
 // kMaxSegmentBytes), each a .gdtrace header and event chunks; the keep file
-// names each one in a Segment chunk. When the keep
-// file and the segments together pass the bound, the oldest segment is
+// names each one in a Segment chunk. When the keep file and the segments
+// together pass the bound, the oldest segment is
 // read back, what the Retainer keeps of it is written to the keep file
 // (a Retained chunk), a SegmentDropped chunk says up to when its detail
 // went, and the file is removed. FORMAT.md describes the chunks.
 //
-// One thread maintains the ring (the recorder's writer thread); any thread
-// may write event chunks to events_fd(). A segment's descriptor stays open
-// for two more rotations, so a write that read the old descriptor lands in
-// the file it meant, or in an unlinked one, never in a reused descriptor.
+// maintain() runs under a mutex (the recorder's writer thread, flush(),
+// stop); any thread may write event chunks to events_fd() and then, through
+// took_events(), move events on to the segment made ready. A segment's
+// descriptor stays open for two more rotations, so a write that read the old
+// descriptor lands in the file it meant, never in a reused descriptor; the
+// oldest is dropped only when no write is in flight.
 #pragma once
 
 #include <atomic>
