@@ -174,6 +174,8 @@ void emergency_flush() noexcept {
   drain_all(*r);
   // Everything recorded is in the file: readers need not warn that the
   // newest events may be missing, as they must after SIGKILL.
+  // The segment made ready and never used: not left behind by a crash.
+  if (r->ring != nullptr) r->ring->remove_unused_next();
   // A recording that stopped when a write failed did not end here: no End,
   // so that readers judge it only as far as its last Drained marker.
   const std::uint64_t written = r->events_written.load();

@@ -123,6 +123,29 @@ TEST(BoundedRecording, AFullDiskStopsTheRecordingNotTheProgram) {
   EXPECT_FALSE(t.complete());
 }
 
+// The next segment is made ready at the start; a short run that crashes
+// leaves only its trace file, as an unbounded one would.
+TEST(BoundedRecording, ACrashLeavesNoSegmentFileItNeverUsed) {
+  const std::string path = test::temp_path("bounded-crash.gdtrace");
+  const pid_t pid = fork();
+  if (pid == 0) {
+    rec::Options o;
+    o.max_size = 64 << 20;
+    if (!rec::start(path.c_str(), o)) _exit(3);
+    if (!fs::exists(path + ".1")) _exit(4);  // made ready
+    for (std::uint64_t s = 0; s < 10; ++s) record_step(s, ~0ull);
+    std::raise(SIGSEGV);
+    _exit(5);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "exit " << WEXITSTATUS(status) << " (3: no start, 4: no segment made ready)";
+  EXPECT_FALSE(fs::exists(path + ".1"));
+  const Trace t = read_gdtrace(path);
+  EXPECT_EQ(t.crashes.size(), 1u);
+  EXPECT_EQ(t.kernels.size(), 60u);
+}
+
 TEST(BoundedRecording, TheEnvironmentBoundsAForkedChildsTraceToo) {
   const std::string pattern = test::temp_path("bounded-fork-%p.gdtrace");
   rec::Options o;
