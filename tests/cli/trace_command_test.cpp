@@ -208,19 +208,12 @@ TEST(TraceCommand, GuardCopiesIsOnByDefaultAndCanBeTurnedOff) {
   EXPECT_EQ(gpudiag({"trace", "--guard-copies=sometimes", "--", "true"}, dir).status, 2);
 }
 
-std::uint64_t size_of_files(const std::string& dir, const std::string& prefix) {
-  std::uint64_t total = 0;
-  for (const auto& e : fs::directory_iterator(dir))
-    if (e.path().filename().string().starts_with(prefix)) total += fs::file_size(e.path());
-  return total;
-}
-
 TEST(TraceCommand, MaxSizeBoundsTheTraceAndTheLiveLinesFollowItsSegments) {
   const std::string dir = fresh_dir("max-size");
   const CliRun r = gpudiag({"trace", "-o", "run.gdtrace", "--max-size", "1M", "--", TRACED_PROGRAM, "0", "long"}, dir);
   EXPECT_EQ(r.status, 0) << r.err;
   // Over by at most a segment and what the threads' buffers held at the end.
-  EXPECT_LE(size_of_files(dir, "run."), (1u << 20) + (1u << 17) + (1u << 20)) << r.err;
+  EXPECT_LE(test::bytes_of_files_starting_with(dir, "run."), (1u << 20) + (1u << 17) + (1u << 20)) << r.err;
   const Trace t = load_trace(dir + "/run.gdtrace");
   EXPECT_TRUE(t.bounded());
   EXPECT_LT(t.allocs.size(), 300000u);

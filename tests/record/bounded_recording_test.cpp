@@ -21,13 +21,6 @@ namespace {
 namespace fs = std::filesystem;
 namespace rec = gpudiag::rec;
 
-std::uint64_t files_size(const std::string& keep) {
-  std::uint64_t total = 0;
-  for (const auto& e : fs::directory_iterator(fs::path(keep).parent_path()))
-    if (e.path().filename().string().starts_with(fs::path(keep).filename().string())) total += fs::file_size(e.path());
-  return total;
-}
-
 // One training step's worth of events; from `leak_from` on, the step also
 // allocates a buffer it never frees, at a call site of its own.
 void record_step(std::uint64_t step, std::uint64_t leak_from) {
@@ -57,14 +50,14 @@ TEST(BoundedRecording, StaysWithinItsBoundAndKeepsALateLeakWithItsStack) {
     record_step(s, kLeakFrom);
     if (s % 500 == 0) {
       rec::flush();
-      largest = std::max(largest, files_size(path));
+      largest = std::max(largest, test::trace_files_bytes(path));
     }
   }
   rec::stop();
   // Over by at most a segment and the buffers written since the last flush
   // (what is kept, here 2000 leaked buffers, fits in the bound).
   EXPECT_LE(largest, o.max_size + o.max_size / 8 + 256 * 1024);
-  EXPECT_LE(files_size(path), o.max_size + o.max_size / 8 + 256 * 1024);
+  EXPECT_LE(test::trace_files_bytes(path), o.max_size + o.max_size / 8 + 256 * 1024);
   const Trace t = read_gdtrace(path);
   EXPECT_TRUE(t.bounded());
   EXPECT_TRUE(t.stopped_cleanly);
@@ -167,7 +160,7 @@ TEST(BoundedRecording, TheEnvironmentBoundsAForkedChildsTraceToo) {
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   std::string child = pattern;
   child.replace(child.find("%p"), 2, std::to_string(pid));
-  EXPECT_LE(files_size(child), o.max_size + o.max_size / 8 + 256 * 1024);
+  EXPECT_LE(test::trace_files_bytes(child), o.max_size + o.max_size / 8 + 256 * 1024);
   EXPECT_TRUE(read_gdtrace(child).bounded());
 }
 

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -49,6 +50,21 @@ inline std::string temp_path(const std::string& name) {
   static std::atomic<int> counter{0};
   static const std::string dir = gpudiag::test::scratch_dir("tracer");
   return (std::filesystem::path(dir) / (std::to_string(counter++) + "-" + name)).string();
+}
+
+// The bytes of the files in `dir` whose names start with `prefix`: a trace
+// file with the segment files beside it (`TRACE.1`, ...), or a run's traces.
+inline std::uint64_t bytes_of_files_starting_with(const std::filesystem::path& dir, const std::string& prefix) {
+  std::uint64_t total = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (e.path().filename().string().starts_with(prefix)) total += std::filesystem::file_size(e.path());
+  return total;
+}
+
+// A trace file and its segment files.
+inline std::uint64_t trace_files_bytes(const std::string& trace) {
+  const std::filesystem::path path(trace);
+  return bytes_of_files_starting_with(path.parent_path(), path.filename().string());
 }
 
 inline std::string read_file(const std::string& path) {

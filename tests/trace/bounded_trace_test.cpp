@@ -159,13 +159,6 @@ Trace long_run_with_late_leak(StackId* leak_stack) {
   return t;
 }
 
-std::uint64_t files_size(const std::string& keep) {
-  std::uint64_t total = 0;
-  for (const auto& e : fs::directory_iterator(fs::path(keep).parent_path()))
-    if (e.path().filename().string().starts_with(fs::path(keep).filename().string())) total += fs::file_size(e.path());
-  return total;
-}
-
 TEST(BoundedTrace, StaysWithinItsBoundAndKeepsALateLeakWithItsStack) {
   StackId leak_stack = 0;
   const Trace full = long_run_with_late_leak(&leak_stack);
@@ -176,7 +169,7 @@ TEST(BoundedTrace, StaysWithinItsBoundAndKeepsALateLeakWithItsStack) {
   const std::uint64_t bound = fs::file_size(whole) / 10;
   write_gdtrace(full, bounded, bound);
   // Over by at most the one segment being written.
-  EXPECT_LE(files_size(bounded), bound + bound / 8 + 64 * 1024) << "bound " << bound;
+  EXPECT_LE(test::trace_files_bytes(bounded), bound + bound / 8 + 64 * 1024) << "bound " << bound;
   const Trace read = read_gdtrace(bounded);
   EXPECT_EQ(read.format_version, 3u);
   EXPECT_TRUE(read.bounded());
@@ -213,69 +206,63 @@ TEST(BoundedTrace, UnderAQuarterOfItsBoundIsTheUnboundedFileByteForByte) {
   EXPECT_FALSE(fs::exists(bounded + ".1"));
 }
 
-TEST(BoundedTrace, ALostSegmentIsDamageNotSilence) {
-  StackId leak_stack = 0;
-  const Trace full = long_run_with_late_leak(&leak_stack);
-  const fs::path dir = test::temp_path("bounded-lost-segment");
-  fs::create_directories(dir);
-  const std::string bounded = (dir / "bounded.gdtrace").string();
-  write_gdtrace(full, bounded, 32 << 10);
+// The late-leak run bounded at 32 KiB in a folder of its own: its trace
+// file, and its live segment files in the order they were written.
+struct BoundedFiles {
+  std::string trace;
   std::vector<fs::path> segments;
+};
+
+BoundedFiles write_bounded_late_leak(const std::string& name) {
+  StackId leak_stack = 0;
+  const fs::path dir = test::temp_path(name);
+  fs::create_directories(dir);
+  BoundedFiles files{(dir / "bounded.gdtrace").string(), {}};
+  write_gdtrace(long_run_with_late_leak(&leak_stack), files.trace, 32 << 10);
   for (const auto& e : fs::directory_iterator(dir))
-    if (e.path().extension() != ".gdtrace") segments.push_back(e.path());
-  ASSERT_GE(segments.size(), 2u);
-  std::sort(segments.begin(), segments.end());
-  fs::remove(segments.back());
-  const Trace read = read_gdtrace(bounded);
+    if (e.path().extension() != ".gdtrace") files.segments.push_back(e.path());
+  std::sort(files.segments.begin(), files.segments.end(), [](const fs::path& a, const fs::path& b) {
+    return std::stoul(a.extension().string().substr(1)) < std::stoul(b.extension().string().substr(1));
+  });
+  return files;
+}
+
+TEST(BoundedTrace, ALostSegmentIsDamageNotSilence) {
+  const BoundedFiles files = write_bounded_late_leak("bounded-lost-segment");
+  ASSERT_GE(files.segments.size(), 2u);
+  fs::remove(files.segments.back());
+  const Trace read = read_gdtrace(files.trace);
   EXPECT_TRUE(read.truncated);
   EXPECT_NE(read.truncation_note.find("is missing"), std::string::npos) << read.truncation_note;
 }
 
-// The trace files of a run whose segment is lost, replaced by another run's,
-// or named twice: damage, and the trace judged only up to before it.
+// The trace files of a run whose segment is replaced by another run's, or
+// named twice: damage, and the trace judged only up to before it.
 TEST(BoundedTrace, ASegmentOfAnotherRecordingOrNamedTwiceIsDamage) {
-  StackId leak_stack = 0;
-  const Trace full = long_run_with_late_leak(&leak_stack);
-  const fs::path dir = test::temp_path("bounded-foreign");
-  fs::create_directories(dir);
-  const std::string bounded = (dir / "bounded.gdtrace").string();
-  write_gdtrace(full, bounded, 32 << 10);
-  std::vector<fs::path> segments;
-  for (const auto& e : fs::directory_iterator(dir))
-    if (e.path().extension() != ".gdtrace") segments.push_back(e.path());
-  ASSERT_GE(segments.size(), 2u);
-  const fs::path newest = *std::max_element(segments.begin(), segments.end(), [](const fs::path& a, const fs::path& b) {
-    return std::stoi(a.extension().string().substr(1)) < std::stoi(b.extension().string().substr(1));
-  });
+  const BoundedFiles files = write_bounded_late_leak("bounded-foreign");
+  ASSERT_GE(files.segments.size(), 2u);
+  const fs::path& newest = files.segments.back();
   std::string bytes = test::read_file(newest.string());
   const std::string original = bytes;
   bytes[16] ^= 1;  // another pid
   test::write_file(newest.string(), bytes);
-  Trace read = read_gdtrace(bounded);
+  Trace read = read_gdtrace(files.trace);
   EXPECT_TRUE(read.corrupt_chunk);
   EXPECT_NE(read.truncation_note.find("of another recording"), std::string::npos) << read.truncation_note;
   EXPECT_FALSE(read.complete()) << "judged only up to before the segment";
   test::write_file(newest.string(), original);
-  const std::string keep = test::read_file(bounded);
-  test::write_file(bounded, keep + chunk(gdtrace::ChunkType::Segment, segment_payload(999, newest.filename().string())));
-  read = read_gdtrace(bounded);
+  const std::string keep = test::read_file(files.trace);
+  test::write_file(files.trace, keep + chunk(gdtrace::ChunkType::Segment, segment_payload(999, newest.filename().string())));
+  read = read_gdtrace(files.trace);
   EXPECT_NE(read.truncation_note.find("named twice"), std::string::npos) << read.truncation_note;
 }
 
 TEST(BoundedTrace, AKeepFileWhoseSegmentIsCutShortReadsUpToTheCut) {
-  StackId leak_stack = 0;
-  const Trace full = long_run_with_late_leak(&leak_stack);
-  const fs::path dir = test::temp_path("bounded-cut-segment");
-  fs::create_directories(dir);
-  const std::string bounded = (dir / "bounded.gdtrace").string();
-  write_gdtrace(full, bounded, 32 << 10);
-  fs::path newest;
-  for (const auto& e : fs::directory_iterator(dir))
-    if (e.path().extension() != ".gdtrace" && (newest.empty() || e.path().string().size() > newest.string().size() ||
-                                               (e.path().string().size() == newest.string().size() && e.path() > newest)))
-      newest = e.path();
+  const BoundedFiles files = write_bounded_late_leak("bounded-cut-segment");
+  ASSERT_FALSE(files.segments.empty());
+  const fs::path& newest = files.segments.back();
   fs::resize_file(newest, fs::file_size(newest) - 5);
-  const Trace read = read_gdtrace(bounded);
+  const Trace read = read_gdtrace(files.trace);
   EXPECT_TRUE(read.truncated);
   EXPECT_NE(read.truncation_note.find(newest.filename().string()), std::string::npos) << read.truncation_note;
   EXPECT_FALSE(read.kernels.empty());
