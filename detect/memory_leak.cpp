@@ -130,7 +130,7 @@ void detect_memory_leak(const DetectContext& ctx, std::vector<Finding>& out) {
   // A bounded trace whose detail shows no loop: its run went on before, and
   // what is live at the end (parameters, optimiser state) is what a loop in
   // the dropped part holds. Growth is judged where a loop shows; nothing else.
-  if (t.detail_of_bounded) return;
+  if (t.detail_of_bounded()) return;
   if (std::any_of(t.api_calls.begin(), t.api_calls.end(), [](const ApiCall& a) { return is_kernel_error(a.status); }))
     return;
   // A trace that lacks its end shows only that a block was not freed by the

@@ -315,15 +315,12 @@ std::uint64_t median_iteration_ns(const RunPhases& phases) {
 RunPhases find_phases(const Trace& trace, const IterationOptions& options) {
   // Iterations are found where every event is: what a bounded trace kept
   // of its dropped part (first occurrences, errors) is no loop.
-  if (trace.bounded()) {
-    RunPhases p = find_phases(trace.detailed_part(), options);
-    // The part before the detail is dropped, not start-up.
-    p.begin_ns = std::max(p.begin_ns, trace.detail_from_ns);
-    if (!p.iterations.empty()) p.begin_ns = std::min(p.begin_ns, p.iterations.front().begin);
-    return p;
-  }
+  if (trace.bounded()) return find_phases(trace.detailed_part(), options);
   RunPhases p;
   p.begin_ns = trace.begin_ns();
+  // A bounded trace's detail: what came before it was dropped, not start-up
+  // (its iterations, found among the events from then on, start after it).
+  if (trace.detail_of_bounded()) p.begin_ns = std::max(p.begin_ns, trace.part_detail_from_ns);
   p.end_ns = trace.end_ns();
   // Even one profiler step is the window the user profiled, as TraceLens
   // and HolisticTraceAnalysis take it: the kernels that repeat inside it are

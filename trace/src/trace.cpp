@@ -126,8 +126,8 @@ Trace Trace::detailed_part() const {
       return start_of(e) < detail_from_ns;
     });
   });
+  part.part_detail_from_ns = detail_from_ns;
   part.detail_from_ns = 0;
-  part.detail_of_bounded = true;
   return part;
 }
 

@@ -139,9 +139,11 @@ struct Trace {
   // event was kept.
   std::uint64_t detail_from_ns = 0;
   bool bounded() const { return detail_from_ns != 0; }
-  // Set on a bounded trace's detailed_part(): the run went on before it, so
-  // what is live at its end may be what a loop it cannot show holds.
-  bool detail_of_bounded = false;
+  // Set on a bounded trace's detailed_part(): where the trace it came from
+  // has every event. The run went on before it (not start-up), and what is
+  // live at its end may be what a loop it does not show holds.
+  std::uint64_t part_detail_from_ns = 0;
+  bool detail_of_bounded() const { return part_detail_from_ns != 0; }
 
   StringTable strings;
   std::vector<Module> modules;
