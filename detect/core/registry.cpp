@@ -22,9 +22,13 @@ std::span<const Detector> detectors() {
   return all;
 }
 
-std::vector<Finding> run_detectors(const DetectContext& context) {
+namespace {
+
+template <class Wanted>
+std::vector<Finding> run_detectors_if(const DetectContext& context, Wanted wanted) {
   std::vector<Finding> findings;
   for (const Detector& d : detectors()) {
+    if (!wanted(d)) continue;
     DetectContext of_rule = context;
     // A rule detector's findings are of the rule it is named for; the pass
     // over raised findings has none of its own.
@@ -34,6 +38,18 @@ std::vector<Finding> run_detectors(const DetectContext& context) {
   std::stable_sort(findings.begin(), findings.end(),
                    [](const Finding& a, const Finding& b) { return a.rule_id < b.rule_id; });
   return findings;
+}
+
+}  // namespace
+
+std::vector<Finding> run_detectors(const DetectContext& context) {
+  return run_detectors_if(context, [](const Detector&) { return true; });
+}
+
+std::vector<Finding> run_detectors(const DetectContext& context, std::span<const std::string_view> rules) {
+  return run_detectors_if(context, [rules](const Detector& d) {
+    return std::find(rules.begin(), rules.end(), d.rule) != rules.end();
+  });
 }
 
 const Rule& rule_named(std::string_view name) {

@@ -40,11 +40,7 @@ Report analyze_events(const Trace& trace, const DetectOptions& options) {
 // Rules whose every finding stands on events a bounded trace keeps from the
 // part it dropped, without the events around them: a host pointer given to
 // a kernel, a call that failed, an out-of-memory with what was live then.
-bool stands_on_kept_events(std::string_view rule_id) {
-  for (std::string_view name : {"device-mismatch", "unchecked-cuda-error", "out-of-memory"})
-    if (find_rule_named(name)->id == rule_id) return true;
-  return false;
-}
+constexpr std::string_view kStandOnKeptEvents[] = {"device-mismatch", "unchecked-cuda-error", "out-of-memory"};
 
 // A bounded trace (--max-size) is judged where it has every event, its
 // detail; what it kept of the part it dropped adds only the findings that
@@ -52,17 +48,17 @@ bool stands_on_kept_events(std::string_view rule_id) {
 // loop, a free before its sync) are not judged: their other events are gone.
 Report analyze_bounded(const Trace& trace, const DetectOptions& options) {
   Report r = analyze_events(trace.detailed_part(), options);
-  const Report kept = analyze_events(trace, options);
-  const auto already = [&r](const Finding& f) {
-    return std::any_of(r.findings.begin(), r.findings.end(), [&f](const Finding& g) {
+  const MemoryTimeline memory = build_memory_timeline(trace);
+  const DetectContext whole{trace, memory, r.gpu_time, options, r.phases};
+  const std::string_view unchecked_error = find_rule_named("unchecked-cuda-error")->id;
+  for (Finding f : run_detectors(whole, kStandOnKeptEvents)) {
+    const bool already = std::any_of(r.findings.begin(), r.findings.end(), [&f](const Finding& g) {
       return g.rule_id == f.rule_id && g.stack == f.stack;
     });
-  };
-  for (Finding f : kept.findings) {
-    if (!stands_on_kept_events(f.rule_id) || already(f)) continue;
+    if (already) continue;
     // Notes that list what else happened around the event (the launches
     // since the last sync before a kernel error) stand on events not kept.
-    if (f.rule_id == find_rule_named("unchecked-cuda-error")->id) f.notes.clear();
+    if (f.rule_id == unchecked_error) f.notes.clear();
     r.findings.push_back(std::move(f));
   }
   std::stable_sort(r.findings.begin(), r.findings.end(),

@@ -68,6 +68,8 @@ std::span<const Detector> detectors();
 // Runs every detector; findings ordered by rule id, then as each detector emits.
 // Throws std::logic_error when a detector's name is no rule of the catalogue.
 std::vector<Finding> run_detectors(const DetectContext& context);
+// Runs the detectors of the rules named (catalogue names), in the same order.
+std::vector<Finding> run_detectors(const DetectContext& context, std::span<const std::string_view> rules);
 
 // Helpers for detectors.
 // A Finding of the rule whose detector runs (ctx.rule), with the catalogue's
