@@ -28,7 +28,7 @@
 #include "gdtrace_format.h"
 #include "gpudiag/record.h"
 #include "segment_ring.h"
-#include "write_all.h"
+#include "chunk_writing.h"
 
 namespace gpudiag::rec::detail {
 

@@ -12,34 +12,17 @@
 #include <memory>
 
 #include "chunk_payloads.h"
+#include "chunk_writing.h"
 #include "gpudiag/descriptors.h"
-#include "write_all.h"
 
 namespace gpudiag::gdtrace {
 namespace {
-
-std::string chunk_bytes(ChunkType type, std::string_view head, std::string_view body = {}) {
-  std::string chunk(sizeof(ChunkHeader), '\0');
-  chunk.append(head).append(body);
-  const auto length = static_cast<std::uint32_t>(head.size() + body.size());
-  const ChunkHeader h{kChunkTag, static_cast<std::uint16_t>(type), 0, length,
-                      checksum(chunk.data() + sizeof(ChunkHeader), length)};
-  std::memcpy(chunk.data(), &h, sizeof h);
-  return chunk;
-}
 
 // One write(2) per chunk, as every writer of a .gdtrace does (O_APPEND keeps
 // chunks of concurrent writers whole).
 bool append_chunk(int fd, ChunkType type, std::string_view head, std::string_view body = {}) {
   const std::string chunk = chunk_bytes(type, head, body);
   return write_all(fd, chunk.data(), chunk.size());
-}
-
-template <class... W>
-std::string words(W... w) {
-  std::string s;
-  ((s.append(reinterpret_cast<const char*>(&w), sizeof w)), ...);
-  return s;
 }
 
 std::string read_whole(const std::string& path) {

@@ -15,6 +15,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "chunk_writing.h"
 #include "event_codec.h"
 #include "gdtrace_format.h"
 #include "gpudiag/descriptors.h"
@@ -25,6 +26,7 @@ namespace gpudiag {
 namespace {
 
 using gdtrace::RawEvent;
+using gdtrace::words;
 
 // Chunks go to the file, events to the segment ring's current file when
 // the trace is bounded.
@@ -50,17 +52,8 @@ class Writer {
   static constexpr std::size_t kChunkEvents = 4096;
 
   void chunk_to(int fd, gdtrace::ChunkType type, const std::string& payload) {
-    gdtrace::ChunkHeader h{gdtrace::kChunkTag, static_cast<std::uint16_t>(type), 0,
-                           static_cast<std::uint32_t>(payload.size()),
-                           gdtrace::checksum(payload.data(), payload.size())};
-    std::string bytes(reinterpret_cast<const char*>(&h), sizeof h);
-    bytes += payload;
-    for (std::size_t done = 0; ok_ && done < bytes.size();) {
-      const ssize_t w = ::write(fd, bytes.data() + done, bytes.size() - done);
-      if (w < 0 && errno == EINTR) continue;
-      ok_ = w > 0;
-      done += w > 0 ? static_cast<std::size_t>(w) : 0;
-    }
+    const std::string chunk = gdtrace::chunk_bytes(type, payload);
+    ok_ = ok_ && gdtrace::write_all(fd, chunk.data(), chunk.size());
   }
 
   // Compressed as the recorder's writer thread compresses.
@@ -90,13 +83,6 @@ class Writer {
 
 // Events between two Drained markers, as a writer pass of a busy recorder writes.
 constexpr std::size_t kEventsPerPass = 1024;
-
-template <class... W>
-std::string words(W... w) {
-  std::string s;
-  ((s.append(reinterpret_cast<const char*>(&w), sizeof w)), ...);
-  return s;
-}
 
 // The thread an event happened on (0: none recorded).
 template <class Event>
@@ -135,7 +121,7 @@ void write_gdtrace(const Trace& t, const std::string& path, std::uint64_t max_by
   header.header_size = sizeof header;
   header.pid = static_cast<std::uint64_t>(t.pid);
   header.start_ns = t.begin_ns();
-  if (::write(fd, &header, sizeof header) != static_cast<ssize_t>(sizeof header))
+  if (!gdtrace::write_all(fd, &header, sizeof header))
     throw TraceError(path + ": write failed");
   std::optional<gdtrace::SegmentRing> ring;
   if (max_bytes != 0) ring.emplace(fd, path, header, max_bytes);
