@@ -7,6 +7,7 @@
 #include <cstring>
 #include <map>
 
+#include "gdtrace_format.h"
 #include "gpudiag/descriptors.h"
 #include "live_findings.h"
 
@@ -72,7 +73,8 @@ class Follower {
     for (const std::string& line : lines) print_(line);
   }
 
-  static constexpr std::uint16_t kDrained = 11, kSegment = 12;  // trace/FORMAT.md
+  static constexpr auto kDrained = static_cast<std::uint16_t>(gdtrace::ChunkType::Drained);
+  static constexpr auto kSegment = static_cast<std::uint16_t>(gdtrace::ChunkType::Segment);
 
   template <class OnChunk>
   static void read_new(Followed& file, OnChunk on_chunk) {

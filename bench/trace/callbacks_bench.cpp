@@ -26,12 +26,6 @@ namespace {
 namespace fs = std::filesystem;
 using namespace gpudiag::cupti;
 
-double thread_cpu_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec);
-}
-
 // ---- the fake driver: what a launch's pointers point into, counted ----
 constexpr std::uint64_t kDeviceBase = 0x7f1200000000ull, kDeviceBytes = 1ull << 32;
 std::uint64_t g_pointer_queries = 0, g_guard_probes = 0;

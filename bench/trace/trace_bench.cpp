@@ -36,12 +36,6 @@ double seconds_since(Clock::time_point t0) { return std::chrono::duration<double
 
 // CPU time of the calling thread: on a shared, loaded machine wall time
 // mostly measures the other processes.
-double thread_cpu_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec);
-}
-
 double process_cpu_ns() {
   timespec ts;
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);

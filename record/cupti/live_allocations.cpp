@@ -28,9 +28,6 @@ std::atomic<std::uint64_t> g_last_epoch{0};
 
 std::uint64_t LiveAllocations::next_epoch() { return g_last_epoch.fetch_add(1, std::memory_order_relaxed) + 1; }
 
-namespace {
-
-}  // namespace
 
 void LiveAllocations::erase_overlapping(std::uint64_t start, std::uint64_t end) {
   auto it = ranges_.upper_bound(start);
