@@ -16,9 +16,13 @@
 #include <unordered_map>
 #include <vector>
 
+#include <deque>
+
 #include "chunk_payloads.h"
 #include "event_codec.h"
+#include "file_bytes.h"
 #include "gdtrace_format.h"
+#include "gdtrace_index.h"
 #include "gpudiag/trace_io.h"
 
 namespace gpudiag {
@@ -37,14 +41,20 @@ struct EventSpan {
   const char* events;  // unaligned RawEvents in the file's bytes, or inflated from them
 };
 
+// Reads a whole trace into memory, or, given an index to fill, only its
+// definitions and where its events lie (a trace read in passes).
 class Reader {
  public:
-  Reader(std::string_view bytes, const std::string& name) : bytes_(bytes), name_(name) {}
+  Reader(std::string_view bytes, const std::string& name) : name_(name) { file_ = &files_.emplace_back(bytes); }
+  Reader(const std::string& path, gdtrace::GdtraceIndex& index) : name_(path), index_(&index) {
+    file_ = &files_.emplace_back(FileBytes::Piecewise{}, path);
+    index.files.push_back(path);
+  }
 
   Trace read() {
     read_header();
     std::size_t pos = header_size_;
-    while (pos < bytes_.size()) {
+    while (pos < file_->size()) {
       if (!read_chunk(pos)) break;
     }
     read_segments();
@@ -58,23 +68,25 @@ class Reader {
  private:
   [[noreturn]] void fail(const std::string& why) { throw TraceError(name_ + ": " + why); }
 
-  // Why bytes_ is not a .gdtrace this reader reads ("" when it is one).
+  // Why the file being read is not a .gdtrace this reader reads ("" when it is one).
   std::string header_problem() const {
-    if (bytes_.size() < 8 || std::memcmp(bytes_.data(), gdtrace::kMagic, 8) != 0)
+    if (file_->size() < 8 || std::memcmp(file_->at(0, 8), gdtrace::kMagic, 8) != 0)
       return "not a .gdtrace file (no GDTRACE magic at the start)";
-    if (bytes_.size() < sizeof(gdtrace::FileHeader))
-      return "the .gdtrace header is cut short (" + std::to_string(bytes_.size()) + " bytes)";
-    const auto h = load<gdtrace::FileHeader>(bytes_.data());
+    if (file_->size() < sizeof(gdtrace::FileHeader))
+      return "the .gdtrace header is cut short (" + std::to_string(file_->size()) + " bytes)";
+    const auto h = header();
     if (h.version == 0 || h.version > gdtrace::kVersion)
       return ".gdtrace version " + std::to_string(h.version) + " is not supported (this gpudiag reads up to version " +
              std::to_string(gdtrace::kVersion) + ")";
-    if (h.header_size < sizeof h || h.header_size > bytes_.size()) return "the .gdtrace header size is invalid";
+    if (h.header_size < sizeof h || h.header_size > file_->size()) return "the .gdtrace header size is invalid";
     return {};
   }
 
+  gdtrace::FileHeader header() const { return load<gdtrace::FileHeader>(file_->at(0, sizeof(gdtrace::FileHeader))); }
+
   void read_header() {
     if (const std::string why = header_problem(); !why.empty()) fail(why);
-    const auto h = load<gdtrace::FileHeader>(bytes_.data());
+    const auto h = header();
     header_size_ = h.header_size;
     trace_.source = TraceSource::Gdtrace;
     trace_.path = name_;
@@ -98,9 +110,9 @@ class Reader {
     trace_.corrupt_chunk = true;
     std::string ignored;
     if (next == 0)
-      ignored = "the " + std::to_string(bytes_.size() - pos) + " bytes from it to the end of the file were ignored";
-    else if (next < bytes_.size())
-      ignored = "the " + std::to_string(bytes_.size() - next) + " bytes after it were ignored";
+      ignored = "the " + std::to_string(file_->size() - pos) + " bytes from it to the end of the file were ignored";
+    else if (next < file_->size())
+      ignored = "the " + std::to_string(file_->size() - next) + " bytes after it were ignored";
     else
       ignored = "it is the last chunk in the file";
     trace_.truncation_note = "corrupt chunk at byte " + std::to_string(pos) + " (" + why + "); " + ignored +
@@ -112,20 +124,20 @@ class Reader {
   // True when the file's last chunk, starting at or after `from`, is a valid End chunk.
   bool ends_with_end_chunk(std::size_t from) const {
     constexpr std::size_t kEndChunk = sizeof(ChunkHeader) + sizeof(std::uint64_t);
-    if (bytes_.size() < from + kEndChunk) return false;
-    const char* p = bytes_.data() + bytes_.size() - kEndChunk;
+    if (file_->size() < from + kEndChunk) return false;
+    const char* p = file_->at(file_->size() - kEndChunk, kEndChunk);
     const auto h = load<ChunkHeader>(p);
     return h.tag == gdtrace::kChunkTag && h.type == static_cast<std::uint16_t>(ChunkType::End) &&
            h.length == sizeof(std::uint64_t) && gdtrace::checksum(p + sizeof h, h.length) == h.crc;
   }
 
   bool read_chunk(std::size_t& pos) {
-    const std::size_t left = bytes_.size() - pos;
+    const std::size_t left = file_->size() - pos;
     if (left < sizeof(ChunkHeader)) {
       stop_at_end(pos, "file ends inside a chunk header");
       return false;
     }
-    const auto h = load<ChunkHeader>(bytes_.data() + pos);
+    const auto h = load<ChunkHeader>(file_->at(pos, sizeof(ChunkHeader)));
     if (h.tag != gdtrace::kChunkTag || h.length > gdtrace::kMaxChunk) {
       stop_at_corruption(pos, 0, h.tag != gdtrace::kChunkTag ? "bad chunk tag" : "chunk length over the 64 MiB limit");
       return false;
@@ -138,8 +150,9 @@ class Reader {
         stop_at_end(pos, "file ends inside a chunk");
       return false;
     }
-    const char* payload = bytes_.data() + pos + sizeof h;
+    const char* payload = file_->at(pos + sizeof h, h.length);
     const std::size_t next = pos + sizeof h + h.length;
+    chunk_ = {pos + sizeof h, h.crc};
     if (gdtrace::checksum(payload, h.length) != h.crc) {
       stop_at_corruption(pos, next, "checksum mismatch");
       return false;
@@ -165,13 +178,14 @@ class Reader {
         const auto tid = load<std::uint32_t>(p);
         const auto count = load<std::uint32_t>(p + 4);
         if (std::uint64_t{count} * sizeof(RawEvent) + 8 != n) return false;
-        spans_.push_back({tid, count, p + 8});
+        if (index_ != nullptr) index_events(false, n, {tid, count, p + 8});
+        else spans_.push_back({tid, count, p + 8});
         return true;
       }
       case ChunkType::DeflatedEvents: return inflate_events(p, n);
       case ChunkType::String:
         if (n < 4) return false;
-        strings_[load<std::uint32_t>(p)] = trace_.intern(std::string_view(p + 4, n - 4));
+        ids_.strings[load<std::uint32_t>(p)] = trace_.intern(std::string_view(p + 4, n - 4));
         return true;
       case ChunkType::Stack: {
         if (n < 8) return false;
@@ -180,7 +194,7 @@ class Reader {
         if (std::uint64_t{count} * 8 + 8 != n) return false;
         Stack s;
         for (std::uint32_t i = 0; i < count; ++i) s.frames.push_back({.ip = load<std::uint64_t>(p + 8 + std::size_t{i} * 8)});
-        stacks_[id] = trace_.add_stack(std::move(s));
+        ids_.stacks[id] = trace_.add_stack(std::move(s));
         return true;
       }
       case ChunkType::Module:
@@ -228,7 +242,10 @@ class Reader {
         const auto seq = load<std::uint32_t>(p);
         const auto count = load<std::uint32_t>(p + 4);
         if (std::uint64_t{count} * sizeof(RawEvent) + 8 == n) {
-          retained_.push_back({seq, {0, count, p + 8}});
+          // Read piece by piece, the file's bytes do not stay: a copy.
+          const char* events = p + 8;
+          if (!file_->whole()) events = inflated_.emplace_back(p + 8, p + n).data();
+          retained_.push_back({seq, {0, count, events}});
           return true;
         }
         // Shorter: deflated, as a DeflatedEvents chunk's records (its first word is the seq, not a thread).
@@ -278,9 +295,53 @@ class Reader {
     std::uint32_t tid = 0;
     std::vector<char> events;
     if (!inflater_.inflate(p, n, tid, events)) return false;
-    spans_.push_back({tid, static_cast<std::uint32_t>(events.size() / sizeof(RawEvent)), events.data()});
+    const EventSpan span{tid, static_cast<std::uint32_t>(events.size() / sizeof(RawEvent)), events.data()};
+    if (index_ != nullptr) {
+      index_events(true, n, span);
+      return true;
+    }
+    spans_.push_back(span);
     inflated_.push_back(std::move(events));  // a vector's elements stay where they are when it moves
     return true;
+  }
+
+  // Where the chunk being read lies, for the index.
+  struct ChunkAt {
+    std::size_t payload_at = 0;
+    std::uint32_t crc = 0;
+  };
+
+  // An events chunk of a trace read in passes: its span of time and count,
+  // and its descriptions, which every pass needs.
+  void index_events(bool deflated, std::uint32_t length, const EventSpan& span) {
+    gdtrace::EventsChunk c{.file = static_cast<std::uint32_t>(index_->files.size() - 1),
+                           .payload_at = chunk_.payload_at,
+                           .length = length,
+                           .crc = chunk_.crc,
+                           .deflated = deflated,
+                           .first_ns = ~std::uint64_t{0}};
+    for (std::uint32_t i = 0; i < span.count; ++i) {
+      RawEvent e = load<RawEvent>(span.events + std::size_t{i} * sizeof(RawEvent));
+      if (gdtrace::is_description(e)) {
+        if (e.tid == 0) e.tid = span.tid;
+        descriptions_.push_back(e);
+        continue;
+      }
+      note_gpu_activity(e);
+      ++c.count;
+      ++index_->events_of_kind[e.kind];
+      c.first_ns = std::min(c.first_ns, e.t0);
+      c.last_ns = std::max(c.last_ns, e.t0);
+    }
+    index_->events += c.count;
+    if (c.count > 0) index_->chunks.push_back(c);
+  }
+
+  // The latest end of GPU activity, which CUPTI delivers late (evidence_horizon).
+  void note_gpu_activity(const RawEvent& e) {
+    const auto kind = static_cast<EventKind>(e.kind);
+    if ((kind == EventKind::Kernel || kind == EventKind::Memcpy || kind == EventKind::Memset) && e.device != kHostDevice)
+      gpu_ = true, gpu_last_ = std::max(gpu_last_, e.t1);
   }
 
   // Before when a file without its end holds every thread's events: the
@@ -291,35 +352,24 @@ class Reader {
   // up to the end of the last such record read.
   std::uint64_t evidence_horizon() const {
     std::uint64_t horizon = drained_ns_;
-    std::uint64_t gpu_last = 0;
-    bool gpu = false;
-    const auto note = [&](const auto& column) {
-      for (const auto& e : column)
-        if (e.device != kHostDevice) gpu = true, gpu_last = std::max(gpu_last, e.end_ns);
-    };
-    note(trace_.kernels), note(trace_.memcpys), note(trace_.memsets);
-    if (gpu) horizon = std::min(horizon, gpu_last);
+    if (gpu_) horizon = std::min(horizon, gpu_last_);
     return horizon;
   }
 
-public:
-  StringId str(std::uint32_t file_id) const {
-    auto it = strings_.find(file_id);
-    return it == strings_.end() ? 0 : it->second;
-  }
-  StackId stack(std::uint32_t file_id) const {
-    auto it = stacks_.find(file_id);
-    return it == stacks_.end() ? 0 : it->second;
-  }
-
-private:
   void read_segments();
   void convert_events();
-  void convert(std::uint32_t tid, const RawEvent& e);
   void attach_modules();
 
-  std::string_view bytes_;
+  // The files read: the trace file, then its segments (a deque: file_ and
+  // the spans point into them).
+  std::deque<FileBytes> files_;
+  FileBytes* file_ = nullptr;  // the one being read
   std::string name_;
+  gdtrace::GdtraceIndex* index_ = nullptr;  // set when only indexing
+  ChunkAt chunk_;
+  std::vector<RawEvent> descriptions_;  // devices and streams met while indexing
+  bool gpu_ = false;
+  std::uint64_t gpu_last_ = 0;
   std::size_t header_size_ = 0;
   std::size_t chunks_ = 0;
   Trace trace_;
@@ -335,9 +385,7 @@ private:
   std::vector<SegmentName> segments_;                    // in the order the keep file names them
   std::map<std::uint32_t, std::uint64_t> dropped_segments_;  // seq -> its latest event time
   std::vector<std::pair<std::uint32_t, EventSpan>> retained_;  // by the seq they were kept from
-  std::vector<std::string> segment_bytes_;              // the segment files read, which spans_ point into
-  std::unordered_map<std::uint32_t, StringId> strings_;
-  std::unordered_map<std::uint32_t, StackId> stacks_;
+  gdtrace::FileIds ids_;
 };
 
 void Reader::attach_modules() {
@@ -356,9 +404,9 @@ void Reader::attach_modules() {
 // what it kept of those it dropped (or of one it could not remove).
 void Reader::read_segments() {
   const std::filesystem::path dir = std::filesystem::path(name_).parent_path();
-  const std::string_view keep = bytes_;
+  FileBytes* const keep = file_;
   const std::size_t keep_header = header_size_;
-  const auto keep_header_fields = load<gdtrace::FileHeader>(keep.data());
+  const auto keep_header_fields = header();
   const bool stopped_cleanly = trace_.stopped_cleanly;
   std::set<std::uint32_t> read;
   std::set<std::pair<std::uint64_t, std::uint64_t>> files_read;  // (device, inode)
@@ -398,15 +446,17 @@ void Reader::read_segments() {
       break;
     }
     try {
-      segment_bytes_.push_back(read_file(path));
+      if (index_ != nullptr) file_ = &files_.emplace_back(FileBytes::Piecewise{}, path);
+      else file_ = &files_.emplace_back(read_file(path));
     } catch (const TraceError&) {  // removed since: as if missing
+      file_ = keep;
       lost_from(segment, "the segment file " + segment.name + " could not be read: its events are lost");
       break;
     }
-    bytes_ = segment_bytes_.back();
+    if (index_ != nullptr) index_->files.push_back(path);
     std::string why = header_problem();
     if (why.empty()) {
-      const auto h = load<gdtrace::FileHeader>(bytes_.data());
+      const auto h = header();
       // A file of another run that reused the pid and the name.
       if (h.pid != keep_header_fields.pid || h.start_ns != keep_header_fields.start_ns) why = "of another recording";
     }
@@ -415,16 +465,16 @@ void Reader::read_segments() {
       break;
     }
     read.insert(segment.seq);
-    std::size_t pos = load<gdtrace::FileHeader>(bytes_.data()).header_size;
+    std::size_t pos = header().header_size;
     bool whole = true;
-    while (pos < bytes_.size() && (whole = read_chunk(pos))) {
+    while (pos < file_->size() && (whole = read_chunk(pos))) {
     }
     if (!whole) {
       lost_from(segment, "segment file " + segment.name + ": " + trace_.truncation_note);
       break;
     }
   }
-  bytes_ = keep;
+  file_ = keep;
   header_size_ = keep_header;
   // Whether the process stopped cleanly is the keep file's to say (its End chunk).
   trace_.stopped_cleanly = stopped_cleanly;
@@ -435,33 +485,45 @@ void Reader::read_segments() {
   for (const auto& [seq, latest] : dropped_segments_) trace_.detail_from_ns = std::max(trace_.detail_from_ns, latest + 1);
 }
 
+// Once every String and Stack chunk is read. Indexing, only the
+// descriptions; the events stay in the files, and what a bounded trace
+// kept of its dropped segments goes to the index.
 void Reader::convert_events() {
   attach_modules();
+  for (const RawEvent& e : descriptions_) gdtrace::add_event(trace_, ids_, e.tid, e);
   for (const EventSpan& span : spans_)
-    for (std::uint32_t i = 0; i < span.count; ++i) convert(span.tid, load<RawEvent>(span.events + std::size_t{i} * sizeof(RawEvent)));
+    for (std::uint32_t i = 0; i < span.count; ++i) {
+      RawEvent e = load<RawEvent>(span.events + std::size_t{i} * sizeof(RawEvent));
+      note_gpu_activity(e);
+      if (index_ == nullptr || gdtrace::is_description(e)) {
+        gdtrace::add_event(trace_, ids_, span.tid, e);
+        continue;
+      }
+      if (e.tid == 0) e.tid = span.tid;
+      ++index_->events;
+      ++index_->events_of_kind[e.kind];
+      index_->retained.push_back(e);
+    }
+  if (index_ != nullptr) index_->ids = ids_;
 }
 
-// String and stack ids of the file, as the codec asks for them.
-struct FileIds {
-  const Reader& reader;
-  StringId string(std::uint32_t id) const { return reader.str(id); }
-  StackId stack(std::uint32_t id) const { return reader.stack(id); }
-};
+}  // namespace
 
-void Reader::convert(std::uint32_t tid, const RawEvent& e) {
-  const FileIds ids{*this};
+namespace gdtrace {
+
+void add_event(Trace& trace, const FileIds& ids, std::uint32_t tid, const RawEvent& e) {
   const auto kind = static_cast<EventKind>(e.kind);
   if (kind == EventKind::Device) {
     const auto d = gdtrace::decode<DeviceDesc>(e, ids);
-    if (trace_.device(d.id) == nullptr) trace_.devices.push_back(d);
+    if (trace.device(d.id) == nullptr) trace.devices.push_back(d);
     return;
   }
   if (kind == EventKind::Stream) {
-    trace_.streams.push_back(gdtrace::decode<StreamDesc>(e, ids));
+    trace.streams.push_back(gdtrace::decode<StreamDesc>(e, ids));
     return;
   }
   // A kind from a newer minor revision matches no column and is skipped.
-  trace_.for_each_event_column([&](auto& column) {
+  trace.for_each_event_column([&](auto& column) {
     using Event = typename std::decay_t<decltype(column)>::value_type;
     if (kind != Event::event_kind) return;
     Event v = gdtrace::decode<Event>(e, ids);
@@ -472,7 +534,13 @@ void Reader::convert(std::uint32_t tid, const RawEvent& e) {
   });
 }
 
-}  // namespace
+GdtraceIndex index_gdtrace(const std::string& path) {
+  GdtraceIndex index;
+  index.definitions = Reader(path, index).read();
+  return index;
+}
+
+}  // namespace gdtrace
 
 Trace read_gdtrace_bytes(std::string_view bytes, const std::string& name) { return Reader(bytes, name).read(); }
 
