@@ -17,10 +17,11 @@
 #include "commands.h"
 #include "gpudiag/emit.h"
 #include "gpudiag/export/chrome_trace.h"
-#include "gpudiag/import/load_trace.h"
+#include "gpudiag/report/load_and_analyze.h"
 #include "gpudiag/report/report.h"
 #include "gpudiag/trace.h"
 #include "gpudiag/trace_io.h"
+#include "segment_ring.h"
 
 namespace gpudiag::cli {
 namespace {
@@ -36,6 +37,7 @@ struct ReportOptions {
   bool no_color = false;
   double idle_gap_ms = 500;
   double short_kernel_us = 50;
+  std::string memory;  // empty: half of this machine's
   DetectOptions detect;  // the thresholds below that need no unit conversion bind to it directly
 };
 
@@ -72,21 +74,21 @@ int run_report(const ReportOptions& o) {
   std::error_code size_error;  // a directory or a pipe has no size: load_trace says what is wrong
   if (const auto size = std::filesystem::file_size(o.input, size_error); !size_error && size > 64u << 20) progress.enable();
   progress.stage("loading " + o.input);
-  Trace trace;
+  LoadOptions load;
+  load.detect = o.detect;
+  load.detect.idle_gap_ns = static_cast<std::uint64_t>(o.idle_gap_ms * 1e6);
+  load.detect.short_kernel_ns = static_cast<std::uint64_t>(o.short_kernel_us * 1e3);
+  if (!o.memory.empty()) load.memory_bytes = gdtrace::parse_size(o.memory).value_or(0);
+  load.progress = [&progress](std::string_view stage) { progress.stage(stage); };
+  AnalysedTrace analysed;
   try {
-    trace = load_trace(o.input);
+    analysed = load_and_analyze(o.input, load);
   } catch (const std::exception& e) {
     std::cerr << fmt::format("gpudiag report: {}\n", e.what());
     return 2;
   }
-  // Stacks recorded as bare addresses get function, file and line while the binaries are still here.
-  if (trace.source == TraceSource::Gdtrace) symbolize(trace);
-  if (trace.event_count() > 2'000'000) progress.enable();
-  progress.stage(fmt::format("loaded {} events; analysing", trace.event_count()));
-  DetectOptions detect = o.detect;
-  detect.idle_gap_ns = static_cast<std::uint64_t>(o.idle_gap_ms * 1e6);
-  detect.short_kernel_ns = static_cast<std::uint64_t>(o.short_kernel_us * 1e3);
-  const Report report = analyze(trace, detect);
+  const Trace& trace = analysed.trace;
+  const Report& report = analysed.report;
   progress.stage(fmt::format("{} findings; writing", report.findings.size()));
 
   std::ofstream file;
@@ -150,6 +152,13 @@ void add_report_command(CLI::App& app, int& status) {
   cmd->add_option("--fail-on", o->fail_on, "Exit 1 when a finding has at least this severity: none|note|warning|error")
       ->capture_default_str();
   cmd->add_flag("--no-color", o->no_color, "No ANSI colour (also NO_COLOR=1)");
+  cmd->add_option("--memory", o->memory,
+                  "The memory the report may take (e.g. 8G; default: half of this machine's). A .gdtrace whose events "
+                  "need more is analysed in passes, one span of the run at a time")
+      ->check([](const std::string& text) {
+        const auto bytes = gdtrace::parse_size(text);
+        return bytes && *bytes >= kReportBytesPerEvent ? std::string() : std::string("not a size (e.g. 512M, 8G)");
+      });
   cmd->add_option("--idle-gap-ms", o->idle_gap_ms, "GD011: report GPU idle gaps longer than this")->capture_default_str();
   cmd->add_option("--short-kernel-us", o->short_kernel_us, "GD011: kernels shorter than this count as short")
       ->capture_default_str();

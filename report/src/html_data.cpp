@@ -140,7 +140,7 @@ nlohmann::json html_data(const Trace& trace, const Report& report, const HtmlOpt
   j["truncation_note"] = trace.truncation_note;
   j["corrupt_chunk"] = trace.corrupt_chunk;
   j["stopped_cleanly"] = trace.stopped_cleanly;
-  j["warnings"] = warnings_json(trace);  // what the page shows above everything else
+  j["warnings"] = warnings_json(trace, report);  // what the page shows above everything else
   j["devices"] = nlohmann::json::array();
   for (const DeviceMemory& m : report.memory.devices) j["devices"].push_back(device_json(b, m, options));
   // Kernels, evenly sampled when there are too many.

@@ -9,6 +9,7 @@
 #include "gpudiag/catalogue.h"
 #include "gpudiag/emit.h"
 #include "gpudiag/import/load_trace.h"
+#include "gpudiag/report/load_and_analyze.h"
 #include "gpudiag/report/report.h"
 
 namespace gpudiag {
@@ -121,9 +122,9 @@ nlohmann::json gpu_time_json(const GpuTime& g) {
           {"before_window_ns", g.before_window_ns}, {"after_window_ns", g.after_window_ns}};
 }
 
-nlohmann::json warnings_json(const Trace& trace) {
+nlohmann::json warnings_json(const Trace& trace, const Report& report) {
   nlohmann::json out = nlohmann::json::array();
-  for (const SarifNotification& w : trace_warnings(trace)) out.push_back({{"id", w.id}, {"message", w.message}});
+  for (const SarifNotification& w : report_warnings(trace, report)) out.push_back({{"id", w.id}, {"message", w.message}});
   return out;
 }
 
@@ -131,7 +132,7 @@ nlohmann::json report_json(const Trace& trace, const Report& report) {
   nlohmann::json j;
   j["trace"] = {{"path", trace.path},
                 {"source", std::string(to_string(trace.source))},
-                {"events", trace.event_count()},
+                {"events", report.passes ? report.passes->events : trace.event_count()},
                 {"begin_ns", trace.begin_ns()},
                 {"end_ns", trace.end_ns()},
                 {"dropped_events", trace.dropped_events},
@@ -139,7 +140,7 @@ nlohmann::json report_json(const Trace& trace, const Report& report) {
                 {"truncation_note", trace.truncation_note},
                 {"corrupt_chunk", trace.corrupt_chunk},
                 {"stopped_cleanly", trace.stopped_cleanly},
-                {"warnings", warnings_json(trace)}};
+                {"warnings", warnings_json(trace, report)}};
   j["findings"] = to_json(report.findings)["findings"];
   j["memory"] = nlohmann::json::array();
   for (const DeviceMemory& m : report.memory.devices) {
@@ -180,9 +181,9 @@ nlohmann::json report_json(const Trace& trace, const Report& report) {
 
 std::string summarize_after_trace(const std::string& trace_path, std::ostream& out) {
   try {
-    Trace trace = load_trace(trace_path);
-    symbolize(trace);
-    const Report report = analyze(trace);
+    const AnalysedTrace analysed = load_and_analyze(trace_path);
+    const Trace& trace = analysed.trace;
+    const Report& report = analysed.report;
     print_summary(out, trace, report, {});
     const std::string html = trace_path + ".html";
     std::ofstream file(html, std::ios::binary);

@@ -54,8 +54,12 @@ std::string short_stack(const std::vector<Frame>& frames, std::size_t depth = 3)
 void print_summary(std::ostream& out, const Trace& trace, const Report& report, const SummaryOptions& options) {
   const Style st{options.color};
   out << st.bold(fmt::format("gpudiag report: {}", trace.path.empty() ? std::string("(trace)") : trace.path)) << '\n';
+  // Analysed in passes, the trace here is the last pass: the counts are the whole trace's.
+  const AnalysisPasses whole = report.passes.value_or(AnalysisPasses{
+      .events = trace.event_count(), .kernels = trace.kernels.size(), .copies = trace.memcpys.size(),
+      .allocations = trace.allocs.size(), .last_pass_from_ns = 0, .earlier_peaks = {}});
   out << fmt::format("  {} trace, {} events, {} kernels, {} copies, {} allocations, over {}\n", to_string(trace.source),
-                     trace.event_count(), trace.kernels.size(), trace.memcpys.size(), trace.allocs.size(),
+                     whole.events, whole.kernels, whole.copies, whole.allocations,
                      format_duration(trace.end_ns() - trace.begin_ns()));
   // A profiler's steps are the window profiled, whether they trained or not.
   if (const RunPhases& p = report.phases; p.has_loop())
@@ -76,7 +80,7 @@ void print_summary(std::ostream& out, const Trace& trace, const Report& report, 
             : fmt::format("; {} of the trace before the first iteration, judged apart from the loop",
                           format_duration(p.startup_ns())));
   // Dropped events, a file cut short or damaged, an unclean stop: always shown.
-  for (const SarifNotification& w : trace_warnings(trace)) out << st.warn("  " + w.message) << '\n';
+  for (const SarifNotification& w : report_warnings(trace, report)) out << st.warn("  " + w.message) << '\n';
 
   // Findings by rule, errors first.
   out << '\n' << st.bold(fmt::format("Findings: {}", report.findings.size())) << '\n';

@@ -82,8 +82,31 @@ std::vector<SarifNotification> trace_warnings(const Trace& trace) {
   return out;
 }
 
+std::vector<SarifNotification> report_warnings(const Trace& trace, const Report& report) {
+  std::vector<SarifNotification> out = trace_warnings(trace);
+  if (!report.passes) return out;
+  const AnalysisPasses& p = *report.passes;
+  const std::uint64_t begin = trace.begin_ns();
+  std::string peaks;
+  for (const AnalysisPasses::Peak& peak : p.earlier_peaks)
+    peaks += fmt::format("; the highest peak of live memory on {} was {}, {} after the start, in an earlier pass",
+                         trace.device_label(peak.device), format_bytes(peak.bytes),
+                         format_duration(peak.time_ns > begin ? peak.time_ns - begin : 0));
+  out.push_back({"analysed-in-passes", "The trace was too big for memory; it was analysed in passes",
+                 fmt::format("the trace's {} events do not fit in memory, so the report judged them in {} passes, each "
+                             "a span of the run with every event in it and, of the spans before it, the allocations "
+                             "live across them, errors, out-of-memory and the first occurrence of each kind of event "
+                             "at each call site. A pattern that crosses two passes is judged within each, and each "
+                             "finding says its pass. The memory timeline, the loop's iterations and the GPU time "
+                             "breakdown shown are the last pass's, which has every event from {} after the start of "
+                             "the trace{}",
+                             p.events, p.count, format_duration(p.last_pass_from_ns > begin ? p.last_pass_from_ns - begin : 0),
+                             peaks)});
+  return out;
+}
+
 nlohmann::json report_sarif(const Trace& trace, const Report& report, SarifOptions options) {
-  for (SarifNotification& w : trace_warnings(trace)) options.warnings.push_back(std::move(w));
+  for (SarifNotification& w : report_warnings(trace, report)) options.warnings.push_back(std::move(w));
   return to_sarif(report.findings, options);
 }
 

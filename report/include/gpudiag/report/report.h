@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,11 +20,28 @@
 
 namespace gpudiag {
 
+// A trace too big for memory is analysed in passes (report_in_passes.h):
+// every event is judged, one span of the run at a time, and the report's
+// trace is the last pass's.
+struct AnalysisPasses {
+  std::size_t count = 0;
+  std::uint64_t events = 0, kernels = 0, copies = 0, allocations = 0;  // of the whole trace
+  std::uint64_t last_pass_from_ns = 0;  // where the last pass, the report's trace, has every event
+  struct Peak {
+    std::int32_t device = 0;
+    std::uint64_t bytes = 0, time_ns = 0;
+  };
+  // The highest peak of live memory on each device over every pass, where
+  // it is higher than the last pass's own.
+  std::vector<Peak> earlier_peaks;
+};
+
 struct Report {
   MemoryTimeline memory;
   std::vector<GpuTime> gpu_time;
   RunPhases phases;
   std::vector<Finding> findings;
+  std::optional<AnalysisPasses> passes;
 };
 
 Report analyze(const Trace& trace, const DetectOptions& options = {});
@@ -39,8 +57,11 @@ std::vector<std::vector<const Finding*>> findings_by_rule(const Report& report);
 // SARIF can carry it as it is (ids: dropped-events, truncated-trace,
 // corrupt-trace, unclean-stop).
 std::vector<SarifNotification> trace_warnings(const Trace& trace);
-// [{"id": ..., "message": ...}] of trace_warnings, for the JSON outputs.
-nlohmann::json warnings_json(const Trace& trace);
+// trace_warnings, and what the report's own making leaves out (a trace
+// analysed in passes: id analysed-in-passes): what every report form shows.
+std::vector<SarifNotification> report_warnings(const Trace& trace, const Report& report);
+// [{"id": ..., "message": ...}] of report_warnings, for the JSON outputs.
+nlohmann::json warnings_json(const Trace& trace, const Report& report);
 
 // The terminal summary: trace facts, dropped events and truncation (always,
 // when there are any), findings by rule with counts and top stacks, peak
