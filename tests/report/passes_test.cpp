@@ -18,6 +18,7 @@
 #include "gpudiag/trace_io.h"
 #include "repeated_loop.h"
 #include "run_command.h"
+#include "segment_ring.h"
 #include "test_support.h"
 #include "trace_builder.h"
 
@@ -210,6 +211,25 @@ TEST(Passes, OfATraceCutShortAreJudgedAsTheWholeTraceIs) {
   for (const auto& w : report_warnings(passes.trace, passes.report)) passes_ids.insert(w.id);
   passes_ids.erase("analysed-in-passes");
   EXPECT_EQ(passes_ids, whole_ids);
+}
+
+// A bounded trace (--max-size) is read in passes across its segment files,
+// with what its trace file kept of the segments it dropped.
+TEST(Passes, OfABoundedTraceFollowItsSegmentFiles) {
+  Trace t = read_gdtrace(loop_trace("to-bound", 12000, 4000));
+  const std::string path = test::temp_path("bounded.gdtrace");
+  write_gdtrace(t, path, gdtrace::SegmentRing::kMinBytes);
+  const Trace whole = read_gdtrace(path);
+  ASSERT_TRUE(whole.bounded());
+  ASSERT_GT(test::bytes_of_files_starting_with(fs::path(path).parent_path(), fs::path(path).filename().string() + "."), 0u)
+      << "the trace must have segment files for this to test anything";
+  GdtracePasses passes(path, 10'000);
+  EXPECT_EQ(passes.event_count(), whole.event_count());
+  EXPECT_EQ(passes.definitions().detail_from_ns, whole.detail_from_ns);
+  const AnalysedTrace in_passes = analysed_with(path, memory_for_passes_of(10'000));
+  ASSERT_TRUE(in_passes.report.passes);
+  EXPECT_TRUE(in_passes.trace.bounded()) << "the report's trace is the bounded trace, as recorded";
+  EXPECT_EQ(keys_of(in_passes.report), keys_of(analysed_with(path, kWhole).report));
 }
 
 TEST(Passes, OfAFileThatChangedSinceItWasIndexedAreAnErrorNotACrash) {
