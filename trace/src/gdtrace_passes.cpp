@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "chunk_payloads.h"
-#include "file_bytes.h"
+#include "file_view.h"
 #include "gdtrace_index.h"
 #include "gpudiag/trace_io.h"
 #include "retainer.h"
@@ -17,7 +17,7 @@ using gdtrace::RawEvent;
 
 struct GdtracePasses::State {
   gdtrace::GdtraceIndex index;
-  std::vector<std::unique_ptr<FileBytes>> files;  // opened at the first pass
+  std::vector<std::unique_ptr<FileView>> files;  // opened at the first pass
   // Where each pass begins; the last pass ends with the trace.
   std::vector<std::uint64_t> begins;
   std::size_t next = 0;
@@ -29,7 +29,7 @@ struct GdtracePasses::State {
   // The events of the chunk that start in [from, to), each with its thread.
   void load(const gdtrace::EventsChunk& c, std::uint64_t from, std::uint64_t to, std::vector<RawEvent>& out) {
     auto& file = files[c.file];
-    if (!file) file = std::make_unique<FileBytes>(FileBytes::Piecewise{}, index.files[c.file]);
+    if (!file) file = std::make_unique<FileView>(FileView::Piecewise{}, index.files[c.file]);
     if (c.payload_at + c.length > file->size()) throw TraceError(index.files[c.file] + ": the file became shorter since it was first read");
     const char* p = file->at(c.payload_at, c.length);
     if (gdtrace::checksum(p, c.length) != c.crc)

@@ -20,7 +20,7 @@
 
 #include "chunk_payloads.h"
 #include "event_codec.h"
-#include "file_bytes.h"
+#include "file_view.h"
 #include "gdtrace_format.h"
 #include "gdtrace_index.h"
 #include "gpudiag/trace_io.h"
@@ -47,7 +47,7 @@ class Reader {
  public:
   Reader(std::string_view bytes, const std::string& name) : name_(name) { file_ = &files_.emplace_back(bytes); }
   Reader(const std::string& path, gdtrace::GdtraceIndex& index) : name_(path), index_(&index) {
-    file_ = &files_.emplace_back(FileBytes::Piecewise{}, path);
+    file_ = &files_.emplace_back(FileView::Piecewise{}, path);
     index.files.push_back(path);
   }
 
@@ -362,8 +362,8 @@ class Reader {
 
   // The files read: the trace file, then its segments (a deque: file_ and
   // the spans point into them).
-  std::deque<FileBytes> files_;
-  FileBytes* file_ = nullptr;  // the one being read
+  std::deque<FileView> files_;
+  FileView* file_ = nullptr;  // the one being read
   std::string name_;
   gdtrace::GdtraceIndex* index_ = nullptr;  // set when only indexing
   ChunkAt chunk_;
@@ -404,7 +404,7 @@ void Reader::attach_modules() {
 // what it kept of those it dropped (or of one it could not remove).
 void Reader::read_segments() {
   const std::filesystem::path dir = std::filesystem::path(name_).parent_path();
-  FileBytes* const keep = file_;
+  FileView* const keep = file_;
   const std::size_t keep_header = header_size_;
   const auto keep_header_fields = header();
   const bool stopped_cleanly = trace_.stopped_cleanly;
@@ -446,7 +446,7 @@ void Reader::read_segments() {
       break;
     }
     try {
-      if (index_ != nullptr) file_ = &files_.emplace_back(FileBytes::Piecewise{}, path);
+      if (index_ != nullptr) file_ = &files_.emplace_back(FileView::Piecewise{}, path);
       else file_ = &files_.emplace_back(read_file(path));
     } catch (const TraceError&) {  // removed since: as if missing
       file_ = keep;

@@ -1,4 +1,4 @@
-#include "file_bytes.h"
+#include "file_view.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -11,7 +11,7 @@
 
 namespace gpudiag {
 
-FileBytes::FileBytes(Piecewise, const std::string& path) : path_(path) {
+FileView::FileView(Piecewise, const std::string& path) : path_(path) {
   fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd_ < 0) throw TraceError(path + ": cannot open: " + std::strerror(errno));
   struct stat st {};
@@ -22,11 +22,11 @@ FileBytes::FileBytes(Piecewise, const std::string& path) : path_(path) {
   size_ = static_cast<std::size_t>(st.st_size);
 }
 
-FileBytes::~FileBytes() {
+FileView::~FileView() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-const char* FileBytes::at(std::size_t pos, std::size_t n) {
+const char* FileView::at(std::size_t pos, std::size_t n) {
   if (fd_ < 0) return whole_.data() + pos;
   piece_.resize(n);
   std::size_t done = 0;

@@ -11,19 +11,19 @@
 
 namespace gpudiag {
 
-class FileBytes {
+class FileView {
  public:
   // The whole file, already in memory (the caller's bytes, or `owned`).
-  explicit FileBytes(std::string_view whole) : whole_(whole), size_(whole.size()) {}
-  explicit FileBytes(std::string&& owned) : owned_(std::move(owned)), whole_(owned_), size_(owned_.size()) {}
+  explicit FileView(std::string_view whole) : whole_(whole), size_(whole.size()) {}
+  explicit FileView(std::string&& owned) : owned_(std::move(owned)), whole_(owned_), size_(owned_.size()) {}
   // Opened for reading a piece at a time; its size is the size now.
   // Throws TraceError naming the path when it cannot be opened.
   struct Piecewise {};
-  FileBytes(Piecewise, const std::string& path);
+  FileView(Piecewise, const std::string& path);
   // Not moved: whole_ may point into owned_.
-  FileBytes(const FileBytes&) = delete;
-  FileBytes& operator=(const FileBytes&) = delete;
-  ~FileBytes();
+  FileView(const FileView&) = delete;
+  FileView& operator=(const FileView&) = delete;
+  ~FileView();
 
   std::size_t size() const { return size_; }
   // The n bytes at pos (pos + n <= size()). Read piece by piece, they stay
