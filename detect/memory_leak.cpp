@@ -12,8 +12,12 @@
 // included; the error is the finding). Only for whole-process
 // recordings (.gdtrace, traces built in code): a profiler window (Kineto,
 // nsys) ends while the program still legitimately holds its memory, and so
-// does the detail of a bounded trace (--max-size) without a loop.
+// does the detail of a bounded trace (--max-size) without a loop. A PyTorch
+// memory snapshot, taken while its program ran: a call site whose live
+// memory grows through the allocator's history.
 #include <algorithm>
+#include <array>
+#include <map>
 #include <iterator>
 #include <string_view>
 
@@ -117,10 +121,52 @@ bool held_until_exit_on_purpose(const Trace& t, const DeviceMemory& m, const Blo
   });
 }
 
+
+// A memory snapshot's history has no kernels to find a loop by, and it
+// was taken while the program ran: what a call site holds at its end is no
+// leak. One whose live memory grows through the history, span after span,
+// and never shrinks, is.
+void report_growth_by_call_site(const DetectContext& ctx, const DeviceMemory& m, std::vector<Finding>& out) {
+  constexpr std::size_t kSpans = 16;
+  const std::uint64_t begin = ctx.trace.begin_ns(), end = ctx.trace.end_ns();
+  if (end <= begin || m.blocks.empty()) return;
+  std::map<StackId, std::array<std::uint64_t, kSpans + 1>> live;  // at each span's end, by call site
+  for (const Block& b : m.blocks) {
+    auto& at = live[b.stack];
+    for (std::size_t k = 0; k <= kSpans; ++k)
+      if (b.live_at(begin + (end - begin) * k / kSpans)) at[k] += b.bytes;
+  }
+  for (const auto& [stack, at] : live) {
+    if (stack == kNoStack) continue;
+    std::size_t first = 0;
+    while (first <= kSpans && at[first] == 0) ++first;
+    if (first >= kSpans) continue;
+    std::size_t grew = 0, shrank = 0;
+    for (std::size_t k = first + 1; k <= kSpans; ++k) grew += at[k] > at[k - 1], shrank += at[k] < at[k - 1];
+    const std::size_t spans = kSpans - first;
+    const std::uint64_t growth = at[kSpans] - std::min(at[kSpans], at[first]);
+    if (growth < (1u << 20) || shrank > 0 || grew < 3 || grew * 2 < spans) continue;
+    Finding f = make_finding(
+        ctx, fmt::format("live memory on {} allocated here grew by {} over the last {} of the history (from {} to {}), "
+                         "in {} of its {} spans and never less: something keeps what this line allocates (a tensor "
+                         "appended to a list, a loss kept with its graph, a cache without a bound); at this rate the "
+                         "run ends out of memory",
+                         where(ctx.trace, m.device), format_bytes(growth),
+                         format_duration((end - begin) * spans / kSpans), format_bytes(at[first]),
+                         format_bytes(at[kSpans]), grew, spans));
+    f.stack = frames_of(ctx.trace, stack);
+    out.push_back(std::move(f));
+  }
+}
+
 }  // namespace
 
 void detect_memory_leak(const DetectContext& ctx, std::vector<Finding>& out) {
   const Trace& t = ctx.trace;
+  if (t.source == TraceSource::TorchSnapshot) {
+    for (const DeviceMemory& m : ctx.memory.devices) report_growth_by_call_site(ctx, m, out);
+    return;
+  }
   if (t.source == TraceSource::Kineto || t.source == TraceSource::Nsys) return;
   if (ctx.phases.has_loop()) {
     for (const DeviceMemory& m : ctx.memory.devices) report_growth(ctx, m, out);

@@ -211,6 +211,9 @@ void detect_premature_free(const DetectContext& ctx, std::vector<Finding>& out) 
       for (const HostAccess& a : t.host_accesses) after_free(a.addr, a.time_ns, a.stack, "host access to");
     for (const Crash& c : t.crashes)
       if (is_memory_fault(c)) after_free(c.address, c.time_ns, c.stack, "the program died of a fault touching");
+    // A caching allocator's own history (a PyTorch snapshot) frees blocks
+    // it manages, never what a program freed twice.
+    if (t.source == TraceSource::TorchSnapshot) continue;
     for (std::uint32_t i : m.double_frees) {
       const Free& fr = t.frees[i];
       Finding f = make_finding(ctx, fmt::format("double free of 0x{:x} on {}: it was already freed and not "

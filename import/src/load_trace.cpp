@@ -14,20 +14,24 @@ namespace gpudiag {
 
 namespace {
 
-enum class Format { Gdtrace, Nsys, Kineto, Gzip };
+enum class Format { Gdtrace, Nsys, Kineto, Gzip, Pickle };
 
 Format detect(std::string_view first, const std::string& path) {
   if (first.empty()) throw TraceError(path + ": empty file, not a trace");
   if (first.substr(0, 7) == "GDTRACE") return Format::Gdtrace;
   if (first.size() >= 16 && first.substr(0, 15) == "SQLite format 3") return Format::Nsys;
   if (import::is_gzip(first)) return Format::Gzip;
+  // A pickle of protocol 2 to 5 opens with PROTO and its number: a PyTorch memory snapshot.
+  if (first.size() >= 2 && static_cast<unsigned char>(first[0]) == 0x80 && first[1] >= 2 && first[1] <= 5)
+    return Format::Pickle;
   // JSON: the first non-blank character opens an object or array.
   for (char c : first.substr(0, 16)) {
     if (c == ' ' || c == '\n' || c == '\r' || c == '\t') continue;
     if (c == '{' || c == '[') return Format::Kineto;
     break;
   }
-  throw TraceError(path + ": unknown trace format (expected .gdtrace, Kineto/Chrome JSON, gzip JSON or an nsys SQLite export)");
+  throw TraceError(path + ": unknown trace format (expected .gdtrace, Kineto/Chrome JSON, gzip JSON, an nsys SQLite "
+                         "export or a PyTorch memory snapshot pickle)");
 }
 
 // Bytes already in memory: a pipe (which cannot be read twice) or a
@@ -40,6 +44,8 @@ Trace load_bytes(const std::string& bytes, const std::string& path) {
       return import_kineto_bytes(bytes, path);
     case Format::Gzip:
       return load_bytes(import::maybe_gunzip(bytes, path), path);
+    case Format::Pickle:
+      return import_torch_snapshot_bytes(bytes, path);
     case Format::Nsys:
       break;
   }
@@ -65,9 +71,13 @@ Trace load_trace_file(const std::string& path) {
       return import_nsys(path);
     case Format::Kineto:
       return import_kineto(path);
-    case Format::Gzip: {  // a gzipped .gdtrace, or gzipped JSON
+    case Format::Pickle:
+      return import_torch_snapshot(path);
+    case Format::Gzip: {  // a gzipped .gdtrace, snapshot or JSON
       std::string bytes = import::read_file_bytes(path);
-      if (detect(bytes, path) == Format::Gdtrace) return read_gdtrace_bytes(bytes, path);
+      const Format inside = detect(bytes, path);
+      if (inside == Format::Gdtrace) return read_gdtrace_bytes(bytes, path);
+      if (inside == Format::Pickle) return import_torch_snapshot_bytes(bytes, path);
       return import::import_kineto_text(std::move(bytes), path);
     }
   }

@@ -156,6 +156,13 @@ TEST(FuzzSmoke, AllocatorHistoryReaderSurvivesMutations) {
   run_mutations({fuzz::allocator_history_seed()}, fuzz::allocator_history, 3000);
 }
 
+// A snapshot written as pickle.dump writes PyTorch's (tests/import/make_torch_snapshot.py):
+// a leak, an out-of-memory, frames shared by memo.
+TEST(FuzzSmoke, TorchSnapshotReaderSurvivesMutations) {
+  const std::string seed = test::read_file(std::string(GPUDIAG_SOURCE_DIR) + "/tests/import/data/leak_oom.snapshot.pickle");
+  run_mutations({seed}, fuzz::torch_snapshot, 3000);
+}
+
 // The properties the targets check must be able to fail: the history seed
 // makes a GD004 that stands on the trace's launch, and one of a trace with no
 // use after the free stands on nothing.

@@ -15,6 +15,7 @@ namespace gpudiag::fuzz {
 int gdtrace_reader(const std::uint8_t* data, std::size_t size);
 int kineto_importer(const std::uint8_t* data, std::size_t size);
 int allocator_history(const std::uint8_t* data, std::size_t size);
+int torch_snapshot(const std::uint8_t* data, std::size_t size);
 
 // A history in the format `gpudiag trace` writes beside a trace, for the
 // trace allocator_history reads it into: one tensor dropped while another

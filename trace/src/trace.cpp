@@ -13,6 +13,7 @@ std::string_view to_string(TraceSource s) {
     case TraceSource::Gdtrace: return "gdtrace";
     case TraceSource::Kineto: return "kineto";
     case TraceSource::Nsys: return "nsys";
+    case TraceSource::TorchSnapshot: return "torch-snapshot";
     case TraceSource::Memory: break;
   }
   return "memory";

@@ -28,7 +28,7 @@ class TraceError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-enum class TraceSource : std::uint8_t { Gdtrace, Kineto, Nsys, Memory /* built in code */ };
+enum class TraceSource : std::uint8_t { Gdtrace, Kineto, Nsys, TorchSnapshot, Memory /* built in code */ };
 std::string_view to_string(TraceSource s);
 
 // Interned strings; id 0 is always the empty string.

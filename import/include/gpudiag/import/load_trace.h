@@ -23,4 +23,9 @@ Trace import_kineto_bytes(std::string_view json, const std::string& name);
 // Nsight Systems SQLite export (`nsys export --type sqlite`).
 Trace import_nsys(const std::string& path);
 
+// PyTorch's memory snapshot (torch.cuda.memory._dump_snapshot), a pickle
+// read by a data-only reader: one that asks to run anything is refused.
+Trace import_torch_snapshot(const std::string& path);
+Trace import_torch_snapshot_bytes(std::string_view bytes, const std::string& name);
+
 }  // namespace gpudiag

@@ -1,0 +1,70 @@
+// A data-only reader of Python pickles (protocols 0 to 5), for PyTorch's
+// memory snapshots. It builds None, bools, integers, floats, strings,
+// bytes, lists, tuples, sets and dicts, and nothing else: a pickle that asks
+// for a global, a reduce, a build, an object or a persistent id is refused
+// with TraceError before anything of it is used, so no code named in a
+// file ever runs (Python's pickle.load would run it).
+//
+// It streams: the caller sees each batch of items appended to a list as it
+// is appended, and may release the ones it has consumed, so a snapshot's
+// millions of trace entries are never all held as values at once.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpudiag::import::pickle {
+
+struct Value {
+  enum class Kind : std::uint8_t { None, Bool, Int, Float, String, Bytes, List, Tuple, Set, Dict, Released };
+  Kind kind = Kind::None;
+  bool unsigned_int = false;  // an Int of 2^63 or more, held in u
+  union {
+    std::int64_t i = 0;
+    std::uint64_t u;
+    double f;
+    std::uint32_t index;  // of a string (strings()), or of a container (items())
+  };
+};
+
+class Reader {
+ public:
+  // Called with the items an APPEND or APPENDS adds to the list `list`
+  // (its container index); an item the callback replaces by a Released
+  // value is dropped from the list and from the memo.
+  using OnAppend = std::function<void(std::uint32_t list, std::span<Value> items)>;
+
+  explicit Reader(std::string name) : name_(std::move(name)) {}
+  // Reads the pickle in `bytes` to its STOP; returns the top value.
+  // Throws TraceError naming the reader and the offset: bad or cut bytes,
+  // a refused opcode, too deep or too large.
+  Value read(std::string_view bytes, const OnAppend& on_append = {});
+
+  const std::string& string(const Value& v) const { return strings_[v.index]; }
+  // A list's, tuple's or set's items; a dict's keys and values, alternating.
+  const std::vector<Value>& items(const Value& v) const { return containers_[v.index]; }
+  // The value of `key` in dict `dict`, or a None when it has none.
+  Value get(const Value& dict, std::string_view key) const;
+  std::int64_t as_int(const Value& v, std::int64_t otherwise = 0) const;
+  std::uint64_t as_u64(const Value& v, std::uint64_t otherwise = 0) const;
+  std::string_view as_string(const Value& v) const;
+  // Frees what a released item held (its container), when nothing else refers to it.
+  void release(Value& v);
+
+ private:
+  [[noreturn]] void fail(std::size_t at, const std::string& why) const;
+  Value new_container(Value::Kind kind);
+  Value new_string(std::string_view s);
+
+  std::string name_;
+  std::deque<std::string> strings_;  // a deque: the memo of short strings holds views into them
+  std::vector<std::vector<Value>> containers_;
+  std::vector<bool> released_;  // by container
+};
+
+}  // namespace gpudiag::import::pickle

@@ -1,0 +1,215 @@
+// PyTorch's memory snapshot (torch.cuda.memory._dump_snapshot, PyTorch 2.1
+// on): the caching allocator's history per device (device_traces) and its
+// segments and blocks at the moment of the snapshot, each with the Python
+// frames that allocated it, read with the data-only pickle reader.
+//
+// What becomes of each history entry:
+// - alloc: an allocation with its stack; free_completed: its free (the
+//   memory is the allocator's again; free_requested only marks the
+//   program dropping it, before its stream's work is done);
+// - segment_alloc, segment_map / segment_free, segment_unmap: the memory
+//   reserved from CUDA (cudaMalloc'd segments, or pages of an expandable
+//   segment), as memory counters with what was allocated then;
+// - oom: an out-of-memory with the request and the device's free memory;
+// - snapshot: nothing (a marker of when a snapshot was taken).
+// Blocks allocated at the snapshot whose allocation the history no longer
+// holds (its ring keeps the newest entries) are allocations from before it.
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+
+#include "gpudiag/import/load_trace.h"
+#include "gpudiag/trace_io.h"
+#include "pickle_reader.h"
+
+namespace gpudiag {
+namespace {
+
+using import::pickle::Value;
+
+enum class Action : std::uint8_t { Alloc, FreeRequested, FreeCompleted, SegmentAlloc, SegmentFree, Oom, Other };
+
+Action action_named(std::string_view a) {
+  if (a == "alloc") return Action::Alloc;
+  if (a == "free_requested") return Action::FreeRequested;
+  if (a == "free_completed") return Action::FreeCompleted;
+  if (a == "segment_alloc" || a == "segment_map") return Action::SegmentAlloc;
+  if (a == "segment_free" || a == "segment_unmap") return Action::SegmentFree;
+  if (a == "oom") return Action::Oom;
+  return Action::Other;  // snapshot, and actions of later releases
+}
+
+struct Entry {
+  std::uint32_t list;  // the device trace it was appended to
+  Action action;
+  bool timed;
+  std::uint64_t addr, size, stream, time_us, device_free;
+  StackId stack;
+};
+
+class SnapshotReader {
+ public:
+  explicit SnapshotReader(const std::string& name) : pickle_(name), name_(name) {
+    trace_.source = TraceSource::TorchSnapshot;
+    trace_.path = name;
+  }
+
+  Trace read(std::string_view bytes) {
+    const Value top = pickle_.read(bytes, [this](std::uint32_t list, std::span<Value> items) {
+      for (Value& item : items)
+        if (take_entry(list, item)) pickle_.release(item);
+    });
+    if (top.kind != Value::Kind::Dict || pickle_.get(top, "segments").kind != Value::Kind::List)
+      throw TraceError(name_ + ": a pickle, but not a PyTorch memory snapshot (no dict with \"segments\")");
+    std::unordered_map<std::uint32_t, std::int32_t> device_of_list;
+    const Value traces = pickle_.get(top, "device_traces");
+    if (traces.kind == Value::Kind::List) {
+      const auto& lists = pickle_.items(traces);
+      for (std::size_t d = 0; d < lists.size(); ++d)
+        if (lists[d].kind == Value::Kind::List) device_of_list[lists[d].index] = static_cast<std::int32_t>(d);
+    }
+    add_history(device_of_list);
+    add_blocks_from_before(pickle_.get(top, "segments"));
+    trace_.sort_by_time();
+    return std::move(trace_);
+  }
+
+ private:
+  // A history entry (a dict with an "action"), turned into an Entry; false
+  // for anything else appended to a list (segments, blocks, frames).
+  bool take_entry(std::uint32_t list, const Value& item) {
+    if (item.kind != Value::Kind::Dict) return false;
+    const Value action = pickle_.get(item, "action");
+    if (action.kind != Value::Kind::String) return false;
+    const Value time = pickle_.get(item, "time_us");
+    entries_.push_back({.list = list,
+                        .action = action_named(pickle_.as_string(action)),
+                        .timed = time.kind == Value::Kind::Int,
+                        .addr = pickle_.as_u64(pickle_.get(item, "addr")),
+                        .size = pickle_.as_u64(pickle_.get(item, "size")),
+                        .stream = pickle_.as_u64(pickle_.get(item, "stream")),
+                        .time_us = pickle_.as_u64(time),
+                        .device_free = pickle_.as_u64(pickle_.get(item, "device_free")),
+                        .stack = stack_of(pickle_.get(item, "frames"))});
+    return true;
+  }
+
+  // Python frames, innermost first, as PyTorch lists them; the same list
+  // object (PyTorch shares one per distinct traceback) is one stack.
+  StackId stack_of(const Value& frames) {
+    if (frames.kind != Value::Kind::List) return kNoStack;
+    if (auto it = stacks_.find(frames.index); it != stacks_.end()) return it->second;
+    Stack s;
+    for (const Value& f : pickle_.items(frames)) {
+      if (f.kind != Value::Kind::Dict) continue;
+      StackFrame frame;
+      frame.function = trace_.intern(pickle_.as_string(pickle_.get(f, "name")));
+      frame.file = trace_.intern(pickle_.as_string(pickle_.get(f, "filename")));
+      frame.line = static_cast<std::uint32_t>(pickle_.as_int(pickle_.get(f, "line")));
+      s.frames.push_back(frame);
+    }
+    const StackId id = s.frames.empty() ? kNoStack : trace_.add_stack(std::move(s));
+    stacks_.emplace(frames.index, id);
+    return id;
+  }
+
+  void add_history(const std::unordered_map<std::uint32_t, std::int32_t>& device_of_list) {
+    // Entries without time_us (PyTorch before 2.1 wrote none) are a
+    // microsecond apart, in their order.
+    std::uint64_t untimed = 1;
+    struct Reserved {
+      std::uint64_t allocated = 0, reserved = 0;
+    };
+    std::map<std::int32_t, Reserved> memory;
+    for (const Entry& e : entries_) {
+      auto device = device_of_list.find(e.list);
+      if (device == device_of_list.end()) continue;  // a list of entries outside device_traces
+      const std::int32_t d = device->second;
+      const std::uint64_t t = (e.timed ? e.time_us : untimed++) * 1000;
+      Reserved& m = memory[d];
+      switch (e.action) {
+        case Action::Alloc:
+          trace_.allocs.push_back({.time_ns = t, .addr = e.addr, .bytes = e.size, .kind = MemKind::Device,
+                                   .device = d, .stream = e.stream, .tid = 0, .correlation = 0, .stack = e.stack});
+          m.allocated += e.size;
+          break;
+        case Action::FreeCompleted:
+          trace_.frees.push_back({.time_ns = t, .addr = e.addr, .bytes = e.size, .kind = MemKind::Device,
+                                  .device = d, .stream = e.stream, .tid = 0, .correlation = 0, .stack = e.stack});
+          m.allocated -= std::min(m.allocated, e.size);
+          break;
+        case Action::SegmentAlloc:
+        case Action::SegmentFree:
+          m.reserved = e.action == Action::SegmentAlloc ? m.reserved + e.size : m.reserved - std::min(m.reserved, e.size);
+          trace_.memory_counters.push_back(
+              {.time_ns = t, .device = d, .allocated_bytes = m.allocated, .reserved_bytes = m.reserved});
+          break;
+        case Action::Oom:
+          trace_.ooms.push_back({.time_ns = t, .requested_bytes = e.size, .free_bytes = e.device_free,
+                                 .capacity_bytes = 0, .device = d, .tid = 0, .stack = e.stack});
+          break;
+        case Action::FreeRequested:
+        case Action::Other:
+          break;
+      }
+    }
+    for (const auto& [d, m] : memory) {
+      (void)m;
+      if (trace_.device(d) == nullptr)
+        trace_.devices.push_back({.id = d, .name = trace_.intern("cuda:" + std::to_string(d)), .memory_bytes = 0});
+    }
+  }
+
+  // Blocks allocated at the snapshot that the history does not show
+  // allocated (older than its ring, or recorded without history): live
+  // from before the history's first entry.
+  void add_blocks_from_before(const Value& segments) {
+    std::map<std::pair<std::int32_t, std::uint64_t>, bool> live;  // (device, addr) allocated and not freed in the history
+    for (const Alloc& a : trace_.allocs) live[{a.device, a.addr}] = true;
+    for (const Free& f : trace_.frees) live[{f.device, f.addr}] = false;
+    std::uint64_t first = ~std::uint64_t{0};
+    for (const Alloc& a : trace_.allocs) first = std::min(first, a.time_ns);
+    for (const Free& f : trace_.frees) first = std::min(first, f.time_ns);
+    const std::uint64_t before = first == ~std::uint64_t{0} || first < 2 ? 1 : first - 1;
+    for (const Value& segment : pickle_.items(segments)) {
+      const auto device = static_cast<std::int32_t>(pickle_.as_int(pickle_.get(segment, "device")));
+      const Value blocks = pickle_.get(segment, "blocks");
+      if (blocks.kind != Value::Kind::List) continue;
+      std::uint64_t addr = pickle_.as_u64(pickle_.get(segment, "address"));
+      for (const Value& b : pickle_.items(blocks)) {
+        const std::uint64_t size = pickle_.as_u64(pickle_.get(b, "size"));
+        if (const Value a = pickle_.get(b, "address"); a.kind == Value::Kind::Int) addr = pickle_.as_u64(a);
+        if (pickle_.as_string(pickle_.get(b, "state")) == "active_allocated") {
+          auto it = live.find({device, addr});
+          if (it == live.end() || !it->second) {
+            const Value requested = pickle_.get(b, "requested_size");
+            trace_.allocs.push_back({.time_ns = before, .addr = addr,
+                                     .bytes = requested.kind == Value::Kind::Int ? pickle_.as_u64(requested) : size,
+                                     .kind = MemKind::Device, .device = device,
+                                     .stream = pickle_.as_u64(pickle_.get(segment, "stream")), .tid = 0,
+                                     .correlation = 0, .stack = stack_of(pickle_.get(b, "frames"))});
+          }
+        }
+        addr += size;
+      }
+      if (trace_.device(device) == nullptr)
+        trace_.devices.push_back({.id = device, .name = trace_.intern("cuda:" + std::to_string(device)), .memory_bytes = 0});
+    }
+  }
+
+  import::pickle::Reader pickle_;
+  std::string name_;
+  Trace trace_;
+  std::vector<Entry> entries_;
+  std::unordered_map<std::uint32_t, StackId> stacks_;  // by frames list
+};
+
+}  // namespace
+
+Trace import_torch_snapshot_bytes(std::string_view bytes, const std::string& name) {
+  return SnapshotReader(name).read(bytes);
+}
+
+Trace import_torch_snapshot(const std::string& path) { return import_torch_snapshot_bytes(read_file(path), path); }
+
+}  // namespace gpudiag
