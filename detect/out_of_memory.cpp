@@ -45,6 +45,17 @@ std::string request_text(const OutOfMemory& oom) {
   return oom.requested_bytes ? fmt::format("a request for {}", format_bytes(oom.requested_bytes)) : std::string("a request");
 }
 
+// Holders seen through Python frames: the advice is PyTorch's.
+bool held_from_python(const Trace& t, const DeviceMemory& m, const std::vector<std::uint32_t>& blocks) {
+  if (t.source == TraceSource::TorchSnapshot) return true;
+  return std::any_of(blocks.begin(), blocks.end(), [&](std::uint32_t i) {
+    const StackId s = m.blocks[i].stack;
+    if (s >= t.stacks.size()) return false;
+    const auto& frames = t.stacks[s].frames;
+    return std::any_of(frames.begin(), frames.end(), [&](const StackFrame& f) { return t.str(f.file).ends_with(".py"); });
+  });
+}
+
 }  // namespace
 
 void detect_out_of_memory(const DetectContext& ctx, std::vector<Finding>& out) {
@@ -53,6 +64,18 @@ void detect_out_of_memory(const DetectContext& ctx, std::vector<Finding>& out) {
     const DeviceMemory* m = ctx.memory.device(oom.device);
     const std::uint64_t capacity = oom.capacity_bytes ? oom.capacity_bytes : (m ? m->capacity_bytes : 0);
     const std::uint64_t live = m ? live_bytes_at(*m, oom.time_ns) : 0;
+    // Reserved but unallocated memory at the failure: the caching
+    // allocator's pool, or fragmentation when the request still did not fit.
+    std::uint64_t unallocated = 0;
+    std::vector<std::uint32_t> live_blocks;
+    if (m) {
+      const MemoryCounter* last = nullptr;
+      for (const MemoryCounter& c : m->counters)
+        if (c.time_ns <= oom.time_ns) last = &c;
+      if (last && last->reserved_bytes > last->allocated_bytes) unallocated = last->reserved_bytes - last->allocated_bytes;
+      for (std::uint32_t i = 0; i < m->blocks.size(); ++i)
+        if (m->blocks[i].live_at(oom.time_ns)) live_blocks.push_back(i);
+    }
     std::string msg = fmt::format("out of memory on {}: {} failed with {} live",
                                   oom.device == kHostDevice ? std::string("the host (pinned memory)")
                                                             : ctx.trace.device_label(oom.device),
@@ -60,23 +83,25 @@ void detect_out_of_memory(const DetectContext& ctx, std::vector<Finding>& out) {
     if (capacity) msg += fmt::format(" of {} capacity", format_bytes(capacity));
     if (oom.free_bytes) msg += fmt::format(" ({} reported free)", format_bytes(oom.free_bytes));
     if (m) msg += fmt::format("; the trace's peak was {}", format_bytes(m->peak_bytes));
-    msg += "; free what is no longer needed (see the largest holders below), use a smaller batch, or checkpoint "
-           "activations";
+    if (m && held_from_python(t, *m, live_blocks)) {
+      msg += "; drop references kept across steps (a loss or an output kept with its graph, tensors appended to a "
+             "list), let optimizer.zero_grad(set_to_none=True) free the gradients, checkpoint activations "
+             "(torch.utils.checkpoint), or use a smaller batch";
+      // PyTorch's own advice, when what is reserved but unallocated would have held the request.
+      if (unallocated >= std::max<std::uint64_t>(oom.requested_bytes, 1))
+        msg += "; the reserved but unallocated memory would hold the request but is split: set "
+               "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True against the fragmentation";
+    } else {
+      msg += "; free what is no longer needed (see the largest holders below), use a smaller batch, or checkpoint "
+             "activations";
+    }
     Finding f = make_finding(ctx, std::move(msg));
     f.stack = frames_of(t, oom.stack);
     if (m) {
-      // Reserved but unallocated memory at the failure: the caching allocator's
-      // pool, or fragmentation when the request still did not fit.
-      const MemoryCounter* last = nullptr;
-      for (const MemoryCounter& c : m->counters)
-        if (c.time_ns <= oom.time_ns) last = &c;
-      if (last && last->reserved_bytes > last->allocated_bytes)
+      if (unallocated)
         f.notes.push_back({fmt::format("the allocator had {} reserved but not allocated (cached or fragmented)",
-                                       format_bytes(last->reserved_bytes - last->allocated_bytes)),
+                                       format_bytes(unallocated)),
                            {}, {}});
-      std::vector<std::uint32_t> live_blocks;
-      for (std::uint32_t i = 0; i < m->blocks.size(); ++i)
-        if (m->blocks[i].live_at(oom.time_ns)) live_blocks.push_back(i);
       const auto groups = group_by_stack(*m, live_blocks);
       for (std::size_t i = 0; i < groups.size() && i < ctx.options.max_groups; ++i)
         f.notes.push_back({fmt::format("{} live in {} allocation{} from here", format_bytes(groups[i].bytes),

@@ -25,7 +25,8 @@ def main():
     p.add_argument("out")
     p.add_argument("--steps", type=int, default=200)
     p.add_argument("--leak-from", type=int, default=-1, help="step from which train.py:57 keeps 1 MiB a step")
-    p.add_argument("--oom", action="store_true", help="end with an out-of-memory of a 4 GiB request")
+    p.add_argument("--oom", action="store_true", help="end with an out-of-memory")
+    p.add_argument("--oom-bytes", type=int, default=4 << 30, help="what the failed request asked for")
     p.add_argument("--no-time", action="store_true", help="no time_us, as before PyTorch 2.1")
     p.add_argument("--protocol", type=int, default=4)
     a = p.parse_args()
@@ -81,7 +82,7 @@ def main():
         for addr in tmp:
             free(addr)
     if a.oom:
-        e = {"action": "oom", "device_free": 100 * MiB, "frames": sites["conv"], "size": 4 << 30, "stream": 0}
+        e = {"action": "oom", "device_free": 100 * MiB, "frames": sites["conv"], "size": a.oom_bytes, "stream": 0}
         if not a.no_time:
             e["time_us"] = state["t"]
         trace.append(e)

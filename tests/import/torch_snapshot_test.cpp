@@ -185,6 +185,20 @@ TEST(TorchSnapshot, ALeakingCallSiteAndTheOutOfMemoryAreFoundWithTheirPythonLine
   }
   EXPECT_TRUE(holder) << "who held the memory, by Python line";
   EXPECT_TRUE(reserved);
+  EXPECT_NE(ooms[0]->message.find("zero_grad(set_to_none=True)"), std::string::npos) << ooms[0]->message;
+  EXPECT_EQ(ooms[0]->message.find("expandable_segments"), std::string::npos)
+      << "what is reserved but unallocated could not have held 4 GiB: " << ooms[0]->message;
+}
+
+// A request that what is reserved but unallocated would have held: the
+// memory is split, and PyTorch's remedy for fragmentation is said.
+TEST(TorchSnapshot, AnOutOfMemoryThatFragmentationCausedSaysExpandableSegments) {
+  const std::string path = snapshot("fragmented", "--steps 300 --oom --oom-bytes 104857600");
+  if (path.empty()) GTEST_SKIP() << "no python3";
+  const auto ooms = findings_of(analyze(load_trace(path)), "GD008");
+  ASSERT_EQ(ooms.size(), 1u);
+  EXPECT_NE(ooms[0]->message.find("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"), std::string::npos)
+      << ooms[0]->message;
 }
 
 TEST(TorchSnapshot, AHealthyLoopHasNoFinding) {
