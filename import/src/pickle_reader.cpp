@@ -1,18 +1,98 @@
 #include "pickle_reader.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <bit>
+#include <cerrno>
 #include <cstring>
+#include <optional>
 #include <unordered_map>
 
 #include "gpudiag/trace.h"
+#include "gpudiag/trace_io.h"
 
 namespace gpudiag::import::pickle {
 namespace {
 
 // Nesting deeper than any snapshot has: a hostile pickle cannot exhaust the stack this way (it has none).
 constexpr std::size_t kMaxMarks = 1 << 16;
+// A protocol-0 line (an INT, a memo key) longer than this is no such line.
+constexpr std::size_t kMaxLine = 1 << 10;
 
 }  // namespace
+
+// The pickle's bytes: in memory, or read from a file a buffer at a time,
+// so that a snapshot of gigabytes is never held whole.
+class Reader::Input {
+ public:
+  explicit Input(std::string_view whole) : whole_(whole), size_(whole.size()) {}
+  Input(int fd, std::size_t size) : fd_(fd), size_(size) {}
+
+  std::size_t offset() const { return fd_ < 0 ? pos_ : base_ + begin_; }
+  std::size_t left() const { return size_ - offset(); }
+
+  // The next n bytes, valid until the next call; nullptr past the end.
+  const char* need(std::size_t n) {
+    if (left() < n) return nullptr;
+    if (fd_ < 0) {
+      const char* p = whole_.data() + pos_;
+      pos_ += n;
+      return p;
+    }
+    if (!fill(n)) return nullptr;
+    const char* p = buffer_.data() + begin_;
+    begin_ += n;
+    return p;
+  }
+
+  // The bytes up to the next newline, and past it; nullopt when there is
+  // none within kMaxLine.
+  std::optional<std::string_view> line() {
+    for (std::size_t n = 1; n <= kMaxLine && n <= left(); ++n) {
+      const char* p = peek(n);
+      if (p == nullptr) return std::nullopt;
+      if (p[n - 1] == '\n') {
+        const char* q = need(n);
+        return std::string_view(q, n - 1);
+      }
+    }
+    return std::nullopt;
+  }
+
+ private:
+  const char* peek(std::size_t n) {
+    if (fd_ < 0) return whole_.data() + pos_;
+    return fill(n) ? buffer_.data() + begin_ : nullptr;
+  }
+
+  // At least n unread bytes in the buffer.
+  bool fill(std::size_t n) {
+    if (end_ - begin_ >= n) return true;
+    buffer_.erase(buffer_.begin(), buffer_.begin() + static_cast<std::ptrdiff_t>(begin_));
+    base_ += begin_;
+    end_ -= begin_;
+    begin_ = 0;
+    buffer_.resize(std::max<std::size_t>({n, kChunk, buffer_.size()}));
+    while (end_ < n) {
+      const ssize_t r = ::read(fd_, buffer_.data() + end_, buffer_.size() - end_);
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) return false;
+      end_ += static_cast<std::size_t>(r);
+    }
+    return true;
+  }
+
+  static constexpr std::size_t kChunk = 4 << 20;
+  std::string_view whole_;
+  std::size_t pos_ = 0;
+  int fd_ = -1;
+  std::size_t size_ = 0;
+  std::vector<char> buffer_;
+  std::size_t base_ = 0, begin_ = 0, end_ = 0;  // file offset of buffer_[0]; unread bytes [begin_, end_)
+};
 
 void Reader::fail(std::size_t at, const std::string& why) const {
   throw TraceError(name_ + ": pickle byte " + std::to_string(at) + ": " + why);
@@ -68,15 +148,40 @@ void Reader::release(Value& v) {
 }
 
 Value Reader::read(std::string_view bytes, const OnAppend& on_append) {
+  Input input(bytes);
+  return read(input, on_append);
+}
+
+Value Reader::read_file(const std::string& path, const OnAppend& on_append) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw TraceError(path + ": cannot open: " + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    // A pipe or a device: read it whole.
+    std::string bytes = gpudiag::read_file(path);
+    return read(bytes, on_append);
+  }
+  Input input(fd, static_cast<std::size_t>(st.st_size));
+  try {
+    Value v = read(input, on_append);
+    ::close(fd);
+    return v;
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+}
+
+Value Reader::read(Input& input, const OnAppend& on_append) {
   std::vector<Value> stack;
   std::vector<std::size_t> marks;
   std::unordered_map<std::uint64_t, Value> memo;
   std::unordered_map<std::string_view, std::uint32_t> short_strings;  // one copy of each repeated key and name
-  std::size_t pos = 0;
   const auto need = [&](std::size_t n) -> const char* {
-    if (bytes.size() - pos < n) fail(pos, "the pickle ends early (it is cut short)");
-    const char* p = bytes.data() + pos;
-    pos += n;
+    const std::size_t at = input.offset();
+    const char* p = input.need(n);
+    if (p == nullptr) fail(at, "the pickle ends early (it is cut short)");
     return p;
   };
   const auto le = [&](std::size_t n) {
@@ -86,11 +191,10 @@ Value Reader::read(std::string_view bytes, const OnAppend& on_append) {
     return v;
   };
   const auto line = [&] {
-    const std::size_t end = bytes.find('\n', pos);
-    if (end == std::string_view::npos) fail(pos, "the pickle ends early (no end of line)");
-    const std::string_view s = bytes.substr(pos, end - pos);
-    pos = end + 1;
-    return s;
+    const std::size_t at = input.offset();
+    const auto s = input.line();
+    if (!s) fail(at, "a line that does not end (cut short, or too long)");
+    return std::string(*s);  // the input's buffer moves on
   };
   const auto pop = [&](std::size_t at) {
     if (stack.empty() || (!marks.empty() && stack.size() == marks.back())) fail(at, "pops from an empty stack");
@@ -179,7 +283,7 @@ Value Reader::read(std::string_view bytes, const OnAppend& on_append) {
   };
 
   while (true) {
-    const std::size_t at = pos;
+    const std::size_t at = input.offset();
     const auto op = static_cast<unsigned char>(*need(1));
     switch (op) {
       case 0x80: need(1); break;  // PROTO
@@ -211,12 +315,12 @@ Value Reader::read(std::string_view bytes, const OnAppend& on_append) {
       case 0x8a: stack.push_back(long_value(at, le(1))); break;  // LONG1
       case 0x8b: {                                                // LONG4
         const std::uint64_t n = le(4);
-        if (n > bytes.size()) fail(at, "the pickle ends early (it is cut short)");
+        if (n > input.left()) fail(at, "the pickle ends early (it is cut short)");
         stack.push_back(long_value(at, n));
         break;
       }
       case 'I': {  // INT, protocol 0: a decimal line, or 00/01 for a bool
-        const std::string_view s = line();
+        const std::string s = line();
         if (s == "00" || s == "01") {
           Value v;
           v.kind = Value::Kind::Bool;
@@ -225,7 +329,7 @@ Value Reader::read(std::string_view bytes, const OnAppend& on_append) {
           break;
         }
         try {
-          stack.push_back(int_value(std::stoll(std::string(s))));
+          stack.push_back(int_value(std::stoll(s)));
         } catch (const std::exception&) {
           fail(at, "an INT that is not a decimal integer");
         }
@@ -248,7 +352,7 @@ Value Reader::read(std::string_view bytes, const OnAppend& on_append) {
       case 'U': {   // SHORT_BINSTRING
         const std::size_t width = op == 0x8c || op == 'U' ? 1 : op == 0x8d ? 8 : 4;
         const std::uint64_t n = le(width);
-        if (n > bytes.size() - pos) fail(at, "the pickle ends early (it is cut short)");
+        if (n > input.left()) fail(at, "the pickle ends early (it is cut short)");
         stack.push_back(string_value(std::string_view(need(n), n)));
         break;
       }
@@ -258,7 +362,7 @@ Value Reader::read(std::string_view bytes, const OnAppend& on_append) {
       case 0x96: {  // BYTEARRAY8
         const std::size_t width = op == 'C' ? 1 : op == 'B' ? 4 : 8;
         const std::uint64_t n = le(width);
-        if (n > bytes.size() - pos) fail(at, "the pickle ends early (it is cut short)");
+        if (n > input.left()) fail(at, "the pickle ends early (it is cut short)");
         stack.push_back(bytes_value(std::string_view(need(n), n)));
         break;
       }
@@ -334,10 +438,10 @@ Value Reader::read(std::string_view bytes, const OnAppend& on_append) {
       case 'j': memo_get(le(4), at); break;         // LONG_BINGET
       case 'p':                                     // PUT, protocol 0
       case 'g': {                                   // GET
-        const std::string_view s = line();
+        const std::string s = line();
         std::uint64_t key = 0;
         try {
-          key = std::stoull(std::string(s));
+          key = std::stoull(s);
         } catch (const std::exception&) {
           fail(at, "a memo key that is not a number");
         }

@@ -44,6 +44,8 @@ class Reader {
   // Throws TraceError naming the reader and the offset: bad or cut bytes,
   // a refused opcode, too deep or too large.
   Value read(std::string_view bytes, const OnAppend& on_append = {});
+  // The same, from a file read a buffer at a time.
+  Value read_file(const std::string& path, const OnAppend& on_append = {});
 
   const std::string& string(const Value& v) const { return strings_[v.index]; }
   // A list's, tuple's or set's items; a dict's keys and values, alternating.
@@ -57,6 +59,8 @@ class Reader {
   void release(Value& v);
 
  private:
+  class Input;
+  Value read(Input& input, const OnAppend& on_append);
   [[noreturn]] void fail(std::size_t at, const std::string& why) const;
   Value new_container(Value::Kind kind);
   Value new_string(std::string_view s);

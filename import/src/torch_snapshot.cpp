@@ -54,11 +54,18 @@ class SnapshotReader {
     trace_.path = name;
   }
 
-  Trace read(std::string_view bytes) {
-    const Value top = pickle_.read(bytes, [this](std::uint32_t list, std::span<Value> items) {
+  Trace read(std::string_view bytes) { return to_trace(pickle_.read(bytes, taker())); }
+  Trace read_file(const std::string& path) { return to_trace(pickle_.read_file(path, taker())); }
+
+ private:
+  import::pickle::Reader::OnAppend taker() {
+    return [this](std::uint32_t list, std::span<Value> items) {
       for (Value& item : items)
         if (take_entry(list, item)) pickle_.release(item);
-    });
+    };
+  }
+
+  Trace to_trace(const Value& top) {
     if (top.kind != Value::Kind::Dict || pickle_.get(top, "segments").kind != Value::Kind::List)
       throw TraceError(name_ + ": a pickle, but not a PyTorch memory snapshot (no dict with \"segments\")");
     std::unordered_map<std::uint32_t, std::int32_t> device_of_list;
@@ -74,16 +81,17 @@ class SnapshotReader {
     return std::move(trace_);
   }
 
- private:
   // A history entry (a dict with an "action"), turned into an Entry; false
   // for anything else appended to a list (segments, blocks, frames).
   bool take_entry(std::uint32_t list, const Value& item) {
     if (item.kind != Value::Kind::Dict) return false;
     const Value action = pickle_.get(item, "action");
     if (action.kind != Value::Kind::String) return false;
+    const Action kind = action_named(pickle_.as_string(action));
+    if (kind == Action::FreeRequested || kind == Action::Other) return true;  // consumed: nothing of it is kept
     const Value time = pickle_.get(item, "time_us");
     entries_.push_back({.list = list,
-                        .action = action_named(pickle_.as_string(action)),
+                        .action = kind,
                         .timed = time.kind == Value::Kind::Int,
                         .addr = pickle_.as_u64(pickle_.get(item, "addr")),
                         .size = pickle_.as_u64(pickle_.get(item, "size")),
@@ -210,6 +218,6 @@ Trace import_torch_snapshot_bytes(std::string_view bytes, const std::string& nam
   return SnapshotReader(name).read(bytes);
 }
 
-Trace import_torch_snapshot(const std::string& path) { return import_torch_snapshot_bytes(read_file(path), path); }
+Trace import_torch_snapshot(const std::string& path) { return SnapshotReader(path).read_file(path); }
 
 }  // namespace gpudiag

@@ -219,6 +219,20 @@ TEST(TorchSnapshot, OlderAndNewerPicklesReadAlike) {
   EXPECT_EQ(findings_of(analyze(b), "GD007").size(), 1u);
 }
 
+// A snapshot larger than the reader's 4 MiB buffer, read from its file a
+// buffer at a time, reads as it does from memory: values that straddle two
+// buffers are whole.
+TEST(TorchSnapshot, AFileReadInPiecesReadsAsFromMemory) {
+  const std::string path = snapshot("pieces", "--steps 30000 --leak-from 20000");
+  if (path.empty()) GTEST_SKIP() << "no python3";
+  ASSERT_GT(fs::file_size(path), 12u << 20);
+  const Trace pieces = import_torch_snapshot(path), whole = import_torch_snapshot_bytes(read_file(path), path);
+  EXPECT_EQ(pieces.allocs, whole.allocs);
+  EXPECT_EQ(pieces.frees, whole.frees);
+  EXPECT_EQ(pieces.memory_counters, whole.memory_counters);
+  EXPECT_EQ(pieces.stacks.size(), whole.stacks.size());
+}
+
 TEST(TorchSnapshot, APickleThatIsNoSnapshotIsSaidToBeNone) {
   const auto bytes = pickled("[1, 2, 3]", 4);
   if (!bytes) GTEST_SKIP() << "no python3";
