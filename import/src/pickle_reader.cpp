@@ -98,12 +98,44 @@ void Reader::fail(std::size_t at, const std::string& why) const {
   throw TraceError(name_ + ": pickle byte " + std::to_string(at) + ": " + why);
 }
 
+void Reader::Memo::put(std::uint64_t key, const Value& v) {
+  if (key >= dense_.size() && key <= dense_.size() + kDenseGap) {
+    dense_.resize(key + 1);
+    stored_.resize(key + 1);
+  }
+  if (key < dense_.size()) {
+    count_ += !stored_[key];
+    dense_[key] = v;
+    stored_[key] = true;
+    return;
+  }
+  count_ += sparse_.insert_or_assign(key, v).second;
+}
+
+const Value* Reader::Memo::get(std::uint64_t key) const {
+  if (key < dense_.size()) return stored_[key] ? &dense_[key] : nullptr;
+  auto it = sparse_.find(key);
+  return it == sparse_.end() ? nullptr : &it->second;
+}
+
+void Reader::Memo::release(std::uint64_t key) {
+  Value released;
+  released.kind = Value::Kind::Released;
+  if (key < dense_.size()) dense_[key] = released;
+  else if (auto it = sparse_.find(key); it != sparse_.end()) it->second = released;
+}
+
 Value Reader::new_container(Value::Kind kind) {
   Value v;
   v.kind = kind;
+  if (!free_containers_.empty()) {
+    v.index = free_containers_.back();
+    free_containers_.pop_back();
+    return v;
+  }
+  if (containers_.size() >= UINT32_MAX) throw TraceError(name_ + ": more containers than a snapshot has");
   v.index = static_cast<std::uint32_t>(containers_.size());
   containers_.emplace_back();
-  released_.push_back(false);
   return v;
 }
 
@@ -117,7 +149,7 @@ Value Reader::new_string(std::string_view s) {
 
 Value Reader::get(const Value& dict, std::string_view key) const {
   if (dict.kind != Value::Kind::Dict) return {};
-  const auto& kv = containers_[dict.index];
+  const auto& kv = containers_[dict.index].items;
   for (std::size_t i = 0; i + 1 < kv.size(); i += 2)
     if (kv[i].kind == Value::Kind::String && strings_[kv[i].index] == key) return kv[i + 1];
   return {};
@@ -141,8 +173,11 @@ std::string_view Reader::as_string(const Value& v) const {
 void Reader::release(Value& v) {
   if (v.kind == Value::Kind::List || v.kind == Value::Kind::Tuple || v.kind == Value::Kind::Set ||
       v.kind == Value::Kind::Dict) {
-    std::vector<Value>().swap(containers_[v.index]);
-    released_[v.index] = true;
+    Container& c = containers_[v.index];
+    std::vector<Value>().swap(c.items);
+    if (c.memo_key != kNotInMemo) memo_.release(c.memo_key);
+    c.memo_key = kNotInMemo;
+    free_containers_.push_back(v.index);
   }
   v.kind = Value::Kind::Released;
 }
@@ -176,7 +211,6 @@ Value Reader::read_file(const std::string& path, const OnAppend& on_append) {
 Value Reader::read(Input& input, const OnAppend& on_append) {
   std::vector<Value> stack;
   std::vector<std::size_t> marks;
-  std::unordered_map<std::uint64_t, Value> memo;
   std::unordered_map<std::string_view, std::uint32_t> short_strings;  // one copy of each repeated key and name
   const auto need = [&](std::size_t n) -> const char* {
     const std::size_t at = input.offset();
@@ -261,7 +295,7 @@ Value Reader::read(Input& input, const OnAppend& on_append) {
   };
   const auto to_container = [&](std::size_t at, const Value& v, Value::Kind kind, const char* what) -> std::vector<Value>& {
     if (v.kind != kind) fail(at, std::string(what) + " on a value that is not one");
-    return containers_[v.index];
+    return containers_[v.index].items;
   };
   // Items appended to a list, after the caller has seen them (and released some).
   const auto append_to = [&](std::size_t at, Value& list, std::span<Value> items) {
@@ -271,15 +305,19 @@ Value Reader::read(Input& input, const OnAppend& on_append) {
     for (const Value& v : items)
       if (v.kind != Value::Kind::Released) to.push_back(v);
   };
-  const auto memo_put = [&](std::uint64_t key, std::size_t at) { memo[key] = top(at); };
+  const auto memo_put = [&](std::uint64_t key, std::size_t at) {
+    const Value& v = top(at);
+    memo_.put(key, v);
+    const bool container = v.kind == Value::Kind::List || v.kind == Value::Kind::Tuple || v.kind == Value::Kind::Set ||
+                           v.kind == Value::Kind::Dict;
+    if (container) containers_[v.index].memo_key = key;
+  };
   const auto memo_get = [&](std::uint64_t key, std::size_t at) {
-    auto it = memo.find(key);
-    if (it == memo.end()) fail(at, "refers to memo entry " + std::to_string(key) + ", which was never stored");
-    const Value::Kind k = it->second.kind;
-    const bool container = k == Value::Kind::List || k == Value::Kind::Tuple || k == Value::Kind::Set || k == Value::Kind::Dict;
-    if (container && released_[it->second.index])
+    const Value* v = memo_.get(key);
+    if (v == nullptr) fail(at, "refers to memo entry " + std::to_string(key) + ", which was never stored");
+    if (v->kind == Value::Kind::Released)
       fail(at, "refers again to a value already consumed and released (a trace entry shared by two lists)");
-    stack.push_back(it->second);
+    stack.push_back(*v);
   };
 
   while (true) {
@@ -378,7 +416,7 @@ Value Reader::read(Input& input, const OnAppend& on_append) {
         if (op == 'd' && (stack.size() - m) % 2 != 0) fail(at, "a dict of an odd number of items");
         Value c = new_container(op == 'd' ? Value::Kind::Dict : op == 'l' ? Value::Kind::List
                                            : op == 't' ? Value::Kind::Tuple : Value::Kind::Set);
-        containers_[c.index].assign(stack.begin() + static_cast<std::ptrdiff_t>(m), stack.end());
+        containers_[c.index].items.assign(stack.begin() + static_cast<std::ptrdiff_t>(m), stack.end());
         stack.resize(m);
         stack.push_back(c);
         break;
@@ -389,7 +427,7 @@ Value Reader::read(Input& input, const OnAppend& on_append) {
         const std::size_t n = op - 0x84;
         if (stack.size() < n + (marks.empty() ? 0 : marks.back())) fail(at, "a tuple of values the stack does not hold");
         Value c = new_container(Value::Kind::Tuple);
-        containers_[c.index].assign(stack.end() - static_cast<std::ptrdiff_t>(n), stack.end());
+        containers_[c.index].items.assign(stack.end() - static_cast<std::ptrdiff_t>(n), stack.end());
         stack.resize(stack.size() - n);
         stack.push_back(c);
         break;
@@ -431,7 +469,7 @@ Value Reader::read(Input& input, const OnAppend& on_append) {
         dict.insert(dict.end(), items.begin(), items.end());
         break;
       }
-      case 0x94: memo_put(memo.size(), at); break;  // MEMOIZE
+      case 0x94: memo_put(memo_.size(), at); break;  // MEMOIZE
       case 'q': memo_put(le(1), at); break;         // BINPUT
       case 'r': memo_put(le(4), at); break;         // LONG_BINPUT
       case 'h': memo_get(le(1), at); break;         // BINGET

@@ -16,6 +16,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace gpudiag::import::pickle {
@@ -49,13 +50,14 @@ class Reader {
 
   const std::string& string(const Value& v) const { return strings_[v.index]; }
   // A list's, tuple's or set's items; a dict's keys and values, alternating.
-  const std::vector<Value>& items(const Value& v) const { return containers_[v.index]; }
+  const std::vector<Value>& items(const Value& v) const { return containers_[v.index].items; }
   // The value of `key` in dict `dict`, or a None when it has none.
   Value get(const Value& dict, std::string_view key) const;
   std::int64_t as_int(const Value& v, std::int64_t otherwise = 0) const;
   std::uint64_t as_u64(const Value& v, std::uint64_t otherwise = 0) const;
   std::string_view as_string(const Value& v) const;
-  // Frees what a released item held (its container), when nothing else refers to it.
+  // Frees what a released item held (its container, and its place in the
+  // memo): a later reference to it is an error.
   void release(Value& v);
 
  private:
@@ -66,9 +68,32 @@ class Reader {
   Value new_string(std::string_view s);
 
   std::string name_;
+  // The memo: by key, dense as pickle.dump writes it (MEMOIZE numbers
+  // every object it stores), sparse for keys far past the others.
+  class Memo {
+   public:
+    std::size_t size() const { return count_; }
+    void put(std::uint64_t key, const Value& v);
+    const Value* get(std::uint64_t key) const;
+    void release(std::uint64_t key);
+
+   private:
+    static constexpr std::uint64_t kDenseGap = 4096;
+    std::vector<Value> dense_;
+    std::vector<bool> stored_;
+    std::unordered_map<std::uint64_t, Value> sparse_;
+    std::size_t count_ = 0;
+  };
+  struct Container {
+    std::vector<Value> items;
+    std::uint64_t memo_key = kNotInMemo;
+  };
+  static constexpr std::uint64_t kNotInMemo = ~std::uint64_t{0};
+
   std::deque<std::string> strings_;  // a deque: the memo of short strings holds views into them
-  std::vector<std::vector<Value>> containers_;
-  std::vector<bool> released_;  // by container
+  std::vector<Container> containers_;
+  std::vector<std::uint32_t> free_containers_;  // of released items, to be used again
+  Memo memo_;
 };
 
 }  // namespace gpudiag::import::pickle

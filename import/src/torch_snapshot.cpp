@@ -27,6 +27,8 @@ namespace {
 
 using import::pickle::Value;
 
+constexpr std::int32_t kNotADevice = -2;
+
 enum class Action : std::uint8_t { Alloc, FreeRequested, FreeCompleted, SegmentAlloc, SegmentFree, Oom, Other };
 
 Action action_named(std::string_view a) {
@@ -39,13 +41,6 @@ Action action_named(std::string_view a) {
   return Action::Other;  // snapshot, and actions of later releases
 }
 
-struct Entry {
-  std::uint32_t list;  // the device trace it was appended to
-  Action action;
-  bool timed;
-  std::uint64_t addr, size, stream, time_us, device_free;
-  StackId stack;
-};
 
 class SnapshotReader {
  public:
@@ -68,6 +63,8 @@ class SnapshotReader {
   Trace to_trace(const Value& top) {
     if (top.kind != Value::Kind::Dict || pickle_.get(top, "segments").kind != Value::Kind::List)
       throw TraceError(name_ + ": a pickle, but not a PyTorch memory snapshot (no dict with \"segments\")");
+    // Events were made with their list's number among the lists that
+    // got entries; each list's place in device_traces is its device.
     std::unordered_map<std::uint32_t, std::int32_t> device_of_list;
     const Value traces = pickle_.get(top, "device_traces");
     if (traces.kind == Value::Kind::List) {
@@ -75,30 +72,61 @@ class SnapshotReader {
       for (std::size_t d = 0; d < lists.size(); ++d)
         if (lists[d].kind == Value::Kind::List) device_of_list[lists[d].index] = static_cast<std::int32_t>(d);
     }
-    add_history(device_of_list);
+    std::vector<std::int32_t> device(lists_.size(), kNotADevice);
+    for (const auto& [list, number] : lists_)
+      if (auto it = device_of_list.find(list); it != device_of_list.end()) device[number.number] = it->second;
+    place_on_devices(device);
     add_blocks_from_before(pickle_.get(top, "segments"));
     trace_.sort_by_time();
     return std::move(trace_);
   }
 
-  // A history entry (a dict with an "action"), turned into an Entry; false
-  // for anything else appended to a list (segments, blocks, frames).
+  // A history entry (a dict with an "action"), turned into an event of the
+  // trace at once, on its list's number for a device until the lists are
+  // placed; false for anything else appended to a list (segments, blocks,
+  // frames).
   bool take_entry(std::uint32_t list, const Value& item) {
     if (item.kind != Value::Kind::Dict) return false;
     const Value action = pickle_.get(item, "action");
     if (action.kind != Value::Kind::String) return false;
     const Action kind = action_named(pickle_.as_string(action));
     if (kind == Action::FreeRequested || kind == Action::Other) return true;  // consumed: nothing of it is kept
+    auto [it, fresh] = lists_.try_emplace(list, ListState{static_cast<std::int32_t>(lists_.size()), 0, 0});
+    ListState& l = it->second;
+    const std::int32_t d = l.number;
+    // Entries without time_us (PyTorch before 2.1 wrote none) are a microsecond apart, in their order.
     const Value time = pickle_.get(item, "time_us");
-    entries_.push_back({.list = list,
-                        .action = kind,
-                        .timed = time.kind == Value::Kind::Int,
-                        .addr = pickle_.as_u64(pickle_.get(item, "addr")),
-                        .size = pickle_.as_u64(pickle_.get(item, "size")),
-                        .stream = pickle_.as_u64(pickle_.get(item, "stream")),
-                        .time_us = pickle_.as_u64(time),
-                        .device_free = pickle_.as_u64(pickle_.get(item, "device_free")),
-                        .stack = stack_of(pickle_.get(item, "frames"))});
+    const std::uint64_t t = (time.kind == Value::Kind::Int ? pickle_.as_u64(time) : untimed_++) * 1000;
+    const std::uint64_t addr = pickle_.as_u64(pickle_.get(item, "addr")), size = pickle_.as_u64(pickle_.get(item, "size"));
+    const std::uint64_t stream = pickle_.as_u64(pickle_.get(item, "stream"));
+    switch (kind) {
+      case Action::Alloc:
+        trace_.allocs.push_back({.time_ns = t, .addr = addr, .bytes = size, .kind = MemKind::Device, .device = d,
+                                 .stream = stream, .tid = 0, .correlation = 0,
+                                 .stack = stack_of(pickle_.get(item, "frames"))});
+        l.allocated += size;
+        break;
+      case Action::FreeCompleted:
+        trace_.frees.push_back({.time_ns = t, .addr = addr, .bytes = size, .kind = MemKind::Device, .device = d,
+                                .stream = stream, .tid = 0, .correlation = 0,
+                                .stack = stack_of(pickle_.get(item, "frames"))});
+        l.allocated -= std::min(l.allocated, size);
+        break;
+      case Action::SegmentAlloc:
+      case Action::SegmentFree:
+        l.reserved = kind == Action::SegmentAlloc ? l.reserved + size : l.reserved - std::min(l.reserved, size);
+        trace_.memory_counters.push_back(
+            {.time_ns = t, .device = d, .allocated_bytes = l.allocated, .reserved_bytes = l.reserved});
+        break;
+      case Action::Oom:
+        trace_.ooms.push_back({.time_ns = t, .requested_bytes = size,
+                               .free_bytes = pickle_.as_u64(pickle_.get(item, "device_free")), .capacity_bytes = 0,
+                               .device = d, .tid = 0, .stack = stack_of(pickle_.get(item, "frames"))});
+        break;
+      case Action::FreeRequested:
+      case Action::Other:
+        break;
+    }
     return true;
   }
 
@@ -121,51 +149,17 @@ class SnapshotReader {
     return id;
   }
 
-  void add_history(const std::unordered_map<std::uint32_t, std::int32_t>& device_of_list) {
-    // Entries without time_us (PyTorch before 2.1 wrote none) are a
-    // microsecond apart, in their order.
-    std::uint64_t untimed = 1;
-    struct Reserved {
-      std::uint64_t allocated = 0, reserved = 0;
+  // Each event moves from its list's number to its list's device; those of
+  // a list outside device_traces go.
+  void place_on_devices(const std::vector<std::int32_t>& device) {
+    const auto place = [&](auto& column) {
+      for (auto& e : column) e.device = device[static_cast<std::size_t>(e.device)];
+      std::erase_if(column, [](const auto& e) { return e.device == kNotADevice; });
     };
-    std::map<std::int32_t, Reserved> memory;
-    for (const Entry& e : entries_) {
-      auto device = device_of_list.find(e.list);
-      if (device == device_of_list.end()) continue;  // a list of entries outside device_traces
-      const std::int32_t d = device->second;
-      const std::uint64_t t = (e.timed ? e.time_us : untimed++) * 1000;
-      Reserved& m = memory[d];
-      switch (e.action) {
-        case Action::Alloc:
-          trace_.allocs.push_back({.time_ns = t, .addr = e.addr, .bytes = e.size, .kind = MemKind::Device,
-                                   .device = d, .stream = e.stream, .tid = 0, .correlation = 0, .stack = e.stack});
-          m.allocated += e.size;
-          break;
-        case Action::FreeCompleted:
-          trace_.frees.push_back({.time_ns = t, .addr = e.addr, .bytes = e.size, .kind = MemKind::Device,
-                                  .device = d, .stream = e.stream, .tid = 0, .correlation = 0, .stack = e.stack});
-          m.allocated -= std::min(m.allocated, e.size);
-          break;
-        case Action::SegmentAlloc:
-        case Action::SegmentFree:
-          m.reserved = e.action == Action::SegmentAlloc ? m.reserved + e.size : m.reserved - std::min(m.reserved, e.size);
-          trace_.memory_counters.push_back(
-              {.time_ns = t, .device = d, .allocated_bytes = m.allocated, .reserved_bytes = m.reserved});
-          break;
-        case Action::Oom:
-          trace_.ooms.push_back({.time_ns = t, .requested_bytes = e.size, .free_bytes = e.device_free,
-                                 .capacity_bytes = 0, .device = d, .tid = 0, .stack = e.stack});
-          break;
-        case Action::FreeRequested:
-        case Action::Other:
-          break;
-      }
-    }
-    for (const auto& [d, m] : memory) {
-      (void)m;
-      if (trace_.device(d) == nullptr)
+    place(trace_.allocs), place(trace_.frees), place(trace_.memory_counters), place(trace_.ooms);
+    for (const std::int32_t d : device)
+      if (d != kNotADevice && trace_.device(d) == nullptr)
         trace_.devices.push_back({.id = d, .name = trace_.intern("cuda:" + std::to_string(d)), .memory_bytes = 0});
-    }
   }
 
   // Blocks allocated at the snapshot that the history does not show
@@ -208,7 +202,12 @@ class SnapshotReader {
   import::pickle::Reader pickle_;
   std::string name_;
   Trace trace_;
-  std::vector<Entry> entries_;
+  struct ListState {
+    std::int32_t number;  // among the lists that got entries, in order
+    std::uint64_t allocated, reserved;  // running totals of its device
+  };
+  std::unordered_map<std::uint32_t, ListState> lists_;  // by the list's container
+  std::uint64_t untimed_ = 1;
   std::unordered_map<std::uint32_t, StackId> stacks_;  // by frames list
 };
 

@@ -233,6 +233,22 @@ TEST(TorchSnapshot, AFileReadInPiecesReadsAsFromMemory) {
   EXPECT_EQ(pieces.stacks.size(), whole.stacks.size());
 }
 
+// The generator's streamed snapshots (for the scale benchmark) are the
+// ones pickle.dump writes, as Python and gpudiag read them.
+TEST(TorchSnapshot, TheStreamedGeneratorWritesWhatPickleDumpWrites) {
+  const std::string dumped = snapshot("dumped", "--steps 60 --leak-from 20 --oom");
+  if (dumped.empty()) GTEST_SKIP() << "no python3";
+  const std::string streamed = snapshot("streamed", "--steps 60 --leak-from 20 --oom --stream");
+  const auto python = test::python_with("pickle");
+  const auto same = test::run_command(fmt::format(
+      "{} -c \"import pickle, sys; sys.exit(pickle.load(open('{}', 'rb')) != pickle.load(open('{}', 'rb')))\"", *python,
+      dumped, streamed));
+  EXPECT_EQ(same.status, 0) << same.out;
+  const Trace a = load_trace(dumped), b = load_trace(streamed);
+  EXPECT_EQ(a.allocs, b.allocs);
+  EXPECT_EQ(a.ooms, b.ooms);
+}
+
 TEST(TorchSnapshot, APickleThatIsNoSnapshotIsSaidToBeNone) {
   const auto bytes = pickled("[1, 2, 3]", 4);
   if (!bytes) GTEST_SKIP() << "no python3";
