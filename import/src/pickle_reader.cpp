@@ -174,7 +174,9 @@ void Reader::release(Value& v) {
   if (v.kind == Value::Kind::List || v.kind == Value::Kind::Tuple || v.kind == Value::Kind::Set ||
       v.kind == Value::Kind::Dict) {
     Container& c = containers_[v.index];
-    std::vector<Value>().swap(c.items);
+    // A small one keeps its room for the next entry that takes its place.
+    if (c.items.capacity() <= 32) c.items.clear();
+    else std::vector<Value>().swap(c.items);
     if (c.memo_key != kNotInMemo) memo_.release(c.memo_key);
     c.memo_key = kNotInMemo;
     free_containers_.push_back(v.index);

@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <map>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "gpudiag/import/load_trace.h"
 #include "gpudiag/trace_io.h"
@@ -76,7 +77,10 @@ class SnapshotReader {
     for (const auto& [list, number] : lists_)
       if (auto it = device_of_list.find(list); it != device_of_list.end()) device[number.number] = it->second;
     place_on_devices(device);
-    add_blocks_from_before(pickle_.get(top, "segments"));
+    std::unordered_map<std::int32_t, const std::unordered_set<std::uint64_t>*> live_on;
+    for (const auto& [list, state] : lists_)
+      if (device[state.number] != kNotADevice) live_on[device[state.number]] = &state.live;
+    add_blocks_from_before(pickle_.get(top, "segments"), live_on);
     trace_.sort_by_time();
     return std::move(trace_);
   }
@@ -87,41 +91,49 @@ class SnapshotReader {
   // frames).
   bool take_entry(std::uint32_t list, const Value& item) {
     if (item.kind != Value::Kind::Dict) return false;
-    const Value action = pickle_.get(item, "action");
+    // One pass over the entry's fields (millions of entries: no lookup per field).
+    Value action, time, addr, size, stream, frames, device_free;
+    const auto& fields = pickle_.items(item);
+    for (std::size_t i = 0; i + 1 < fields.size(); i += 2) {
+      const std::string_view key = pickle_.as_string(fields[i]);
+      Value* to = key == "action" ? &action : key == "addr" ? &addr : key == "size" ? &size : key == "stream" ? &stream
+                : key == "time_us" ? &time : key == "frames" ? &frames : key == "device_free" ? &device_free : nullptr;
+      if (to != nullptr) *to = fields[i + 1];
+    }
     if (action.kind != Value::Kind::String) return false;
     const Action kind = action_named(pickle_.as_string(action));
     if (kind == Action::FreeRequested || kind == Action::Other) return true;  // consumed: nothing of it is kept
-    auto [it, fresh] = lists_.try_emplace(list, ListState{static_cast<std::int32_t>(lists_.size()), 0, 0});
+    auto it = lists_.try_emplace(list, ListState{static_cast<std::int32_t>(lists_.size()), 0, 0, {}}).first;
     ListState& l = it->second;
     const std::int32_t d = l.number;
     // Entries without time_us (PyTorch before 2.1 wrote none) are a microsecond apart, in their order.
-    const Value time = pickle_.get(item, "time_us");
     const std::uint64_t t = (time.kind == Value::Kind::Int ? pickle_.as_u64(time) : untimed_++) * 1000;
-    const std::uint64_t addr = pickle_.as_u64(pickle_.get(item, "addr")), size = pickle_.as_u64(pickle_.get(item, "size"));
-    const std::uint64_t stream = pickle_.as_u64(pickle_.get(item, "stream"));
+    const std::uint64_t bytes = pickle_.as_u64(size), at = pickle_.as_u64(addr), on = pickle_.as_u64(stream);
     switch (kind) {
       case Action::Alloc:
-        trace_.allocs.push_back({.time_ns = t, .addr = addr, .bytes = size, .kind = MemKind::Device, .device = d,
-                                 .stream = stream, .tid = 0, .correlation = 0,
-                                 .stack = stack_of(pickle_.get(item, "frames"))});
-        l.allocated += size;
+        trace_.allocs.push_back({.time_ns = t, .addr = at, .bytes = bytes, .kind = MemKind::Device, .device = d,
+                                 .stream = on, .tid = 0, .correlation = 0,
+                                 .stack = stack_of(frames)});
+        l.allocated += bytes;
+        l.live.insert(at);
         break;
       case Action::FreeCompleted:
-        trace_.frees.push_back({.time_ns = t, .addr = addr, .bytes = size, .kind = MemKind::Device, .device = d,
-                                .stream = stream, .tid = 0, .correlation = 0,
-                                .stack = stack_of(pickle_.get(item, "frames"))});
-        l.allocated -= std::min(l.allocated, size);
+        trace_.frees.push_back({.time_ns = t, .addr = at, .bytes = bytes, .kind = MemKind::Device, .device = d,
+                                .stream = on, .tid = 0, .correlation = 0,
+                                .stack = stack_of(frames)});
+        l.allocated -= std::min(l.allocated, bytes);
+        l.live.erase(at);
         break;
       case Action::SegmentAlloc:
       case Action::SegmentFree:
-        l.reserved = kind == Action::SegmentAlloc ? l.reserved + size : l.reserved - std::min(l.reserved, size);
+        l.reserved = kind == Action::SegmentAlloc ? l.reserved + bytes : l.reserved - std::min(l.reserved, bytes);
         trace_.memory_counters.push_back(
             {.time_ns = t, .device = d, .allocated_bytes = l.allocated, .reserved_bytes = l.reserved});
         break;
       case Action::Oom:
-        trace_.ooms.push_back({.time_ns = t, .requested_bytes = size,
-                               .free_bytes = pickle_.as_u64(pickle_.get(item, "device_free")), .capacity_bytes = 0,
-                               .device = d, .tid = 0, .stack = stack_of(pickle_.get(item, "frames"))});
+        trace_.ooms.push_back({.time_ns = t, .requested_bytes = bytes,
+                               .free_bytes = pickle_.as_u64(device_free), .capacity_bytes = 0,
+                               .device = d, .tid = 0, .stack = stack_of(frames)});
         break;
       case Action::FreeRequested:
       case Action::Other:
@@ -165,14 +177,13 @@ class SnapshotReader {
   // Blocks allocated at the snapshot that the history does not show
   // allocated (older than its ring, or recorded without history): live
   // from before the history's first entry.
-  void add_blocks_from_before(const Value& segments) {
-    std::map<std::pair<std::int32_t, std::uint64_t>, bool> live;  // (device, addr) allocated and not freed in the history
-    for (const Alloc& a : trace_.allocs) live[{a.device, a.addr}] = true;
-    for (const Free& f : trace_.frees) live[{f.device, f.addr}] = false;
+  void add_blocks_from_before(const Value& segments,
+                              const std::unordered_map<std::int32_t, const std::unordered_set<std::uint64_t>*>& live_on) {
     std::uint64_t first = ~std::uint64_t{0};
     for (const Alloc& a : trace_.allocs) first = std::min(first, a.time_ns);
     for (const Free& f : trace_.frees) first = std::min(first, f.time_ns);
     const std::uint64_t before = first == ~std::uint64_t{0} || first < 2 ? 1 : first - 1;
+    std::vector<Alloc> from_before;  // first in time: they go before the history's
     for (const Value& segment : pickle_.items(segments)) {
       const auto device = static_cast<std::int32_t>(pickle_.as_int(pickle_.get(segment, "device")));
       const Value blocks = pickle_.get(segment, "blocks");
@@ -182,10 +193,10 @@ class SnapshotReader {
         const std::uint64_t size = pickle_.as_u64(pickle_.get(b, "size"));
         if (const Value a = pickle_.get(b, "address"); a.kind == Value::Kind::Int) addr = pickle_.as_u64(a);
         if (pickle_.as_string(pickle_.get(b, "state")) == "active_allocated") {
-          auto it = live.find({device, addr});
-          if (it == live.end() || !it->second) {
+          const auto live = live_on.find(device);
+          if (live == live_on.end() || !live->second->contains(addr)) {
             const Value requested = pickle_.get(b, "requested_size");
-            trace_.allocs.push_back({.time_ns = before, .addr = addr,
+            from_before.push_back({.time_ns = before, .addr = addr,
                                      .bytes = requested.kind == Value::Kind::Int ? pickle_.as_u64(requested) : size,
                                      .kind = MemKind::Device, .device = device,
                                      .stream = pickle_.as_u64(pickle_.get(segment, "stream")), .tid = 0,
@@ -197,6 +208,7 @@ class SnapshotReader {
       if (trace_.device(device) == nullptr)
         trace_.devices.push_back({.id = device, .name = trace_.intern("cuda:" + std::to_string(device)), .memory_bytes = 0});
     }
+    trace_.allocs.insert(trace_.allocs.begin(), from_before.begin(), from_before.end());
   }
 
   import::pickle::Reader pickle_;
@@ -205,6 +217,7 @@ class SnapshotReader {
   struct ListState {
     std::int32_t number;  // among the lists that got entries, in order
     std::uint64_t allocated, reserved;  // running totals of its device
+    std::unordered_set<std::uint64_t> live;  // addresses allocated and not yet freed, in the history's order
   };
   std::unordered_map<std::uint32_t, ListState> lists_;  // by the list's container
   std::uint64_t untimed_ = 1;

@@ -249,6 +249,29 @@ TEST(TorchSnapshot, TheStreamedGeneratorWritesWhatPickleDumpWrites) {
   EXPECT_EQ(a.ooms, b.ooms);
 }
 
+// An address freed and allocated again, live at the snapshot: its block is
+// the history's second allocation, not one from before the history.
+TEST(TorchSnapshot, ABlockAllocatedAgainAtTheSameAddressIsTheHistorysAllocation) {
+  const auto bytes = pickled(
+      "{'segments': [{'device': 0, 'address': 4096, 'total_size': 2048, 'stream': 0, 'blocks': ["
+      "{'address': 4096, 'size': 1024, 'requested_size': 1024, 'state': 'active_allocated', 'frames': f}, "
+      "{'address': 5120, 'size': 1024, 'requested_size': 0, 'state': 'inactive', 'frames': []}]}], "
+      "'device_traces': [[e('segment_alloc', 2048), e('alloc', 1024), e('free_requested', 1024), "
+      "e('free_completed', 1024), e('alloc', 1024)]]}",
+      4,
+      "f = [{'filename': 'train.py', 'line': 7, 'name': 'step'}]\n"
+      "t = iter(range(10, 100))\n"
+      "def e(action, size): return {'action': action, 'addr': 4096, 'frames': f, 'size': size, 'stream': 0, "
+      "'time_us': next(t)}");
+  if (!bytes) GTEST_SKIP() << "no python3";
+  const Trace t = import_torch_snapshot_bytes(*bytes, "reused.pickle");
+  ASSERT_EQ(t.allocs.size(), 2u);
+  EXPECT_EQ(t.allocs[0].time_ns, 11'000u);
+  EXPECT_EQ(t.allocs[1].time_ns, 14'000u);
+  ASSERT_EQ(t.frees.size(), 1u);
+  EXPECT_EQ(t.memory_counters.size(), 1u);
+}
+
 TEST(TorchSnapshot, APickleThatIsNoSnapshotIsSaidToBeNone) {
   const auto bytes = pickled("[1, 2, 3]", 4);
   if (!bytes) GTEST_SKIP() << "no python3";
