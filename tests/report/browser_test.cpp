@@ -14,6 +14,7 @@
 
 #include "gpudiag/report/report.h"
 #include "gpudiag/import/load_trace.h"
+#include "python_with.h"
 #include "run_command.h"
 #include "trace_builder.h"
 
@@ -343,6 +344,29 @@ TEST_F(Browser, KernelNamesFromTheTraceRunNothing) {
   // The names are there, as text.
   EXPECT_NE(page.dom.find("&lt;img src=x onerror=\"document.body.setAttribute"), std::string::npos);
   EXPECT_EQ(page.console, "");
+}
+
+// The page of a PyTorch memory snapshot: its leak and out-of-memory first,
+// then the memory timeline, with the Python lines that allocated.
+TEST_F(Browser, ATorchSnapshotsPageShowsItsFindingsAndTimelineWithPythonLines) {
+  const auto python = test::python_with("pickle");
+  if (!python) GTEST_SKIP() << "no python3 to write the snapshot";
+  const fs::path snapshot = out_dir() / "snapshot.pickle";
+  const auto made = test::run_command(*python + " " + GPUDIAG_SOURCE_DIR + "/tests/import/make_torch_snapshot.py " +
+                                      snapshot.string() + " --steps 3000 --leak-from 1000 --oom --stream");
+  ASSERT_EQ(made.status, 0) << made.out;
+  const fs::path html = write_page(load_trace(snapshot.string()), "snapshot.html");
+  Page page;
+  const nlohmann::json r = probe(html, &page);
+  ASSERT_FALSE(r.empty());
+  EXPECT_EQ(page.console, "") << "console output while loading";
+  EXPECT_TRUE(r["findings_before_memory"].get<bool>());
+  EXPECT_GE(r["memory_charts"].get<int>(), 1);
+  std::string rules;
+  for (const auto& rule : r["rules"]) rules += rule["text"].get<std::string>() + "\n";
+  EXPECT_NE(rules.find("GD008"), std::string::npos) << rules;
+  EXPECT_NE(rules.find("GD007"), std::string::npos) << rules;
+  EXPECT_NE(page.dom.find("train.py:57"), std::string::npos) << "the leaking Python line";
 }
 
 }  // namespace
