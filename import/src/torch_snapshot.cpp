@@ -15,7 +15,6 @@
 // Blocks allocated at the snapshot whose allocation the history no longer
 // holds (its ring keeps the newest entries) are allocations from before it.
 #include <algorithm>
-#include <map>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -41,7 +40,6 @@ Action action_named(std::string_view a) {
   if (a == "oom") return Action::Oom;
   return Action::Other;  // snapshot, and actions of later releases
 }
-
 
 class SnapshotReader {
  public:

@@ -40,7 +40,8 @@ std::uint64_t trace_files_bytes(const std::string& path) {
   for (fs::directory_iterator it(dir, error), end; !error && it != end; it.increment(error)) {
     const std::string name = it->path().filename().string();
     if (name.size() > prefix.size() && name.starts_with(prefix) &&
-        std::all_of(name.begin() + static_cast<std::ptrdiff_t>(prefix.size()), name.end(), ::isdigit))
+        std::all_of(name.begin() + static_cast<std::ptrdiff_t>(prefix.size()), name.end(),
+                    [](char c) { return c >= '0' && c <= '9'; }))
       bytes += it->file_size(error);
   }
   return bytes;
