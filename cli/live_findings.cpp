@@ -191,8 +191,7 @@ std::vector<std::string> LiveFindings::chunk(std::int64_t pid, std::uint16_t typ
   const char* data = payload.data();
   const auto n = static_cast<std::uint32_t>(payload.size());
 
-  const auto event = [&](RawEvent e, std::uint32_t tid) {
-    if (e.tid == 0) e.tid = tid;
+  const auto event = [&](const RawEvent& e) {
     switch (static_cast<EventKind>(e.kind)) {
       case EventKind::Alloc:
       case EventKind::Free:
@@ -235,19 +234,11 @@ std::vector<std::string> LiveFindings::chunk(std::int64_t pid, std::uint16_t typ
   };
 
   switch (static_cast<ChunkType>(type)) {
-    case ChunkType::Events: {
-      if (n < 8) break;
-      const auto tid = load<std::uint32_t>(data);
-      const auto count = load<std::uint32_t>(data + 4);
-      if (std::uint64_t{count} * sizeof(RawEvent) + 8 != n) break;
-      for (std::uint32_t i = 0; i < count; ++i) event(load<RawEvent>(data + 8 + std::size_t{i} * sizeof(RawEvent)), tid);
-      break;
-    }
+    case ChunkType::Events:
     case ChunkType::DeflatedEvents: {
-      std::uint32_t tid = 0;
-      if (!p.inflater.inflate(data, n, tid, p.inflated)) break;
-      for (std::size_t i = 0; i < p.inflated.size() / sizeof(RawEvent); ++i)
-        event(load<RawEvent>(p.inflated.data() + i * sizeof(RawEvent)), tid);
+      gdtrace::EventRecords records;
+      if (!gdtrace::read_event_records(static_cast<ChunkType>(type), data, n, p.inflater, p.inflated, records)) break;
+      for (std::size_t i = 0; i < records.count; ++i) event(records[i]);
       break;
     }
     case ChunkType::String:

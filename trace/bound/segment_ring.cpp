@@ -77,26 +77,11 @@ std::vector<RawEvent> events_of_file(std::string_view bytes) {
     const char* p = bytes.data() + pos + sizeof h;
     if (checksum(p, h.length) != h.crc) break;
     pos += sizeof h + h.length;
-    std::uint32_t tid = 0;
-    const char* records = nullptr;
-    std::size_t count = 0;
-    if (h.type == static_cast<std::uint16_t>(ChunkType::Events) && h.length >= 8) {
-      tid = load<std::uint32_t>(p);
-      count = load<std::uint32_t>(p + 4);
-      if (count * sizeof(RawEvent) + 8 != h.length) break;
-      records = p + 8;
-    } else if (h.type == static_cast<std::uint16_t>(ChunkType::DeflatedEvents)) {
-      if (!inflater.inflate(p, h.length, tid, inflated)) break;
-      records = inflated.data();
-      count = inflated.size() / sizeof(RawEvent);
-    } else {
-      continue;
-    }
-    for (std::size_t i = 0; i < count; ++i) {
-      auto e = load<RawEvent>(records + i * sizeof(RawEvent));
-      if (e.tid == 0) e.tid = tid;
-      events.push_back(e);
-    }
+    const auto type = static_cast<ChunkType>(h.type);
+    if (type != ChunkType::Events && type != ChunkType::DeflatedEvents) continue;
+    EventRecords records;
+    if (!read_event_records(type, p, h.length, inflater, inflated, records)) break;
+    for (std::size_t i = 0; i < records.count; ++i) events.push_back(records[i]);
   }
   return events;
 }

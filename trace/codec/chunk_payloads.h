@@ -1,5 +1,5 @@
 // Decoding the payloads of the .gdtrace chunks that are more than a list of
-// fields (FORMAT.md): DeflatedEvents, Crash and GuardedAccess. Shared by the
+// fields (FORMAT.md): Events and DeflatedEvents, Crash and GuardedAccess. Shared by the
 // reader (trace/src) and whatever follows a trace while it is written
 // (`gpudiag trace`'s live findings), so both read a chunk the same way.
 #pragma once
@@ -50,6 +50,37 @@ class Inflater {
   };
   std::unique_ptr<libdeflate_decompressor, Free> decompressor_;
 };
+
+// The events of an Events or DeflatedEvents chunk, as unaligned RawEvents:
+// in the payload itself, or inflated into a buffer of the caller's.
+struct EventRecords {
+  std::uint32_t tid = 0;  // the chunk's thread
+  const char* data = nullptr;
+  std::size_t count = 0;
+  // The i-th event, with the chunk's thread where it names none of its own.
+  RawEvent operator[](std::size_t i) const {
+    RawEvent e = load<RawEvent>(data + i * sizeof(RawEvent));
+    if (e.tid == 0) e.tid = tid;
+    return e;
+  }
+};
+
+// The events of a chunk of `type` Events or DeflatedEvents (`inflated`
+// holds them for the latter); false when the payload is malformed.
+inline bool read_event_records(ChunkType type, const char* p, std::uint32_t n, Inflater& inflater,
+                               std::vector<char>& inflated, EventRecords& out) {
+  if (type == ChunkType::DeflatedEvents) {
+    if (!inflater.inflate(p, n, out.tid, inflated)) return false;
+    out.data = inflated.data();
+    out.count = inflated.size() / sizeof(RawEvent);
+    return true;
+  }
+  if (type != ChunkType::Events || n < 8) return false;
+  out.tid = load<std::uint32_t>(p);
+  out.count = load<std::uint32_t>(p + 4);
+  out.data = p + 8;
+  return std::uint64_t{out.count} * sizeof(RawEvent) + 8 == n;
+}
 
 // The fields a Crash and a GuardedAccess chunk share: a thread, flags and
 // the frames innermost first, after 28 bytes of their own.

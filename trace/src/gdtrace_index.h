@@ -8,37 +8,13 @@
 #include <array>
 #include <cstdint>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "gdtrace_format.h"
 #include "gpudiag/trace.h"
+#include "raw_events.h"
 
 namespace gpudiag::gdtrace {
-
-// Trace ids of the file's string and stack ids.
-struct FileIds {
-  std::unordered_map<std::uint32_t, StringId> strings;
-  std::unordered_map<std::uint32_t, StackId> stacks;
-  StringId string(std::uint32_t id) const {
-    auto it = strings.find(id);
-    return it == strings.end() ? 0 : it->second;
-  }
-  StackId stack(std::uint32_t id) const {
-    auto it = stacks.find(id);
-    return it == stacks.end() ? 0 : it->second;
-  }
-};
-
-// Adds a recorded event to its column of `trace` (a device or a stream to
-// its descriptions); `tid` is its chunk's thread. A kind from a newer minor
-// revision is skipped.
-void add_event(Trace& trace, const FileIds& ids, std::uint32_t tid, const RawEvent& e);
-
-// Devices and streams are descriptions, not events of a span of time.
-inline bool is_description(const RawEvent& e) {
-  return e.kind == static_cast<std::uint8_t>(EventKind::Device) || e.kind == static_cast<std::uint8_t>(EventKind::Stream);
-}
 
 struct EventsChunk {
   std::uint32_t file = 0;          // index into GdtraceIndex::files

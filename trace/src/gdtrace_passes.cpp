@@ -34,23 +34,13 @@ struct GdtracePasses::State {
     const char* p = file->at(c.payload_at, c.length);
     if (gdtrace::checksum(p, c.length) != c.crc)
       throw TraceError(index.files[c.file] + ": the file changed since it was first read");
-    std::uint32_t tid = 0;
-    const char* events = p + 8;
-    std::size_t count = 0;
-    if (c.deflated) {
-      if (!inflater.inflate(p, c.length, tid, inflated))
-        throw TraceError(index.files[c.file] + ": the file changed since it was first read");
-      events = inflated.data();
-      count = inflated.size() / sizeof(RawEvent);
-    } else {
-      tid = gdtrace::load<std::uint32_t>(p);
-      count = gdtrace::load<std::uint32_t>(p + 4);
-    }
-    for (std::size_t i = 0; i < count; ++i) {
-      RawEvent e = gdtrace::load<RawEvent>(events + i * sizeof(RawEvent));
-      if (gdtrace::is_description(e) || e.t0 < from || e.t0 >= to) continue;
-      if (e.tid == 0) e.tid = tid;
-      out.push_back(e);
+    gdtrace::EventRecords records;
+    const auto type = c.deflated ? gdtrace::ChunkType::DeflatedEvents : gdtrace::ChunkType::Events;
+    if (!gdtrace::read_event_records(type, p, c.length, inflater, inflated, records))
+      throw TraceError(index.files[c.file] + ": the file changed since it was first read");
+    for (std::size_t i = 0; i < records.count; ++i) {
+      const RawEvent e = records[i];
+      if (!gdtrace::is_description(e) && e.t0 >= from && e.t0 < to) out.push_back(e);
     }
   }
 };
@@ -107,8 +97,8 @@ bool GdtracePasses::next(Trace& pass) {
   std::stable_sort(events.begin(), events.end(), [](const RawEvent& a, const RawEvent& b) { return a.t0 < b.t0; });
 
   pass = s.index.definitions;
-  for (const RawEvent& e : s.kept) gdtrace::add_event(pass, s.index.ids, e.tid, e);
-  for (const RawEvent& e : events) gdtrace::add_event(pass, s.index.ids, e.tid, e);
+  for (const RawEvent& e : s.kept) gdtrace::add_event(pass, s.index.ids, e);
+  for (const RawEvent& e : events) gdtrace::add_event(pass, s.index.ids, e);
   pass.join_syncs_with_their_calls();
   pass.sort_by_time();
   pass.detail_from_ns = std::max({s.index.definitions.detail_from_ns, s.begins[s.next], std::uint64_t{1}});

@@ -33,13 +33,9 @@ using gdtrace::ChunkType;
 using gdtrace::RawEvent;
 using gdtrace::load;
 
-// An Events chunk, converted once every String and Stack chunk is read (a
-// thread's events may reach the file before the names they refer to).
-struct EventSpan {
-  std::uint32_t tid;
-  std::uint32_t count;
-  const char* events;  // unaligned RawEvents in the file's bytes, or inflated from them
-};
+// An events chunk is converted once every String and Stack chunk is read
+// (a thread's events may reach the file before the names they refer to).
+using gdtrace::EventRecords;
 
 // Reads a whole trace into memory, or, given an index to fill, only its
 // definitions and where its events lie (a trace read in passes).
@@ -173,16 +169,8 @@ class Reader {
 
   bool apply(ChunkType type, const char* p, std::uint32_t n) {
     switch (type) {
-      case ChunkType::Events: {
-        if (n < 8) return false;
-        const auto tid = load<std::uint32_t>(p);
-        const auto count = load<std::uint32_t>(p + 4);
-        if (std::uint64_t{count} * sizeof(RawEvent) + 8 != n) return false;
-        if (index_ != nullptr) index_events(false, n, {tid, count, p + 8});
-        else spans_.push_back({tid, count, p + 8});
-        return true;
-      }
-      case ChunkType::DeflatedEvents: return inflate_events(p, n);
+      case ChunkType::Events:
+      case ChunkType::DeflatedEvents: return take_events(type, p, n);
       case ChunkType::String:
         if (n < 4) return false;
         ids_.strings[load<std::uint32_t>(p)] = trace_.intern(std::string_view(p + 4, n - 4));
@@ -238,22 +226,21 @@ class Reader {
         dropped_segments_[load<std::uint32_t>(p)] = load<std::uint64_t>(p + 8);
         return true;
       case ChunkType::Retained: {
+        // An Events chunk's payload, or a DeflatedEvents one's when shorter,
+        // whose first word is the segment's seq, not a thread.
         if (n < 8) return false;
-        const auto seq = load<std::uint32_t>(p);
-        const auto count = load<std::uint32_t>(p + 4);
-        if (std::uint64_t{count} * sizeof(RawEvent) + 8 == n) {
-          // Read piece by piece, the file's bytes do not stay: a copy.
-          const char* events = p + 8;
-          if (!file_->whole()) events = inflated_.emplace_back(p + 8, p + n).data();
-          retained_.push_back({seq, {0, count, events}});
-          return true;
-        }
-        // Shorter: deflated, as a DeflatedEvents chunk's records (its first word is the seq, not a thread).
-        std::uint32_t ignored = 0;
-        std::vector<char> events;
-        if (!inflater_.inflate(p, n, ignored, events)) return false;
-        retained_.push_back({seq, {0, count, events.data()}});
-        inflated_.push_back(std::move(events));
+        const bool plain = std::uint64_t{load<std::uint32_t>(p + 4)} * sizeof(RawEvent) + 8 == n;
+        std::vector<char> inflated;
+        EventRecords records;
+        if (!gdtrace::read_event_records(plain ? ChunkType::Events : ChunkType::DeflatedEvents, p, n, inflater_,
+                                         inflated, records))
+          return false;
+        const std::uint32_t seq = records.tid;
+        records.tid = 0;
+        // Read piece by piece, the file's bytes do not stay: a copy.
+        if (plain && !file_->whole()) inflated.assign(p + 8, p + n), records.data = inflated.data();
+        retained_.push_back({seq, records});
+        if (!inflated.empty()) inflated_.push_back(std::move(inflated));
         return true;
       }
       case ChunkType::Crash: {
@@ -291,17 +278,18 @@ class Reader {
     return trace_.add_stack(std::move(s));
   }
 
-  bool inflate_events(const char* p, std::uint32_t n) {
-    std::uint32_t tid = 0;
-    std::vector<char> events;
-    if (!inflater_.inflate(p, n, tid, events)) return false;
-    const EventSpan span{tid, static_cast<std::uint32_t>(events.size() / sizeof(RawEvent)), events.data()};
+  bool take_events(ChunkType type, const char* p, std::uint32_t n) {
+    std::vector<char> inflated;
+    EventRecords records;
+    if (!gdtrace::read_event_records(type, p, n, inflater_, inflated, records)) return false;
     if (index_ != nullptr) {
-      index_events(true, n, span);
+      index_events(type == ChunkType::DeflatedEvents, n, records);
       return true;
     }
-    spans_.push_back(span);
-    inflated_.push_back(std::move(events));  // a vector's elements stay where they are when it moves
+    spans_.push_back(records);
+    // Read whole, a plain chunk's events stay in the file's bytes; inflated
+    // ones stay where they are when their vector moves.
+    if (!inflated.empty()) inflated_.push_back(std::move(inflated));
     return true;
   }
 
@@ -313,17 +301,16 @@ class Reader {
 
   // An events chunk of a trace read in passes: its span of time and count,
   // and its descriptions, which every pass needs.
-  void index_events(bool deflated, std::uint32_t length, const EventSpan& span) {
+  void index_events(bool deflated, std::uint32_t length, const EventRecords& records) {
     gdtrace::EventsChunk c{.file = static_cast<std::uint32_t>(index_->files.size() - 1),
                            .payload_at = chunk_.payload_at,
                            .length = length,
                            .crc = chunk_.crc,
                            .deflated = deflated,
                            .first_ns = ~std::uint64_t{0}};
-    for (std::uint32_t i = 0; i < span.count; ++i) {
-      RawEvent e = load<RawEvent>(span.events + std::size_t{i} * sizeof(RawEvent));
+    for (std::size_t i = 0; i < records.count; ++i) {
+      const RawEvent e = records[i];
       if (gdtrace::is_description(e)) {
-        if (e.tid == 0) e.tid = span.tid;
         descriptions_.push_back(e);
         continue;
       }
@@ -373,7 +360,7 @@ class Reader {
   std::size_t header_size_ = 0;
   std::size_t chunks_ = 0;
   Trace trace_;
-  std::vector<EventSpan> spans_;
+  std::vector<EventRecords> spans_;
   std::vector<std::vector<char>> inflated_;
   gdtrace::Inflater inflater_;
   std::uint64_t drained_ns_ = 0;  // the latest Drained marker's time; 0 before the first
@@ -384,7 +371,7 @@ class Reader {
   };
   std::vector<SegmentName> segments_;                    // in the order the keep file names them
   std::map<std::uint32_t, std::uint64_t> dropped_segments_;  // seq -> its latest event time
-  std::vector<std::pair<std::uint32_t, EventSpan>> retained_;  // by the seq they were kept from
+  std::vector<std::pair<std::uint32_t, EventRecords>> retained_;  // by the seq they were kept from
   gdtrace::FileIds ids_;
 };
 
@@ -490,16 +477,15 @@ void Reader::read_segments() {
 // kept of its dropped segments goes to the index.
 void Reader::convert_events() {
   attach_modules();
-  for (const RawEvent& e : descriptions_) gdtrace::add_event(trace_, ids_, e.tid, e);
-  for (const EventSpan& span : spans_)
-    for (std::uint32_t i = 0; i < span.count; ++i) {
-      RawEvent e = load<RawEvent>(span.events + std::size_t{i} * sizeof(RawEvent));
+  for (const RawEvent& e : descriptions_) gdtrace::add_event(trace_, ids_, e);
+  for (const EventRecords& records : spans_)
+    for (std::size_t i = 0; i < records.count; ++i) {
+      const RawEvent e = records[i];
       note_gpu_activity(e);
       if (index_ == nullptr || gdtrace::is_description(e)) {
-        gdtrace::add_event(trace_, ids_, span.tid, e);
+        gdtrace::add_event(trace_, ids_, e);
         continue;
       }
-      if (e.tid == 0) e.tid = span.tid;
       ++index_->events;
       ++index_->events_of_kind[e.kind];
       index_->retained.push_back(e);
@@ -510,29 +496,6 @@ void Reader::convert_events() {
 }  // namespace
 
 namespace gdtrace {
-
-void add_event(Trace& trace, const FileIds& ids, std::uint32_t tid, const RawEvent& e) {
-  const auto kind = static_cast<EventKind>(e.kind);
-  if (kind == EventKind::Device) {
-    const auto d = gdtrace::decode<DeviceDesc>(e, ids);
-    if (trace.device(d.id) == nullptr) trace.devices.push_back(d);
-    return;
-  }
-  if (kind == EventKind::Stream) {
-    trace.streams.push_back(gdtrace::decode<StreamDesc>(e, ids));
-    return;
-  }
-  // A kind from a newer minor revision matches no column and is skipped.
-  trace.for_each_event_column([&](auto& column) {
-    using Event = typename std::decay_t<decltype(column)>::value_type;
-    if (kind != Event::event_kind) return;
-    Event v = gdtrace::decode<Event>(e, ids);
-    if constexpr (requires { v.tid; }) {
-      if (v.tid == 0) v.tid = tid;  // the recording thread: its chunk's
-    }
-    column.push_back(v);
-  });
-}
 
 GdtraceIndex index_gdtrace(const std::string& path) {
   GdtraceIndex index;
