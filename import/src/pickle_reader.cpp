@@ -1,14 +1,8 @@
 #include "pickle_reader.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <algorithm>
 #include <bit>
-#include <cerrno>
+#include <cstdio>
 #include <cstring>
-#include <optional>
 #include <unordered_map>
 
 #include "gpudiag/trace.h"
@@ -24,105 +18,9 @@ constexpr std::size_t kMaxLine = 1 << 10;
 
 }  // namespace
 
-// The pickle's bytes: in memory, or read from a file a buffer at a time,
-// so that a snapshot of gigabytes is never held whole.
-class Reader::Input {
- public:
-  explicit Input(std::string_view whole) : whole_(whole), size_(whole.size()) {}
-  Input(int fd, std::size_t size) : fd_(fd), size_(size) {}
-
-  std::size_t offset() const { return fd_ < 0 ? pos_ : base_ + begin_; }
-  std::size_t left() const { return size_ - offset(); }
-
-  // The next n bytes, valid until the next call; nullptr past the end.
-  const char* need(std::size_t n) {
-    if (left() < n) return nullptr;
-    if (fd_ < 0) {
-      const char* p = whole_.data() + pos_;
-      pos_ += n;
-      return p;
-    }
-    if (!fill(n)) return nullptr;
-    const char* p = buffer_.data() + begin_;
-    begin_ += n;
-    return p;
-  }
-
-  // The bytes up to the next newline, and past it; nullopt when there is
-  // none within kMaxLine.
-  std::optional<std::string_view> line() {
-    for (std::size_t n = 1; n <= kMaxLine && n <= left(); ++n) {
-      const char* p = peek(n);
-      if (p == nullptr) return std::nullopt;
-      if (p[n - 1] == '\n') {
-        const char* q = need(n);
-        return std::string_view(q, n - 1);
-      }
-    }
-    return std::nullopt;
-  }
-
- private:
-  const char* peek(std::size_t n) {
-    if (fd_ < 0) return whole_.data() + pos_;
-    return fill(n) ? buffer_.data() + begin_ : nullptr;
-  }
-
-  // At least n unread bytes in the buffer.
-  bool fill(std::size_t n) {
-    if (end_ - begin_ >= n) return true;
-    buffer_.erase(buffer_.begin(), buffer_.begin() + static_cast<std::ptrdiff_t>(begin_));
-    base_ += begin_;
-    end_ -= begin_;
-    begin_ = 0;
-    buffer_.resize(std::max<std::size_t>({n, kChunk, buffer_.size()}));
-    while (end_ < n) {
-      const ssize_t r = ::read(fd_, buffer_.data() + end_, buffer_.size() - end_);
-      if (r < 0 && errno == EINTR) continue;
-      if (r <= 0) return false;
-      end_ += static_cast<std::size_t>(r);
-    }
-    return true;
-  }
-
-  static constexpr std::size_t kChunk = 4 << 20;
-  std::string_view whole_;
-  std::size_t pos_ = 0;
-  int fd_ = -1;
-  std::size_t size_ = 0;
-  std::vector<char> buffer_;
-  std::size_t base_ = 0, begin_ = 0, end_ = 0;  // file offset of buffer_[0]; unread bytes [begin_, end_)
-};
 
 void Reader::fail(std::size_t at, const std::string& why) const {
   throw TraceError(name_ + ": pickle byte " + std::to_string(at) + ": " + why);
-}
-
-void Reader::Memo::put(std::uint64_t key, const Value& v) {
-  if (key >= dense_.size() && key <= dense_.size() + kDenseGap) {
-    dense_.resize(key + 1);
-    stored_.resize(key + 1);
-  }
-  if (key < dense_.size()) {
-    count_ += !stored_[key];
-    dense_[key] = v;
-    stored_[key] = true;
-    return;
-  }
-  count_ += sparse_.insert_or_assign(key, v).second;
-}
-
-const Value* Reader::Memo::get(std::uint64_t key) const {
-  if (key < dense_.size()) return stored_[key] ? &dense_[key] : nullptr;
-  auto it = sparse_.find(key);
-  return it == sparse_.end() ? nullptr : &it->second;
-}
-
-void Reader::Memo::release(std::uint64_t key) {
-  Value released;
-  released.kind = Value::Kind::Released;
-  if (key < dense_.size()) dense_[key] = released;
-  else if (auto it = sparse_.find(key); it != sparse_.end()) it->second = released;
 }
 
 Value Reader::new_container(Value::Kind kind) {
@@ -171,8 +69,7 @@ std::string_view Reader::as_string(const Value& v) const {
 }
 
 void Reader::release(Value& v) {
-  if (v.kind == Value::Kind::List || v.kind == Value::Kind::Tuple || v.kind == Value::Kind::Set ||
-      v.kind == Value::Kind::Dict) {
+  if (v.is_container()) {
     Container& c = containers_[v.index];
     // A small one keeps its room for the next entry that takes its place.
     if (c.items.capacity() <= 32) c.items.clear();
@@ -190,24 +87,8 @@ Value Reader::read(std::string_view bytes, const OnAppend& on_append) {
 }
 
 Value Reader::read_file(const std::string& path, const OnAppend& on_append) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw TraceError(path + ": cannot open: " + std::strerror(errno));
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    // A pipe or a device: read it whole.
-    std::string bytes = gpudiag::read_file(path);
-    return read(bytes, on_append);
-  }
-  Input input(fd, static_cast<std::size_t>(st.st_size));
-  try {
-    Value v = read(input, on_append);
-    ::close(fd);
-    return v;
-  } catch (...) {
-    ::close(fd);
-    throw;
-  }
+  Input input(path);
+  return read(input, on_append);
 }
 
 Value Reader::read(Input& input, const OnAppend& on_append) {
@@ -228,7 +109,7 @@ Value Reader::read(Input& input, const OnAppend& on_append) {
   };
   const auto line = [&] {
     const std::size_t at = input.offset();
-    const auto s = input.line();
+    const auto s = input.line(kMaxLine);
     if (!s) fail(at, "a line that does not end (cut short, or too long)");
     return std::string(*s);  // the input's buffer moves on
   };
@@ -310,9 +191,7 @@ Value Reader::read(Input& input, const OnAppend& on_append) {
   const auto memo_put = [&](std::uint64_t key, std::size_t at) {
     const Value& v = top(at);
     memo_.put(key, v);
-    const bool container = v.kind == Value::Kind::List || v.kind == Value::Kind::Tuple || v.kind == Value::Kind::Set ||
-                           v.kind == Value::Kind::Dict;
-    if (container) containers_[v.index].memo_key = key;
+    if (v.is_container()) containers_[v.index].memo_key = key;
   };
   const auto memo_get = [&](std::uint64_t key, std::size_t at) {
     const Value* v = memo_.get(key);

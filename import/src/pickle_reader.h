@@ -16,22 +16,13 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
-namespace gpudiag::import::pickle {
+#include "pickle_input.h"
+#include "pickle_memo.h"
+#include "pickle_value.h"
 
-struct Value {
-  enum class Kind : std::uint8_t { None, Bool, Int, Float, String, Bytes, List, Tuple, Set, Dict, Released };
-  Kind kind = Kind::None;
-  bool unsigned_int = false;  // an Int of 2^63 or more, held in u
-  union {
-    std::int64_t i = 0;
-    std::uint64_t u;
-    double f;
-    std::uint32_t index;  // of a string (strings()), or of a container (items())
-  };
-};
+namespace gpudiag::import::pickle {
 
 class Reader {
  public:
@@ -61,36 +52,19 @@ class Reader {
   void release(Value& v);
 
  private:
-  class Input;
   Value read(Input& input, const OnAppend& on_append);
   [[noreturn]] void fail(std::size_t at, const std::string& why) const;
   Value new_container(Value::Kind kind);
   Value new_string(std::string_view s);
 
   std::string name_;
-  // The memo: by key, dense as pickle.dump writes it (MEMOIZE numbers
-  // every object it stores), sparse for keys far past the others.
-  class Memo {
-   public:
-    std::size_t size() const { return count_; }
-    void put(std::uint64_t key, const Value& v);
-    const Value* get(std::uint64_t key) const;
-    void release(std::uint64_t key);
-
-   private:
-    static constexpr std::uint64_t kDenseGap = 4096;
-    std::vector<Value> dense_;
-    std::vector<bool> stored_;
-    std::unordered_map<std::uint64_t, Value> sparse_;
-    std::size_t count_ = 0;
-  };
   struct Container {
     std::vector<Value> items;
     std::uint64_t memo_key = kNotInMemo;
   };
   static constexpr std::uint64_t kNotInMemo = ~std::uint64_t{0};
 
-  std::deque<std::string> strings_;  // a deque: the memo of short strings holds views into them
+  std::deque<std::string> strings_;  // a deque: the index of short strings holds views into them
   std::vector<Container> containers_;
   std::vector<std::uint32_t> free_containers_;  // of released items, to be used again
   Memo memo_;
