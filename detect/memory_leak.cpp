@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <array>
 #include <map>
+#include <span>
 #include <iterator>
 #include <string_view>
 
@@ -46,22 +47,29 @@ std::vector<std::uint64_t> host_boundaries(const RunPhases& phases) {
   return at;
 }
 
+// Live bytes measured at successive points: a leak grows them by at least
+// 1 MiB overall, between at least half of the points (and `min_rises` of
+// them), and never gives any back. How many steps between points rose, when
+// they grow so; 0 when they do not.
+std::size_t rises_of_a_leak(std::span<const std::uint64_t> live, std::size_t min_rises) {
+  if (live.size() < 2) return 0;
+  std::size_t grew = 0, shrank = 0;
+  for (std::size_t i = 1; i < live.size(); ++i) grew += live[i] > live[i - 1], shrank += live[i] < live[i - 1];
+  const std::uint64_t growth = live.back() > live.front() ? live.back() - live.front() : 0;
+  const bool leak = growth >= (1u << 20) && shrank == 0 && grew * 2 >= live.size() - 1 && grew >= min_rises;
+  return leak ? grew : 0;
+}
+
 // Live memory at the start of each iteration after the first and at the end
-// of the last: a leak grows it by at least 1 MiB overall, in most of those
-// iterations, and never gives it back.
+// of the last.
 void report_growth(const DetectContext& ctx, const DeviceMemory& m, std::vector<Finding>& out) {
   if (ctx.phases.host_iterations.size() < kMinGrowingIterations + 1) return;
   const std::vector<std::uint64_t> bounds = host_boundaries(ctx.phases);
   std::vector<std::uint64_t> live;
   for (std::size_t i = 1; i < bounds.size(); ++i) live.push_back(live_bytes_at(m, bounds[i]));
-  std::size_t grew = 0, shrank = 0;
-  for (std::size_t i = 1; i < live.size(); ++i) {
-    grew += live[i] > live[i - 1];
-    shrank += live[i] < live[i - 1];
-  }
+  if (rises_of_a_leak(live, 0) == 0) return;
   const std::size_t measured = live.size() - 1;
-  const std::uint64_t growth = live.back() > live.front() ? live.back() - live.front() : 0;
-  if (growth < (1u << 20) || shrank > 0 || grew * 2 < measured) return;
+  const std::uint64_t growth = live.back() - live.front();
   // What the loop allocated and still held when the last iteration ended.
   const Interval loop{bounds.front(), bounds.back()};
   std::vector<std::uint32_t> kept;
@@ -141,11 +149,10 @@ void report_growth_by_call_site(const DetectContext& ctx, const DeviceMemory& m,
     std::size_t first = 0;
     while (first <= kSpans && at[first] == 0) ++first;
     if (first >= kSpans) continue;
-    std::size_t grew = 0, shrank = 0;
-    for (std::size_t k = first + 1; k <= kSpans; ++k) grew += at[k] > at[k - 1], shrank += at[k] < at[k - 1];
+    const std::size_t grew = rises_of_a_leak(std::span(at).subspan(first), 3);
+    if (grew == 0) continue;
     const std::size_t spans = kSpans - first;
-    const std::uint64_t growth = at[kSpans] - std::min(at[kSpans], at[first]);
-    if (growth < (1u << 20) || shrank > 0 || grew < 3 || grew * 2 < spans) continue;
+    const std::uint64_t growth = at[kSpans] - at[first];
     Finding f = make_finding(
         ctx, fmt::format("live memory on {} allocated here grew by {} over the last {} of the history (from {} to {}), "
                          "in {} of its {} spans and never less: something keeps what this line allocates (a tensor "
