@@ -65,15 +65,7 @@ inline RepeatedLoop write_repeated_loop(Trace recording, const std::string& path
   gdtrace::Deflater deflater(kChunkEvents);
   std::map<std::uint32_t, std::vector<gdtrace::RawEvent>> pending;  // by thread, as a recorder's buffers
   const auto flush = [&](std::uint32_t tid, std::vector<gdtrace::RawEvent>& events) {
-    const std::uint32_t head[2] = {tid, static_cast<std::uint32_t>(events.size())};
-    const std::size_t bytes = events.size() * sizeof(gdtrace::RawEvent);
-    const std::size_t deflated = deflater.compress(events.data(), bytes);
-    const std::string chunk =
-        deflated != 0
-            ? gdtrace::chunk_bytes(gdtrace::ChunkType::DeflatedEvents, gdtrace::words(head[0], head[1]),
-                                   std::string_view(deflater.out(), deflated))
-            : gdtrace::chunk_bytes(gdtrace::ChunkType::Events, gdtrace::words(head[0], head[1]),
-                                   std::string_view(reinterpret_cast<const char*>(events.data()), bytes));
+    const std::string chunk = gdtrace::events_chunk(tid, events, deflater);
     ok = ok && gdtrace::write_all(fd, chunk.data(), chunk.size());
     events.clear();
   };

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstring>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -46,6 +47,16 @@ inline std::string chunk_bytes(ChunkType type, std::string_view head, std::strin
                       checksum(chunk.data() + sizeof(ChunkHeader), length)};
   std::memcpy(chunk.data(), &h, sizeof h);
   return chunk;
+}
+
+// A thread's events as a whole chunk: DeflatedEvents when deflating makes
+// them smaller, else Events.
+inline std::string events_chunk(std::uint32_t tid, std::span<const RawEvent> events, Deflater& deflater) {
+  const std::string head = words(tid, static_cast<std::uint32_t>(events.size()));
+  const std::size_t bytes = events.size_bytes();
+  if (const std::size_t deflated = deflater.compress(events.data(), bytes); deflated != 0)
+    return chunk_bytes(ChunkType::DeflatedEvents, head, std::string_view(deflater.out(), deflated));
+  return chunk_bytes(ChunkType::Events, head, std::string_view(reinterpret_cast<const char*>(events.data()), bytes));
 }
 
 }  // namespace gpudiag::gdtrace

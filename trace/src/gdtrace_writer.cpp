@@ -34,7 +34,10 @@ class Writer {
  public:
   Writer(int fd, gdtrace::SegmentRing* ring) : fd_(fd), ring_(ring) {}
 
-  void chunk(gdtrace::ChunkType type, const std::string& payload) { chunk_to(fd_, type, payload); }
+  void chunk(gdtrace::ChunkType type, const std::string& payload) {
+    const std::string chunk = gdtrace::chunk_bytes(type, payload);
+    ok_ = ok_ && gdtrace::write_all(fd_, chunk.data(), chunk.size());
+  }
   bool ok() const { return ok_; }
 
   void event(std::uint32_t tid, const RawEvent& e) {
@@ -51,23 +54,10 @@ class Writer {
  private:
   static constexpr std::size_t kChunkEvents = 4096;
 
-  void chunk_to(int fd, gdtrace::ChunkType type, const std::string& payload) {
-    const std::string chunk = gdtrace::chunk_bytes(type, payload);
-    ok_ = ok_ && gdtrace::write_all(fd, chunk.data(), chunk.size());
-  }
-
   // Compressed as the recorder's writer thread compresses.
   void flush(std::uint32_t tid, std::vector<RawEvent>& v) {
-    const std::uint32_t head[2] = {tid, static_cast<std::uint32_t>(v.size())};
-    std::string payload(reinterpret_cast<const char*>(head), sizeof head);
-    const std::size_t bytes = v.size() * sizeof(RawEvent);
-    if (const std::size_t deflated = deflater_.compress(v.data(), bytes); deflated != 0) {
-      payload.append(deflater_.out(), deflated);
-      chunk_to(events_fd(), gdtrace::ChunkType::DeflatedEvents, payload);
-    } else {
-      payload.append(reinterpret_cast<const char*>(v.data()), bytes);
-      chunk_to(events_fd(), gdtrace::ChunkType::Events, payload);
-    }
+    const std::string chunk = gdtrace::events_chunk(tid, v, deflater_);
+    ok_ = ok_ && gdtrace::write_all(events_fd(), chunk.data(), chunk.size());
     if (ring_ != nullptr) ring_->took_events();
     v.clear();
   }
