@@ -29,16 +29,15 @@ using import::pickle::Value;
 
 constexpr std::int32_t kNotADevice = -2;
 
-enum class Action : std::uint8_t { Alloc, FreeRequested, FreeCompleted, SegmentAlloc, SegmentFree, Oom, Other };
+enum class Action : std::uint8_t { Alloc, FreeCompleted, SegmentAlloc, SegmentFree, Oom, Unused };
 
 Action action_named(std::string_view a) {
   if (a == "alloc") return Action::Alloc;
-  if (a == "free_requested") return Action::FreeRequested;
   if (a == "free_completed") return Action::FreeCompleted;
   if (a == "segment_alloc" || a == "segment_map") return Action::SegmentAlloc;
   if (a == "segment_free" || a == "segment_unmap") return Action::SegmentFree;
   if (a == "oom") return Action::Oom;
-  return Action::Other;  // snapshot, and actions of later releases
+  return Action::Unused;  // free_requested, snapshot, and actions of later releases
 }
 
 class SnapshotReader {
@@ -100,7 +99,7 @@ class SnapshotReader {
     }
     if (action.kind != Value::Kind::String) return false;
     const Action kind = action_named(pickle_.as_string(action));
-    if (kind == Action::FreeRequested || kind == Action::Other) return true;  // consumed: nothing of it is kept
+    if (kind == Action::Unused) return true;  // consumed: nothing of it is kept
     auto it = lists_.try_emplace(list, ListState{static_cast<std::int32_t>(lists_.size()), 0, 0, {}}).first;
     ListState& l = it->second;
     const std::int32_t d = l.number;
@@ -133,8 +132,7 @@ class SnapshotReader {
                                .free_bytes = pickle_.as_u64(device_free), .capacity_bytes = 0,
                                .device = d, .tid = 0, .stack = stack_of(frames)});
         break;
-      case Action::FreeRequested:
-      case Action::Other:
+      case Action::Unused:
         break;
     }
     return true;
