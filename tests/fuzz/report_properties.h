@@ -21,4 +21,17 @@ std::string error_only_in_a_cut(std::string_view bytes, int cuts);
 // Aborts with `what` on stderr when it is not empty.
 void require(const std::string& what);
 
+// A fuzz target's body for an importer: the trace `read()` returns must
+// have a report whose every finding stands on its events; a TraceError is
+// the input refused, as it may be. Returns 0, as a fuzz target does.
+template <class Read>
+int require_a_sound_report(Read read) {
+  try {
+    const Trace t = read();
+    require(finding_without_evidence(t, analyze(t)));
+  } catch (const TraceError&) {
+  }
+  return 0;
+}
+
 }  // namespace gpudiag::fuzz

@@ -11,12 +11,9 @@
 namespace gpudiag::fuzz {
 
 int torch_snapshot(const std::uint8_t* data, std::size_t size) {
-  try {
-    const Trace t = import_torch_snapshot_bytes(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz.pickle");
-    require(finding_without_evidence(t, analyze(t)));
-  } catch (const TraceError&) {
-  }
-  return 0;
+  return require_a_sound_report([&] {
+    return import_torch_snapshot_bytes(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz.pickle");
+  });
 }
 
 }  // namespace gpudiag::fuzz
