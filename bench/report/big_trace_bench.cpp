@@ -6,9 +6,6 @@
 // passes it took, so that what a big trace costs is measured, not assumed.
 //
 // big_trace_bench RECORDING TARGET_SIZE GPUDIAG [--memory SIZE] [--keep PATH]
-#include <fcntl.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -25,6 +22,7 @@
 #include "gpudiag/import/load_trace.h"
 #include "repeated_loop.h"
 #include "segment_ring.h"
+#include "timed_run.h"
 
 namespace {
 
@@ -32,32 +30,6 @@ using namespace gpudiag;
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-struct Run {
-  double seconds = 0;
-  double peak_bytes = 0;
-  int status = 0;
-};
-
-// The command with stdout to `out`, timed, with its peak resident memory.
-Run run(const std::vector<std::string>& argv, const std::string& out) {
-  std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  const auto t0 = std::chrono::steady_clock::now();
-  const pid_t child = fork();
-  if (child == 0) {
-    const int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    dup2(fd, STDOUT_FILENO);
-    execv(args[0], args.data());
-    _exit(127);
-  }
-  int status = 0;
-  rusage usage{};
-  wait4(child, &status, 0, &usage);
-  return {seconds_since(t0), static_cast<double>(usage.ru_maxrss) * 1024.0,
-          WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status)};
 }
 
 }  // namespace
@@ -100,7 +72,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> report = {gpudiag_exe, "report", "--json", "--fail-on", "none"};
   if (!memory.empty()) report.insert(report.end(), {"--memory", memory});
   report.push_back(path);
-  const Run r = run(report, json);
+  const bench::Run r = bench::timed_run(report, {}, json);
   int status = 0;
   if (r.status != 0) {
     std::cerr << fmt::format("gpudiag report failed with status {}\n", r.status);
@@ -112,7 +84,7 @@ int main(int argc, char** argv) {
       if (w["id"] == "analysed-in-passes") passes = w["message"].get<std::string>().substr(0, 120) + "...";
     std::cout << fmt::format("gpudiag report --json{}: {:.1f} s, {:.2f} M events/s, peak RSS {:.2f} GiB, {:.0f} bytes "
                              "per event\n  {}\n",
-                             memory.empty() ? "" : " --memory " + memory, r.seconds, events / r.seconds / 1e6,
+                             memory.empty() ? "" : " --memory " + memory, r.wall, events / r.wall / 1e6,
                              r.peak_bytes / (1u << 30), r.peak_bytes / events, passes);
     for (const auto& f : j["findings"])
       std::cout << fmt::format("  {} {}\n", f["rule"].get<std::string>(),

@@ -5,9 +5,6 @@
 // Prints events/s of the analysis in process, then of the whole CLI
 // (load + analyse + JSON) on the trace written as .gdtrace, with the CLI's
 // peak RSS.
-#include <fcntl.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -21,6 +18,7 @@
 
 #include "gpudiag/report/report.h"
 #include "gpudiag/trace_io.h"
+#include "timed_run.h"
 
 namespace {
 
@@ -103,24 +101,14 @@ int main(int argc, char** argv) {
   write_gdtrace(trace, path.string());
   trace = Trace();
   std::cout << fmt::format(".gdtrace: {:.0f} MiB\n", static_cast<double>(std::filesystem::file_size(path)) / 1048576.0);
-  t0 = std::chrono::steady_clock::now();
-  const pid_t child = fork();
-  if (child == 0) {
-    const int null = ::open("/dev/null", O_WRONLY);
-    dup2(null, STDOUT_FILENO);
-    execl(gpudiag_exe.c_str(), gpudiag_exe.c_str(), "report", "--json", "--fail-on", "none", path.c_str(), nullptr);
-    _exit(127);
-  }
-  int status = 0;
-  rusage usage{};
-  wait4(child, &status, 0, &usage);
-  const double cli_s = seconds_since(t0);
+  const bench::Run cli = bench::timed_run({gpudiag_exe, "report", "--json", "--fail-on", "none", path.string()}, {});
+  const double cli_s = cli.wall;
   std::filesystem::remove(path);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+  if (cli.status != 0) {
     std::cerr << "gpudiag report failed\n";
     return 1;
   }
-  const double peak_bytes = static_cast<double>(usage.ru_maxrss) * 1024.0;
+  const double peak_bytes = cli.peak_bytes;
   std::cout << fmt::format("gpudiag report --json (load + analyse + write): {:.2f} s, {:.2f} M events/s, peak RSS {:.0f} MiB, "
                            "{:.0f} bytes per event\n",
                            cli_s, n / cli_s / 1e6, peak_bytes / 1048576.0, peak_bytes / static_cast<double>(n));

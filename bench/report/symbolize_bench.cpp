@@ -8,8 +8,6 @@
 // trace, stacks dropped), their ratio, and the time against the 5 s goal,
 // for `gpudiag report` and for the summary `gpudiag trace` prints.
 // Usage: symbolize_bench GPUDIAG_EXE [LIBRARY]
-#include <fcntl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -26,6 +24,7 @@
 
 #include "gpudiag/report/report.h"
 #include "gpudiag/trace_io.h"
+#include "timed_run.h"
 
 namespace {
 
@@ -103,18 +102,9 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 // `gpudiag report TRACE`, output discarded; wall seconds.
 double report_cli(const std::string& exe, const std::string& trace) {
-  const auto t0 = std::chrono::steady_clock::now();
-  const pid_t child = fork();
-  if (child == 0) {
-    const int null = ::open("/dev/null", O_WRONLY);
-    dup2(null, STDOUT_FILENO);
-    execl(exe.c_str(), exe.c_str(), "report", "--fail-on", "none", trace.c_str(), nullptr);
-    _exit(127);
-  }
-  int status = 0;
-  waitpid(child, &status, 0);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) std::cerr << "gpudiag report failed: status " << status << '\n';
-  return seconds_since(t0);
+  const bench::Run r = bench::timed_run({exe, "report", "--fail-on", "none", trace}, {});
+  if (r.status != 0) std::cerr << "gpudiag report failed: status " << r.status << '\n';
+  return r.wall;
 }
 
 // What `gpudiag trace` does after the run: summary and HTML page.

@@ -18,6 +18,7 @@
 
 #include "python_with_torch.h"
 #include "timed_run.h"
+#include "torch_unet_overhead.h"
 
 namespace gpudiag::bench {
 namespace {

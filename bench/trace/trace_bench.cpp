@@ -21,6 +21,7 @@
 #include "gpudiag/import/load_trace.h"
 #include "gpudiag/trace_io.h"
 #include "timed_run.h"
+#include "torch_unet_overhead.h"
 #ifdef GPUDIAG_CALLBACKS_BENCH
 #include "callbacks_bench.h"
 #endif
@@ -249,7 +250,7 @@ void unet_overhead(int rounds, const std::string& device) {
 // trace_bench import [FILE]   one import per trace (or of FILE): for profiling under callgrind
 // trace_bench unet [ROUNDS]   traced/untraced UNet training run only
 // trace_bench gpu [ROUNDS [VARIANT...]]  a PyTorch UNet step on a GPU: untraced, traced with each part off in
-//                             turn, under torch.profiler (VARIANT: run only these, see timed_run.h)
+//                             turn, under torch.profiler (VARIANT: run only these, see torch_unet_overhead.h)
 // trace_bench callbacks [--quick]  the CUPTI callback bodies on the CPU, ns per part (not in "every measurement":
 //                             it needs no GPU but is a profile of the parts, not a goal)
 int main(int argc, char** argv) {

@@ -1,4 +1,4 @@
-// Running a benchmark's child process and timing it, for bench/trace.
+// Running a benchmark's child process and timing it, for every benchmark.
 #pragma once
 
 #include <sys/resource.h>
@@ -29,19 +29,21 @@ inline double median(std::vector<double> v) {
 }
 
 struct Run {
-  double wall = 0;  // seconds
-  double cpu = 0;   // user + system seconds of the child and its threads
+  double wall = 0;        // seconds
+  double cpu = 0;         // user + system seconds of the child and its threads
+  double peak_bytes = 0;  // the child's peak resident memory
   int status = 0;
 };
 
 // Runs argv (argv[0] looked up on PATH) with extra environment entries
-// ("NAME=value"), stdout to /dev/null.
-inline Run timed_run(const std::vector<std::string>& argv, const std::vector<std::string>& env) {
+// ("NAME=value"), its stdout to `out`.
+inline Run timed_run(const std::vector<std::string>& argv, const std::vector<std::string>& env,
+                     const std::string& out = "/dev/null") {
   std::fflush(stdout);  // or the child's freopen writes our buffer a second time
   const auto t0 = std::chrono::steady_clock::now();
   pid_t pid = fork();
   if (pid == 0) {
-    std::freopen("/dev/null", "w", stdout);
+    if (std::freopen(out.c_str(), "w", stdout) == nullptr) _exit(126);
     for (const auto& e : env) putenv(const_cast<char*>(e.c_str()));
     std::vector<char*> args;
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
@@ -56,15 +58,9 @@ inline Run timed_run(const std::vector<std::string>& argv, const std::vector<std
   r.wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   r.cpu = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
           static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
+  r.peak_bytes = static_cast<double>(ru.ru_maxrss) * 1024.0;
   r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return r;
 }
-
-// A PyTorch UNet training step on a GPU untraced, traced and under
-// torch.profiler (torch_unet_overhead.cpp).
-// `only`: the variants to run besides the untraced one (by key: full, stacks,
-// guard, args, deny, analysed, nocallbacks, profiler); all when empty.
-void torch_unet_overhead(int rounds, const std::vector<std::string>& only = {});
-bool is_gpu_variant(const std::string& key);
 
 }  // namespace gpudiag::bench
