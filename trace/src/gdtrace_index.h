@@ -20,7 +20,7 @@ struct EventsChunk {
   std::uint32_t file = 0;          // index into GdtraceIndex::files
   std::uint64_t payload_at = 0;    // byte offset of its payload
   std::uint32_t length = 0, crc = 0;
-  bool deflated = false;
+  ChunkType type = ChunkType::Events;  // or DeflatedEvents
   std::uint32_t count = 0;         // its events, descriptions not counted
   std::uint64_t first_ns = 0, last_ns = 0;  // the earliest and latest start among them
 };

@@ -30,13 +30,11 @@ struct GdtracePasses::State {
   void load(const gdtrace::EventsChunk& c, std::uint64_t from, std::uint64_t to, std::vector<RawEvent>& out) {
     auto& file = files[c.file];
     if (!file) file = std::make_unique<FileView>(FileView::Piecewise{}, index.files[c.file]);
-    if (c.payload_at + c.length > file->size()) throw TraceError(index.files[c.file] + ": the file became shorter since it was first read");
-    const char* p = file->at(c.payload_at, c.length);
+    const char* p = file->at(c.payload_at, c.length);  // throws when the file became shorter
     if (gdtrace::checksum(p, c.length) != c.crc)
       throw TraceError(index.files[c.file] + ": the file changed since it was first read");
     gdtrace::EventRecords records;
-    const auto type = c.deflated ? gdtrace::ChunkType::DeflatedEvents : gdtrace::ChunkType::Events;
-    if (!gdtrace::read_event_records(type, p, c.length, inflater, inflated, records))
+    if (!gdtrace::read_event_records(c.type, p, c.length, inflater, inflated, records))
       throw TraceError(index.files[c.file] + ": the file changed since it was first read");
     for (std::size_t i = 0; i < records.count; ++i) {
       const RawEvent e = records[i];

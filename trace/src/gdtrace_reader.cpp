@@ -283,7 +283,7 @@ class Reader {
     EventRecords records;
     if (!gdtrace::read_event_records(type, p, n, inflater_, inflated, records)) return false;
     if (index_ != nullptr) {
-      index_events(type == ChunkType::DeflatedEvents, n, records);
+      index_events(type, n, records);
       return true;
     }
     spans_.push_back(records);
@@ -301,12 +301,12 @@ class Reader {
 
   // An events chunk of a trace read in passes: its span of time and count,
   // and its descriptions, which every pass needs.
-  void index_events(bool deflated, std::uint32_t length, const EventRecords& records) {
+  void index_events(ChunkType type, std::uint32_t length, const EventRecords& records) {
     gdtrace::EventsChunk c{.file = static_cast<std::uint32_t>(index_->files.size() - 1),
                            .payload_at = chunk_.payload_at,
                            .length = length,
                            .crc = chunk_.crc,
-                           .deflated = deflated,
+                           .type = type,
                            .first_ns = ~std::uint64_t{0}};
     for (std::size_t i = 0; i < records.count; ++i) {
       const RawEvent e = records[i];
