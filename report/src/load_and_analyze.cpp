@@ -63,10 +63,13 @@ constexpr std::uint64_t kReportBytesPerFileByte = 48;
 constexpr std::string_view kJudgedOverTheLoop[] = {"launch-bound", "pageable-async-copy", "scalar-indexing",
                                                    "sync-in-loop"};
 
-// What makes two findings of different passes the same: its rule and where.
+// What makes two findings of different passes the same, as it makes a
+// bounded trace's kept findings the detail's (report.cpp): its rule and
+// its stack, frame for frame.
 std::string finding_key(const Finding& f) {
   std::string key = f.rule_id;
-  for (const Frame& frame : f.stack) key += fmt::format("|{}:{}:{}:{:x}", frame.function, frame.file, frame.line, frame.address);
+  for (const Frame& frame : f.stack)
+    key += fmt::format("|{}|{}|{}:{}|{:x}", frame.function, frame.module, frame.file, frame.line, frame.address);
   return key;
 }
 
@@ -130,9 +133,8 @@ Report analyze_in_passes(GdtracePasses& passes, Trace& last, const DetectOptions
                    .last_pass_from_ns = passes.pass_begin_ns(),
                    .earlier_peaks = {}};
   for (const auto& [device, peak] : peaks) {
-    const auto it = std::find_if(merged.memory.devices.begin(), merged.memory.devices.end(),
-                                 [&](const DeviceMemory& m) { return m.device == device; });
-    if (it == merged.memory.devices.end() || peak.bytes > it->peak_bytes) p.earlier_peaks.push_back(peak);
+    const DeviceMemory* last_pass = merged.memory.device(device);
+    if (last_pass == nullptr || peak.bytes > last_pass->peak_bytes) p.earlier_peaks.push_back(peak);
   }
   merged.passes = std::move(p);
   // The report shows the trace as it was recorded, not as a pass of it.
