@@ -1,12 +1,21 @@
 // GD010 sync-in-loop at run time: the host blocked in synchronisations
 // (device, stream, event syncs; blocking copies show as their own sync in the
 // trace where the source records one) at least once per iteration of the
-// training loop, for a share of its time or several times in every
-// iteration. Where no loop shows nothing is said: a program that waits for
-// its GPU does not thereby wait in a loop. The syncs of start-up (cuDNN
-// autotuning, moving the model) are not the loop's, and neither are those of
-// a thread that launches no work in the loop: a data loader worker whose
-// blocking copy waits for the device stalls itself, not the loop.
+// training loop, at a cost, or several times in every iteration. Where no
+// loop shows nothing is said: a program that waits for its GPU does not
+// thereby wait in a loop. The syncs of start-up (cuDNN autotuning, moving the
+// model) are not the loop's, and neither are those of a thread that launches
+// no work in the loop: a data loader worker whose blocking copy waits for the
+// device stalls itself, not the loop.
+//
+// What a sync costs is not how long the host waits in it. In an iteration of
+// length T the host runs for H and is blocked for B = T - H, the GPU is busy
+// for G. Without the syncs the iteration could at best take max(H, G), so
+// they cost at most T - max(H, G) = min(B, T - G): the host's blocked time,
+// but no more than the GPU's idle time. A GPU-bound loop that reads
+// loss.item() once a step blocks the host for most of the step while the GPU
+// is busy throughout: the wait costs nothing. A loop whose host launches the
+// work pays for every sync, since the GPU drains while the host waits.
 #include <algorithm>
 #include <map>
 #include <set>
@@ -39,6 +48,15 @@ std::set<std::uint32_t> threads_outside_the_loop(const Trace& t, const Interval&
   return outside;
 }
 
+// When some device was busy: the union of the devices' busy time (a CPU
+// device's work is the host's own, not a GPU's).
+std::vector<Interval> busy_on_any_device(const std::vector<GpuTime>& gpu_time) {
+  std::vector<Interval> busy;
+  for (const GpuTime& g : gpu_time)
+    if (g.device != kHostDevice) busy.insert(busy.end(), g.busy.begin(), g.busy.end());
+  return merge_intervals(std::move(busy));
+}
+
 }  // namespace
 
 void detect_sync_in_loop(const DetectContext& ctx, std::vector<Finding>& out) {
@@ -67,21 +85,24 @@ void detect_sync_in_loop(const DetectContext& ctx, std::vector<Finding>& out) {
   const auto merged = merge_intervals(blocked);
   const std::uint64_t blocked_ns = total_length(merged);
   const double share = static_cast<double>(blocked_ns) / static_cast<double>(wall);
+  const std::vector<Interval> gpu_busy = busy_on_any_device(ctx.gpu_time);
   // In most iterations (not a checkpoint's syncs in one of them), and either
   // costly or many: under a profiler the host is the bottleneck and each
   // sync waits little, yet syncs after every layer still serialise the loop.
   const auto& iterations = phases.host_iterations;
   std::vector<double> shares;
   std::size_t with_sync = 0;
+  std::uint64_t cost_ns = 0, idle_ns = 0;
   for (const Interval& it : iterations) {
-    std::uint64_t in = 0;
-    for (const Interval& b : merged) {
-      const std::uint64_t lo = std::max(b.begin, it.begin), hi = std::min(b.end, it.end);
-      if (lo < hi) in += hi - lo;
-    }
+    const std::uint64_t in = length_within(merged, it);
+    const std::uint64_t idle = it.length() - std::min(it.length(), length_within(gpu_busy, it));
+    cost_ns += std::min(in, idle);
+    idle_ns += idle;
     with_sync += in > 0;
     shares.push_back(it.length() ? static_cast<double>(in) / static_cast<double>(it.length()) : 0.0);
   }
+  const std::uint64_t iterations_ns = iterations.back().end - iterations.front().begin;
+  const double cost_share = static_cast<double>(cost_ns) / static_cast<double>(std::max<std::uint64_t>(iterations_ns, 1));
   // A sync in each iteration: not one long wait that the iterations ran
   // under (a loop queued at once and waited for at its end, whose
   // iterations are the GPU's where their launches are not in the trace).
@@ -90,7 +111,7 @@ void detect_sync_in_loop(const DetectContext& ctx, std::vector<Finding>& out) {
   // What the waits cost decides: a share of the loop is a warning; many
   // cheap syncs (under a profiler the host is the bottleneck and each waits
   // little) still serialise the loop, which is worth a note.
-  const bool costly = share >= ctx.options.sync_share;
+  const bool costly = cost_share >= ctx.options.sync_share;
   if (!costly && per_iteration_syncs < ctx.options.syncs_per_iteration) return;
   std::string per_iteration;
   {
@@ -105,12 +126,15 @@ void detect_sync_in_loop(const DetectContext& ctx, std::vector<Finding>& out) {
   std::vector<std::pair<StackId, std::pair<std::uint64_t, std::uint64_t>>> groups(by_stack.begin(), by_stack.end());
   std::sort(groups.begin(), groups.end(), [](const auto& a, const auto& b) { return a.second.second > b.second.second; });
   Finding f = make_finding(
-      ctx, fmt::format("the host was blocked in {} synchronisations for {} of {} {} ({:.1f}%){}{}; each sync "
-                       "drains the GPU queue so the CPU cannot run ahead: drop per-step syncs (.item(), "
-                       "cudaDeviceSynchronize, blocking copies), accumulate metrics on the device and read them "
-                       "every N steps",
+      ctx, fmt::format("the host was blocked in {} synchronisations for {} of {} {} ({:.1f}%), and the GPU was "
+                       "idle for {:.1f}% of it: the syncs cost up to {:.1f}% of the loop, the time the GPU had "
+                       "nothing to run while the host waited{}{}; each sync drains the GPU queue so the CPU cannot run "
+                       "ahead: drop per-step syncs (.item(), cudaDeviceSynchronize, blocking copies), accumulate "
+                       "metrics on the device and read them every N steps",
                        blocked.size(), format_duration(blocked_ns), format_duration(wall), "in the training loop",
-                       share * 100.0, per_iteration,
+                       share * 100.0,
+                       100.0 * static_cast<double>(idle_ns) / static_cast<double>(std::max<std::uint64_t>(iterations_ns, 1)),
+                       cost_share * 100.0, per_iteration,
                        costly ? std::string()
                               : fmt::format(", below the {:.0f}% of the loop at which this is a warning "
                                             "(--sync-share), but at least {:g} syncs an iteration "

@@ -26,6 +26,16 @@ std::uint64_t total_length(const std::vector<Interval>& merged) {
   return sum;
 }
 
+std::uint64_t length_within(const std::vector<Interval>& merged, const Interval& window) {
+  // Merged lists are sorted by end too: skip to the first that ends inside the window.
+  auto it = std::upper_bound(merged.begin(), merged.end(), window.begin,
+                             [](std::uint64_t t, const Interval& i) { return t < i.end; });
+  std::uint64_t total = 0;
+  for (; it != merged.end() && it->begin < window.end; ++it)
+    total += std::min(it->end, window.end) - std::max(it->begin, window.begin);
+  return total;
+}
+
 std::vector<Interval> subtract_intervals(const std::vector<Interval>& from, const std::vector<Interval>& remove) {
   std::vector<Interval> out;
   std::size_t r = 0;

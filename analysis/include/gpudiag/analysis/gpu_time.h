@@ -27,6 +27,8 @@ struct Interval {
 std::vector<Interval> merge_intervals(std::vector<Interval> intervals);
 // Total length of a merged list.
 std::uint64_t total_length(const std::vector<Interval>& merged);
+// Total length of the parts of a merged list that lie inside `window`.
+std::uint64_t length_within(const std::vector<Interval>& merged, const Interval& window);
 // Parts of `from` not covered by `remove` (both merged).
 std::vector<Interval> subtract_intervals(const std::vector<Interval>& from, const std::vector<Interval>& remove);
 

@@ -31,7 +31,7 @@ struct DetectOptions {
   std::uint64_t tiny_transfer_bytes = 8;       // GD005: a copy of at most this many bytes is tiny
   std::uint64_t tiny_transfer_count = 10;      // GD005: report from this many tiny copies on
   std::uint64_t tiny_reads_per_iteration = 8;  // GD005: when this many tiny reads come to an iteration or in a row
-  double sync_share = 0.10;                    // GD010: a warning when syncs block at least this share of the loop's time
+  double sync_share = 0.10;                    // GD010: a warning when syncs cost at least this share of the loop (host blocked, GPU idle)
   double syncs_per_iteration = 4.0;            // GD010: a note when this many a iteration block less than that
   double float64_share = 0.05;                 // GD002: a warning when Float64 kernels take this share of kernel time
   double pageable_share = 0.01;                // GD009: a warning when pageable async copies hold the host this share of the time judged
