@@ -1,0 +1,33 @@
+#!/usr/bin/env python3
+"""Healthy: a checkpoint saved every epoch from state_dict(), the model's and
+the optimizer's, with torch.save. Saving copies every tensor to the host,
+BatchNorm's 8-byte step counters among them, once an epoch."""
+import os
+import tempfile
+
+import torch
+
+from healthy_loop import UNet, Profiler, batches, dataset, done, loader, loss_of, options
+
+
+def main():
+    args = options(__doc__)
+    model = UNet().to(args.dev)
+    opt = torch.optim.Adam(model.parameters(), lr=3e-3)
+    train_loader = loader(args, dataset())
+    with tempfile.TemporaryDirectory() as folder, Profiler(args) as prof:
+        for step, images, masks in batches(args, train_loader):
+            loss = loss_of(model, images, masks)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            if step % args.epoch == args.epoch - 1:
+                path = os.path.join(folder, "checkpoint.pt")
+                torch.save({"step": step, "model": model.state_dict(), "optimizer": opt.state_dict()}, path)
+                print(f"step {step} loss {loss.item():.4f}, saved {os.path.getsize(path)} bytes")
+            prof.step()
+    return done(args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
