@@ -39,8 +39,10 @@ struct Builder {
   }
 };
 
-// Downsamples a step function to at most `max_points`, keeping the maximum
-// of each bucket so peaks survive.
+// Downsamples a step function to at most `max_points` (and its last),
+// keeping the maximum of each bucket so peaks survive. A peak ends with its
+// bucket where no step follows in the next one, rather than lasting over
+// the gap, and an empty bucket adds no point.
 nlohmann::json downsample(const std::vector<std::pair<double, std::uint64_t>>& steps, std::size_t max_points) {
   nlohmann::json out = nlohmann::json::array();
   if (steps.empty()) return out;
@@ -53,10 +55,14 @@ nlohmann::json downsample(const std::vector<std::pair<double, std::uint64_t>>& s
   std::size_t i = 0;
   for (std::size_t b = 0; b < max_points && i < steps.size(); ++b) {
     const double limit = t0 + width * static_cast<double>(b + 1);
+    if (steps[i].first >= limit && b + 1 < max_points) continue;
     std::uint64_t peak = steps[i].second;
     const double at = steps[i].first;
     while (i < steps.size() && (steps[i].first < limit || b + 1 == max_points)) peak = std::max(peak, steps[i++].second);
     out.push_back({at, peak});
+    // The next bucket is empty and adds no point: this one's room goes to its last value.
+    if (i < steps.size() && steps[i].first >= limit + width && steps[i - 1].second != peak)
+      out.push_back({steps[i - 1].first, steps[i - 1].second});
   }
   out.push_back({steps.back().first, steps.back().second});
   return out;

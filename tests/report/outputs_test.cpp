@@ -178,6 +178,28 @@ TEST(Html, LargeTracesAreDownsampledToABoundedNumberOfSeries) {
   for (const auto& s : d["series"]) EXPECT_TRUE(s["live_at_end"].get<bool>()) << s.dump();
 }
 
+// Downsampled, the merged series keeps each bucket's peak but not over a
+// gap: where nothing is live for a while, it says so.
+TEST(Html, AMergedPeakDoesNotLastOverAGap) {
+  Trace t;
+  alloc(t, 0, 0x10000000, 1 << 30, 0);  // the one drawn on its own
+  for (std::uint64_t i = 0; i < 1000; ++i) {
+    alloc(t, 1000 + 10 * i, 0x1000 + 0x1000 * i, 4096, 0);
+    free_at(t, 1000 + 10 * i + 5, 0x1000 + 0x1000 * i);
+  }
+  alloc(t, 10'000'000, 0x2000000, 4096, 0);  // 10 ms later
+  HtmlOptions o;
+  o.max_series = 1;
+  o.max_points = 100;
+  const auto data = html_data(t, analyze(t), o);
+  const auto& other = data["devices"][0]["other"];
+  ASSERT_LE(other.size(), 101u);
+  std::uint64_t in_gap = 1;
+  for (const auto& p : other)
+    if (p[0].get<double>() <= 5000) in_gap = p[1];  // us: halfway through the gap
+  EXPECT_EQ(in_gap, 0u) << other.dump();
+}
+
 }  // namespace
 }  // namespace gpudiag
 
