@@ -1,8 +1,9 @@
 // The data embedded in the HTML page: per device the largest allocations as
-// individual series, the rest merged into one downsampled series, allocator
-// counters, a sample of kernels for "kernel nearby", findings with their
-// catalogue entries, and the GPU time breakdown. Times are microseconds
-// from the start of the trace.
+// individual series, the rest merged into one downsampled series, the same
+// for finer tiles of time where the run has more to show (html_tiles.cpp),
+// allocator counters, a sample of kernels for "kernel nearby", findings
+// with their catalogue entries, and the GPU time breakdown. Times are
+// microseconds from the start of the trace.
 #include <algorithm>
 #include <numeric>
 #include <unordered_map>
@@ -12,32 +13,11 @@
 #include "gpudiag/catalogue.h"
 #include "gpudiag/emit.h"
 #include "gpudiag/report/report.h"
+#include "html_tiles.h"
 
 namespace gpudiag {
-namespace {
 
-struct Builder {
-  const Trace& trace;
-  std::uint64_t origin;
-  std::uint64_t end;
-  std::unordered_map<StackId, std::size_t> stack_index;
-  nlohmann::json stacks = nlohmann::json::array();
-
-  double us(std::uint64_t t) const { return t <= origin ? 0.0 : static_cast<double>(t - origin) / 1e3; }
-
-  std::size_t stack(StackId id) {
-    auto [it, fresh] = stack_index.try_emplace(id, stacks.size());
-    if (fresh) {
-      nlohmann::json frames = nlohmann::json::array();
-      for (const Frame& f : frames_of(trace, id))
-        frames.push_back(fmt::format("{}{}{}", f.function.empty() ? fmt::format("0x{:x}", f.address) : f.function,
-                                     f.file.empty() ? "" : fmt::format(" {}:{}", f.file, f.line),
-                                     f.module.empty() ? "" : fmt::format(" ({})", f.module)));
-      stacks.push_back(std::move(frames));
-    }
-    return it->second;
-  }
-};
+namespace detail {
 
 // Downsamples a step function to at most `max_points` (and its last),
 // keeping the maximum of each bucket so peaks survive. A peak ends with its
@@ -68,7 +48,14 @@ nlohmann::json downsample(const std::vector<std::pair<double, std::uint64_t>>& s
   return out;
 }
 
-nlohmann::json device_json(Builder& b, const DeviceMemory& m, const HtmlOptions& o) {
+}  // namespace detail
+
+namespace {
+
+using detail::Builder;
+using detail::downsample;
+
+nlohmann::json device_json(Builder& b, const DeviceMemory& m, const HtmlOptions& o, std::size_t tile_budget) {
   // Rank allocations by bytes x lifetime: what a viewer of the area notices.
   std::vector<std::uint32_t> order(m.blocks.size());
   std::iota(order.begin(), order.end(), 0u);
@@ -118,24 +105,27 @@ nlohmann::json device_json(Builder& b, const DeviceMemory& m, const HtmlOptions&
     reserved.push_back({b.us(c.time_ns), c.reserved_bytes});
   }
   const std::uint64_t merged = order.size() - keep;
-  return {{"device", m.device},
-          {"label", b.trace.device_label(m.device)},
-          {"allocations", m.blocks.size()},
-          {"peak_bytes", m.peak_bytes},
-          {"peak_us", b.us(m.peak_ns)},
-          {"capacity_bytes", m.capacity_bytes},
-          {"series", std::move(series)},
-          {"other", downsample(steps, o.max_points)},
-          {"other_count", merged},
-          {"expected_series", keep + (merged > 0 ? 1 : 0)},
-          {"allocated", downsample(allocated, o.max_points)},
-          {"reserved", downsample(reserved, o.max_points)}};
+  nlohmann::json j = {{"device", m.device},
+                      {"label", b.trace.device_label(m.device)},
+                      {"allocations", m.blocks.size()},
+                      {"peak_bytes", m.peak_bytes},
+                      {"peak_us", b.us(m.peak_ns)},
+                      {"capacity_bytes", m.capacity_bytes},
+                      {"series", std::move(series)},
+                      {"other", downsample(steps, o.max_points)},
+                      {"other_count", merged},
+                      {"expected_series", keep + (merged > 0 ? 1 : 0)},
+                      {"allocated", downsample(allocated, o.max_points)},
+                      {"reserved", downsample(reserved, o.max_points)}};
+  if (merged > 0)
+    if (nlohmann::json tiles = detail::tiles_json(b, m, shown, o, tile_budget); !tiles.is_null()) j["detail"] = std::move(tiles);
+  return j;
 }
 
 }  // namespace
 
 nlohmann::json html_data(const Trace& trace, const Report& report, const HtmlOptions& options) {
-  Builder b{trace, trace.begin_ns(), trace.end_ns(), {}, {}};
+  Builder b{trace, trace.begin_ns(), trace.end_ns(), {}, nlohmann::json::array(), {}};
   nlohmann::json j;
   j["title"] = trace.path.empty() ? std::string("trace") : trace.path;
   j["source"] = std::string(to_string(trace.source));
@@ -148,7 +138,11 @@ nlohmann::json html_data(const Trace& trace, const Report& report, const HtmlOpt
   j["stopped_cleanly"] = trace.stopped_cleanly;
   j["warnings"] = warnings_json(trace, report);  // what the page shows above everything else
   j["devices"] = nlohmann::json::array();
-  for (const DeviceMemory& m : report.memory.devices) j["devices"].push_back(device_json(b, m, options));
+  // The tiles' bytes are shared alike by the devices that merge some of their allocations.
+  const auto merging = std::count_if(report.memory.devices.begin(), report.memory.devices.end(),
+                                     [&](const DeviceMemory& m) { return m.blocks.size() > options.max_series; });
+  const std::size_t tile_budget = merging ? options.tile_bytes / static_cast<std::size_t>(merging) : 0;
+  for (const DeviceMemory& m : report.memory.devices) j["devices"].push_back(device_json(b, m, options, tile_budget));
   // Kernels, evenly sampled when there are too many.
   nlohmann::json names = nlohmann::json::array();
   std::unordered_map<StringId, std::size_t> name_index;

@@ -107,4 +107,30 @@ inline Trace training_loop(int steps, std::uint64_t sync_ns, std::uint64_t start
   return t;
 }
 
+// A run of `steps` 1 ms steps on device 0 after three 64 MiB weights that
+// live throughout: step s allocates `per_step` activations one after the
+// other, 10 us apart, each of (s + 1) MiB and a few pages and freed 9 us
+// later. The later steps' are the larger, so that over the whole run the
+// largest allocations (bytes x lifetime) are the weights and the last steps'.
+inline constexpr std::uint64_t kWeightsAddr = 0x10000000000;
+inline std::uint64_t activation_addr(int step, int j, int per_step) {
+  return 0x20000000000 + (static_cast<std::uint64_t>(step) * per_step + j) * (1ull << 28);
+}
+inline std::uint64_t step_start_ns(int step) { return 1'000'000ull * (step + 1); }
+inline Trace weights_and_activations(int steps, int per_step) {
+  Trace t;
+  t.path = "steps.gdtrace";
+  for (std::uint64_t i = 0; i < 3; ++i)
+    alloc(t, 1000 * i, kWeightsAddr + (i << 28), 64ull << 20, 0, stack_named(t, "init_weights", "model.py", 10));
+  std::vector<StackId> sites;
+  for (int j = 0; j < per_step; ++j) sites.push_back(stack_named(t, "forward", "model.py", 100 + j));
+  for (int s = 0; s < steps; ++s)
+    for (int j = 0; j < per_step; ++j) {
+      const std::uint64_t at = step_start_ns(s) + 10'000ull * j, addr = activation_addr(s, j, per_step);
+      alloc(t, at, addr, (static_cast<std::uint64_t>(s + 1) << 20) + 4096ull * j, 0, sites[j]);
+      free_at(t, at + 9'000, addr);
+    }
+  return t;
+}
+
 }  // namespace gpudiag::testing
