@@ -69,10 +69,28 @@ for (const g of data.gpu_time) {
 }
 
 // Memory timeline per device: stacked allocations drawn per segment between
-// consecutive allocation/free times.
+// consecutive allocation/free times. Zoomed in, the finest level of detail
+// whose tiles are at least as wide as the view is drawn, so that one or two
+// tiles cover it, each with its own largest allocations on its merged rest.
 function kernelsOf(dev) { return data.kernels.filter(k => k[3] === dev).sort((a, b) => a[0] - b[0]); }
 function lowerBound(arr, t, key) { let lo = 0, hi = arr.length; while (lo < hi) { const m = (lo + hi) >> 1; if (key(arr[m]) < t) lo = m + 1; else hi = m; } return lo; }
 function stepAt(points, t) { const i = lowerBound(points, t + 1e-9, p => p[0]) - 1; return i >= 0 ? points[i][1] : 0; }
+// Allocations drawn one by one (`list`, coloured by `keys`) stacked on the
+// merged rest (`other`), as segments over [from, to] (a tile) or over all
+// their times.
+function layer(list, keys, other, from, to) {
+  const tset = new Set(); for (const s of list) { tset.add(s.start); tset.add(s.end); } for (const p of other) tset.add(p[0]);
+  let times = Array.from(tset);
+  if (from !== undefined) { times = times.filter(t => t > from && t < to); times.push(from, to); }
+  times.sort((a, b) => a - b);
+  const segs = []; let top = 0;
+  for (let k = 0; k + 1 < times.length; k++) {
+    const t0 = times[k], t1 = times[k + 1], base = stepAt(other, t0); let y = base; const rects = [];
+    for (let i = 0; i < list.length; i++) { const s = list[i]; if (s.start <= t0 && s.end >= t1) { rects.push([i, y, y + s.bytes]); y += s.bytes; } }
+    segs.push({ t0, t1, base, top: y, rects }); if (y > top) top = y;
+  }
+  return { list, keys, segs, top, times };
+}
 function Timeline(root, dev) {
   const wrap = el("div", "tl"); root.append(wrap);
   wrap.append(el("h3", "", dev.label + ": peak " + fmtBytes(dev.peak_bytes) + " at " + fmtUs(dev.peak_us) + (dev.capacity_bytes ? " of " + fmtBytes(dev.capacity_bytes) : "") + ", " + dev.allocations + " allocations" + (dev.other_count ? " (" + dev.other_count + " others merged)" : "")));
@@ -80,20 +98,41 @@ function Timeline(root, dev) {
   const canvas = el("canvas"); wrap.append(canvas);
   const axis = el("div", "axis"); wrap.append(axis, el("div", "axis-caption", "time since the start of the trace"));
   const tip = el("div", "tip"); wrap.append(tip);
-  const series = dev.series, other = dev.other, kernels = kernelsOf(dev.device);
-  canvas.dataset.seriesCount = String(series.length + (other.length ? 1 : 0));
+  const series = dev.series, kernels = kernelsOf(dev.device);
+  canvas.dataset.seriesCount = String(series.length + (dev.other.length ? 1 : 0));
   canvas.dataset.device = String(dev.device);
-  const tset = new Set(); for (const s of series) { tset.add(s.start); tset.add(s.end); } for (const p of other) tset.add(p[0]);
-  const times = Array.from(tset).sort((a, b) => a - b);
-  const segs = []; let maxY = 1;
-  for (let k = 0; k + 1 < times.length; k++) {
-    const t0 = times[k], t1 = times[k + 1], base = stepAt(other, t0); let y = base; const rects = [];
-    for (let i = 0; i < series.length; i++) { const s = series[i]; if (s.start <= t0 && s.end >= t1) { rects.push([i, y, y + s.bytes]); y += s.bytes; } }
-    segs.push({ t0, t1, base, top: y, rects }); if (y > maxY) maxY = y;
-  }
+  const whole = layer(series, series.map((s, i) => i), dev.other), times = whole.times;
+  let maxY = Math.max(1, whole.top);
   for (const p of dev.reserved.concat(dev.allocated)) if (p[1] > maxY) maxY = p[1];
+  // The finer levels' tiles; a tile's series are indices into the level-0 series, then into the detail's blocks.
+  const detail = dev.detail, tiles = new Map(), built = new Map();
+  const blocks = detail ? detail.blocks.map(b => ({ start: b[0], end: b[1], bytes: b[2], addr: b[3], kind: b[4], stack: b[5], live_at_end: b[6] })) : [];
+  if (detail) for (const t of detail.tiles) tiles.set(t.level + ":" + t.index, t);
+  function tileLayer(t) {
+    let l = built.get(t);
+    if (!l) { l = layer(t.series.map(k => k < series.length ? series[k] : blocks[k - series.length]), t.series, t.other, t.from, t.to); built.set(t, l); if (l.top > maxY) maxY = l.top; }
+    return l;
+  }
+  // The parts of the view and the layer each draws. Where the data leaves a
+  // tile out, it shows little that the nearest coarser tile kept does not,
+  // and that one is drawn.
+  function regions() {
+    if (!detail) return [{ t0: -Infinity, t1: Infinity, layer: whole, level: 0 }];
+    const span = detail.to - detail.from, w = view.t1 - view.t0;
+    let k = 0; while (k < detail.levels && span / Math.pow(2, k + 1) >= w) k++;
+    const n = Math.pow(2, k), width = span / n, at = t => Math.max(0, Math.min(n - 1, Math.floor((t - detail.from) / width)));
+    const out = [];
+    for (let i = at(view.t0); i <= at(view.t1); i++) {
+      let lv = k, j = i, t;
+      for (; lv > 0 && !(t = tiles.get(lv + ":" + j)); lv--) j = Math.floor(j / 2);
+      const l = lv ? tileLayer(t) : whole, t0 = i ? detail.from + i * width : -Infinity, t1 = i < n - 1 ? detail.from + (i + 1) * width : Infinity;
+      const last = out[out.length - 1];
+      if (last && last.layer === l) last.t1 = t1; else out.push({ t0, t1, layer: l, level: lv });
+    }
+    return out;
+  }
   const full = { t0: times.length ? times[0] : 0, t1: times.length ? Math.max(times[times.length - 1], times[0] + 1) : 1 };
-  let view = { t0: full.t0, t1: full.t1 }, dragFrom = null;
+  let view = { t0: full.t0, t1: full.t1 }, dragFrom = null, parts = [];
   // A link can open the page zoomed: #zoom=<from us>,<to us>.
   const zm = /zoom=([0-9.]+),([0-9.]+)/.exec(location.hash);
   if (zm && Number(zm[2]) > Number(zm[1])) view = { t0: Number(zm[1]), t1: Number(zm[2]) };
@@ -101,13 +140,18 @@ function Timeline(root, dev) {
   function size() { const w = Math.max(300, wrap.clientWidth || 1000), r = window.devicePixelRatio || 1; canvas.width = w * r; canvas.height = H * r; const c = canvas.getContext("2d"); c.setTransform(r, 0, 0, r, 0, 0); return { c, w }; }
   const colour = i => "hsl(" + ((i * 47) % 360) + ",58%," + (48 + (i % 3) * 8) + "%)";
   function draw() {
+    parts = regions();
     const { c, w } = size(); const X = t => (t - view.t0) / (view.t1 - view.t0) * w, Y = b => H - pad - b / maxY * (H - 2 * pad);
     c.clearRect(0, 0, w, H);
-    for (const sg of segs) {
-      // Whole pixels, so neighbouring segments of one allocation join without seams.
-      if (sg.t1 < view.t0 || sg.t0 > view.t1) continue; const x0 = Math.floor(X(sg.t0)), x1 = Math.max(Math.ceil(X(sg.t1)), x0 + 1);
-      if (sg.base > 0) { c.fillStyle = "#c3c8d2"; c.fillRect(x0, Y(sg.base), x1 - x0, Y(0) - Y(sg.base)); }
-      for (const [i, y0, y1] of sg.rects) { c.fillStyle = colour(i); c.fillRect(x0, Y(y1), x1 - x0, Y(y0) - Y(y1)); }
+    const drawn = new Set();
+    for (const part of parts) {
+      const from = Math.max(part.t0, view.t0), to = Math.min(part.t1, view.t1);
+      for (const sg of part.layer.segs) {
+        // Whole pixels, so neighbouring segments of one allocation join without seams.
+        if (sg.t1 <= from || sg.t0 >= to) continue; const x0 = Math.floor(X(Math.max(sg.t0, part.t0))), x1 = Math.max(Math.ceil(X(Math.min(sg.t1, part.t1))), x0 + 1);
+        if (sg.base > 0) { c.fillStyle = "#c3c8d2"; c.fillRect(x0, Y(sg.base), x1 - x0, Y(0) - Y(sg.base)); }
+        for (const [i, y0, y1] of sg.rects) { const key = part.layer.keys[i]; drawn.add(key); c.fillStyle = colour(key); c.fillRect(x0, Y(y1), x1 - x0, Y(y0) - Y(y1)); }
+      }
     }
     for (const [pts, col] of [[dev.reserved, "#c62828"], [dev.allocated, "#1d2330"]]) {
       if (!pts.length) continue; c.strokeStyle = col; c.setLineDash(col === "#c62828" ? [5, 3] : []); c.beginPath();
@@ -116,8 +160,9 @@ function Timeline(root, dev) {
     if (dragFrom !== null && dragTo !== null) { c.fillStyle = "rgba(63,127,208,.18)"; c.fillRect(Math.min(dragFrom, dragTo), 0, Math.abs(dragTo - dragFrom), H); }
     c.fillStyle = "#556"; c.font = "11px sans-serif"; c.fillText(fmtBytes(maxY), 4, 12);
     drawAxis(w, X);
-    canvas.dataset.view = view.t0 + "," + view.t1;
-    range.textContent = fmtUs(view.t0) + " \u2013 " + fmtUs(view.t1) + "  (" + canvas.dataset.seriesCount + " series" + (dev.reserved.length ? "; dashed red: reserved, black: allocated" : "") + ")";
+    const level = Math.max(...parts.map(p => p.level));
+    canvas.dataset.view = view.t0 + "," + view.t1; canvas.dataset.level = String(level); canvas.dataset.drawn = String(drawn.size);
+    range.textContent = fmtUs(view.t0) + " \u2013 " + fmtUs(view.t1) + "  (" + drawn.size + " allocations drawn one by one" + (level ? ", detail level " + level : "") + (dev.reserved.length ? "; dashed red: reserved, black: allocated" : "") + ")";
   }
   // Ticks at 1, 2 or 5 times a power of ten, in the unit of the view's span.
   function drawAxis(w, X) {
@@ -139,10 +184,11 @@ function Timeline(root, dev) {
   const tAt = x => view.t0 + x / canvas.clientWidth * (view.t1 - view.t0);
   function hover(ev) {
     const r = canvas.getBoundingClientRect(), x = ev.clientX - r.left, y = ev.clientY - r.top, t = tAt(x), b = (H - pad - y) / (H - 2 * pad) * maxY;
+    const part = parts.find(p => t >= p.t0 && t < p.t1) || parts[0], segs = part.layer.segs;
     const k = lowerBound(segs, t, s => s.t1); const sg = segs[k];
     if (!sg || t < sg.t0 || b < 0) { tip.style.display = "none"; return; }
     let text = null;
-    for (const [i, y0, y1] of sg.rects) if (b >= y0 && b < y1) { const s = series[i]; text = fmtBytes(s.bytes) + " " + s.kind + " at " + s.addr + "\nallocated " + fmtUs(s.start) + (s.live_at_end ? ", still live at the end" : ", freed " + fmtUs(s.end)) + "\n" + (data.stacks[s.stack] || []).slice(0, 12).join("\n"); }
+    for (const [i, y0, y1] of sg.rects) if (b >= y0 && b < y1) { const s = part.layer.list[i]; text = fmtBytes(s.bytes) + " " + s.kind + " at " + s.addr + "\nallocated " + fmtUs(s.start) + (s.live_at_end ? ", still live at the end" : ", freed " + fmtUs(s.end)) + "\n" + (data.stacks[s.stack] || []).slice(0, 12).join("\n"); }
     if (text === null && b < sg.base) text = "other allocations merged: " + fmtBytes(sg.base) + " live";
     if (text === null) { tip.style.display = "none"; return; }
     const j = Math.min(lowerBound(kernels, t, q => q[0]), kernels.length - 1);

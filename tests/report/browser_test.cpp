@@ -1,10 +1,11 @@
 // The HTML page in real headless Chromium: loads with no console errors,
 // leads with the findings, draws the expected number of series on a
-// labelled time axis, is screenshotted, and runs nothing from names in the
-// trace.
+// labelled time axis and, zoomed in, the allocations of the time shown, is
+// screenshotted, and runs nothing from names in the trace.
 
 #include <signal.h>
 
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -82,15 +83,16 @@ constexpr const char* kProbe = R"JS(<script>
 })();
 </script>)JS";
 
-nlohmann::json probe(const fs::path& html, Page* page = nullptr) {
+nlohmann::json probe(const fs::path& html, Page* page = nullptr, const std::string& script = kProbe,
+                     const std::string& fragment = "") {
   std::ifstream in(html, std::ios::binary);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const auto body_end = text.rfind("</body>");
   EXPECT_NE(body_end, std::string::npos);
-  text.insert(body_end, kProbe);
+  text.insert(body_end, script);
   const fs::path probed = html.string() + ".probe.html";
   std::ofstream(probed, std::ios::binary) << text;
-  Page p = load(probed);
+  Page p = load(probed, fragment);
   std::smatch m;
   if (!std::regex_search(p.dom, m, std::regex("<pre id=\"probe\">([^<]*)</pre>"))) {
     ADD_FAILURE() << "the probe did not run\n" << p.console;
@@ -321,6 +323,64 @@ TEST_F(Browser, ZoomedViewDrawsOnlyTheChosenTimeRange) {
     EXPECT_GE(t, 2000);
     EXPECT_LE(t, 5000);
   }
+}
+
+// The first memory chart's level of detail and how many allocations it draws one by one.
+std::pair<int, int> level_and_drawn(const std::string& dom) {
+  std::smatch level, drawn;
+  if (!std::regex_search(dom, level, std::regex("data-level=\"(\\d+)\"")) ||
+      !std::regex_search(dom, drawn, std::regex("data-drawn=\"(\\d+)\"")))
+    return {-1, -1};
+  return {std::stoi(level[1]), std::stoi(drawn[1])};
+}
+
+// Hovers down the first memory chart at a given share of its width and
+// writes the distinct tooltips into <pre id="probe">.
+constexpr const char* kHoverProbe = R"JS(<script>
+(function () {
+  const canvas = document.querySelector("#gd-timelines canvas"), tip = document.querySelector("#gd-timelines .tip");
+  const r = canvas.getBoundingClientRect(), x = r.left + r.width * Number(location.hash.split("&at=")[1]), tips = [];
+  for (let y = r.top + 1; y < r.bottom; y += 2) {
+    canvas.dispatchEvent(new MouseEvent("mousemove", { clientX: x, clientY: y, bubbles: true }));
+    if (tip.style.display === "block" && !tips.includes(tip.textContent)) tips.push(tip.textContent);
+  }
+  const out = document.createElement("pre"); out.id = "probe"; out.textContent = JSON.stringify({ tips }); document.body.append(out);
+})();
+</script>)JS";
+
+// Zoomed into one training step, the page draws that step's activations one
+// by one, though over the whole run the largest allocations are the weights
+// and the last steps' activations; hovering one shows its size, address and
+// stack.
+TEST_F(Browser, ZoomedIntoOneStepThePageDrawsThatStepsAllocations) {
+  const int step = 10, per_step = 40;
+  const fs::path html = write_page(weights_and_activations(64, per_step), "steps.html");
+  const Page whole = load(html);
+  EXPECT_EQ(whole.console, "");
+  EXPECT_EQ(level_and_drawn(whole.dom), std::make_pair(0, 200)) << "the whole run draws its 200 largest";
+  // The step's 40 activations, 10 us apart, each live 9 us.
+  const double from = static_cast<double>(step_start_ns(step)) / 1e3;
+  const std::string zoom = "#zoom=" + std::to_string(static_cast<long>(from)) + "," + std::to_string(static_cast<long>(from + 400));
+  const Page zoomed = load(html, zoom);
+  EXPECT_EQ(zoomed.console, "") << "console output while loading";
+  const auto [level, drawn] = level_and_drawn(zoomed.dom);
+  EXPECT_GE(level, 1) << "zoomed into a step, the page still draws the whole run's allocations";
+  EXPECT_EQ(drawn, 3 + per_step) << "the weights and the step's activations, one by one";
+  // 4.5 us into the view the step's first activation (11 MiB) is live, on top of the weights.
+  Page hovered;
+  const nlohmann::json r = probe(html, &hovered, kHoverProbe, zoom + "&at=" + std::to_string(4.5 / 400));
+  ASSERT_FALSE(r.is_null());
+  EXPECT_EQ(hovered.console, "");
+  char addr[24];
+  std::snprintf(addr, sizeof addr, "0x%llx", static_cast<unsigned long long>(activation_addr(step, 0, per_step)));
+  bool activation = false, weight = false;
+  for (const std::string tip : r["tips"]) {
+    activation |= tip.find("11.0 MiB device at " + std::string(addr)) != std::string::npos &&
+                  tip.find("forward model.py:100") != std::string::npos;
+    weight |= tip.find("64.0 MiB") != std::string::npos && tip.find("init_weights model.py:10") != std::string::npos;
+  }
+  EXPECT_TRUE(activation) << "no tooltip names the step's first activation: " << r.dump(1);
+  EXPECT_TRUE(weight) << r.dump(1);
 }
 
 TEST_F(Browser, KernelNamesFromTheTraceRunNothing) {
