@@ -56,6 +56,31 @@ bool held_from_python(const Trace& t, const DeviceMemory& m, const std::vector<s
   });
 }
 
+// What PyTorch's own message says, in its words: "Tried to allocate X. GPU 0
+// has a total capacity of C of which F is free. Of the allocated memory A is
+// allocated by PyTorch, and R is reserved by PyTorch but unallocated.", with
+// the largest free block where the snapshot at the failure shows it.
+std::string pytorch_terms(const OutOfMemory& oom, const std::string& where, std::uint64_t capacity, std::uint64_t live,
+                          std::uint64_t unallocated) {
+  std::string msg = fmt::format("out of memory on {}: tried to allocate {}",
+                                where, oom.requested_bytes ? format_bytes(oom.requested_bytes) : std::string("more"));
+  if (capacity && oom.free_bytes)
+    msg += fmt::format("; the GPU has a total capacity of {} of which {} is free", format_bytes(capacity),
+                       format_bytes(oom.free_bytes));
+  else if (oom.free_bytes)
+    msg += fmt::format("; the GPU had {} free", format_bytes(oom.free_bytes));
+  else if (capacity)
+    msg += fmt::format("; the GPU has a total capacity of {}", format_bytes(capacity));
+  msg += fmt::format("; {} is allocated by PyTorch (live tensors)", format_bytes(live));
+  if (unallocated) {
+    msg += fmt::format(" and {} is reserved by PyTorch but unallocated", format_bytes(unallocated));
+    if (oom.largest_free_block_bytes)
+      msg += fmt::format(", whose largest free block is {}{}", format_bytes(oom.largest_free_block_bytes),
+                         oom.largest_free_block_bytes < oom.requested_bytes ? ", too small for the request" : "");
+  }
+  return msg;
+}
+
 }  // namespace
 
 void detect_out_of_memory(const DetectContext& ctx, std::vector<Finding>& out) {
@@ -76,14 +101,12 @@ void detect_out_of_memory(const DetectContext& ctx, std::vector<Finding>& out) {
       for (std::uint32_t i = 0; i < m->blocks.size(); ++i)
         if (m->blocks[i].live_at(oom.time_ns)) live_blocks.push_back(i);
     }
-    std::string msg = fmt::format("out of memory on {}: {} failed with {} live",
-                                  oom.device == kHostDevice ? std::string("the host (pinned memory)")
-                                                            : ctx.trace.device_label(oom.device),
-                                  request_text(oom), format_bytes(live));
-    if (capacity) msg += fmt::format(" of {} capacity", format_bytes(capacity));
-    if (oom.free_bytes) msg += fmt::format(" ({} reported free)", format_bytes(oom.free_bytes));
-    if (m) msg += fmt::format("; the trace's peak was {}", format_bytes(m->peak_bytes));
+    const std::string where = oom.device == kHostDevice ? std::string("the host (pinned memory)")
+                                                        : ctx.trace.device_label(oom.device);
+    std::string msg;
     if (m && held_from_python(t, *m, live_blocks)) {
+      msg = pytorch_terms(oom, where, capacity, live, unallocated);
+      if (m->peak_bytes > live) msg += fmt::format("; the peak was {}", format_bytes(m->peak_bytes));
       msg += "; drop references kept across steps (a loss or an output kept with its graph, tensors appended to a "
              "list), let optimizer.zero_grad(set_to_none=True) free the gradients, checkpoint activations "
              "(torch.utils.checkpoint), or use a smaller batch";
@@ -92,6 +115,10 @@ void detect_out_of_memory(const DetectContext& ctx, std::vector<Finding>& out) {
         msg += "; the reserved but unallocated memory would hold the request but is split: set "
                "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True against the fragmentation";
     } else {
+      msg = fmt::format("out of memory on {}: {} failed with {} live", where, request_text(oom), format_bytes(live));
+      if (capacity) msg += fmt::format(" of {} capacity", format_bytes(capacity));
+      if (oom.free_bytes) msg += fmt::format(" ({} reported free)", format_bytes(oom.free_bytes));
+      if (m) msg += fmt::format("; the trace's peak was {}", format_bytes(m->peak_bytes));
       msg += "; free what is no longer needed (see the largest holders below), use a smaller batch, or checkpoint "
              "activations";
     }

@@ -120,10 +120,20 @@ void read_history(Trace& trace, const json& doc) {
 
 }  // namespace
 
-std::string allocator_history_path(const std::string& trace_path) {
-  // The trace may have been compressed since; the history was written beside it as it was.
+namespace {
+
+// The trace may have been compressed since; what the hook wrote lies beside it as it was.
+std::string beside_trace(const std::string& trace_path, const char* suffix) {
   const bool gzipped = trace_path.size() > 3 && trace_path.ends_with(".gz");
-  return (gzipped ? trace_path.substr(0, trace_path.size() - 3) : trace_path) + ".torch-memory.json";
+  return (gzipped ? trace_path.substr(0, trace_path.size() - 3) : trace_path) + suffix;
+}
+
+}  // namespace
+
+std::string allocator_history_path(const std::string& trace_path) { return beside_trace(trace_path, ".torch-memory.json"); }
+
+std::string out_of_memory_snapshot_path(const std::string& trace_path) {
+  return beside_trace(trace_path, ".torch-oom.pickle");
 }
 
 void read_allocator_history(Trace& trace, const std::string& path) {

@@ -14,6 +14,12 @@
 // - snapshot: nothing (a marker of when a snapshot was taken).
 // Blocks allocated at the snapshot whose allocation the history no longer
 // holds (its ring keeps the newest entries) are allocations from before it.
+// Where a device's history ends with its out-of-memory (a snapshot taken as
+// the request failed, as gpudiag's Python hook and PyTorch's OOM observers
+// take it), the segments are as they were then: their largest free block is
+// the out-of-memory's, and what they held is what was allocated and
+// reserved then. gpudiag's hook adds the device's capacity, which
+// PyTorch's snapshot does not hold, under "gpudiag_out_of_memory".
 #include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
@@ -73,7 +79,17 @@ class SnapshotReader {
     std::vector<std::int32_t> device(lists_.size(), kNotADevice);
     for (const auto& [list, number] : lists_)
       if (auto it = device_of_list.find(list); it != device_of_list.end()) device[number.number] = it->second;
+    const auto held = segments_now(pickle_.get(top, "segments"));
+    for (const auto& [list, state] : lists_)
+      if (state.last_oom != kNoOom && device[state.number] != kNotADevice)
+        if (const auto it = held.find(device[state.number]); it != held.end()) {
+          OutOfMemory& oom = trace_.ooms[state.last_oom];
+          oom.largest_free_block_bytes = it->second.largest_free;
+          trace_.memory_counters.push_back({.time_ns = oom.time_ns, .device = state.number,
+                                            .allocated_bytes = it->second.allocated, .reserved_bytes = it->second.reserved});
+        }
     place_on_devices(device);
+    add_capacity(pickle_.get(top, "gpudiag_out_of_memory"));
     std::unordered_map<std::int32_t, const std::unordered_set<std::uint64_t>*> live_on;
     for (const auto& [list, state] : lists_)
       if (device[state.number] != kNotADevice) live_on[device[state.number]] = &state.live;
@@ -100,12 +116,13 @@ class SnapshotReader {
     if (action.kind != Value::Kind::String) return false;
     const Action kind = action_named(pickle_.as_string(action));
     if (kind == Action::Unused) return true;  // consumed: nothing of it is kept
-    auto it = lists_.try_emplace(list, ListState{static_cast<std::int32_t>(lists_.size()), 0, 0, {}}).first;
+    auto it = lists_.try_emplace(list, ListState{static_cast<std::int32_t>(lists_.size()), 0, 0, {}, kNoOom}).first;
     ListState& l = it->second;
     const std::int32_t d = l.number;
     // Entries without time_us (PyTorch before 2.1 wrote none) are a microsecond apart, in their order.
     const std::uint64_t t = (time.kind == Value::Kind::Int ? pickle_.as_u64(time) : untimed_++) * 1000;
     const std::uint64_t bytes = pickle_.as_u64(size), at = pickle_.as_u64(addr), on = pickle_.as_u64(stream);
+    l.last_oom = kind == Action::Oom ? trace_.ooms.size() : kNoOom;
     switch (kind) {
       case Action::Alloc:
         trace_.allocs.push_back({.time_ns = t, .addr = at, .bytes = bytes, .kind = MemKind::Device, .device = d,
@@ -207,6 +224,40 @@ class SnapshotReader {
     trace_.allocs.insert(trace_.allocs.begin(), from_before.begin(), from_before.end());
   }
 
+  // What each device's segments hold at the snapshot.
+  struct Held {
+    std::uint64_t reserved = 0, allocated = 0, largest_free = 0;
+  };
+  std::unordered_map<std::int32_t, Held> segments_now(const Value& segments) {
+    std::unordered_map<std::int32_t, Held> held;
+    for (const Value& segment : pickle_.items(segments)) {
+      Held& h = held[static_cast<std::int32_t>(pickle_.as_int(pickle_.get(segment, "device")))];
+      h.reserved += pickle_.as_u64(pickle_.get(segment, "total_size"));
+      const Value blocks = pickle_.get(segment, "blocks");
+      if (blocks.kind != Value::Kind::List) continue;
+      for (const Value& b : pickle_.items(blocks)) {
+        const std::string_view state = pickle_.as_string(pickle_.get(b, "state"));
+        const std::uint64_t size = pickle_.as_u64(pickle_.get(b, "size"));
+        if (state == "inactive") h.largest_free = std::max(h.largest_free, size);
+        else if (state == "active_allocated") h.allocated += size;
+      }
+    }
+    return held;
+  }
+
+  // The device's capacity, from what gpudiag's hook added at the out-of-memory.
+  void add_capacity(const Value& at_oom) {
+    if (at_oom.kind != Value::Kind::Dict) return;
+    const auto device = static_cast<std::int32_t>(pickle_.as_int(pickle_.get(at_oom, "device")));
+    const std::uint64_t capacity = pickle_.as_u64(pickle_.get(at_oom, "capacity"));
+    if (capacity == 0) return;
+    for (DeviceDesc& d : trace_.devices)
+      if (d.id == device) d.memory_bytes = capacity;
+    for (OutOfMemory& o : trace_.ooms)
+      if (o.device == device) o.capacity_bytes = capacity;
+  }
+
+  static constexpr std::size_t kNoOom = ~std::size_t{0};
   import::pickle::Reader pickle_;
   std::string name_;
   Trace trace_;
@@ -214,6 +265,7 @@ class SnapshotReader {
     std::int32_t number;  // among the lists that got entries, in order
     std::uint64_t allocated, reserved;  // running totals of its device
     std::unordered_set<std::uint64_t> live;  // addresses allocated and not yet freed, in the history's order
+    std::size_t last_oom;  // the out-of-memory its history ends with so far (in trace_.ooms), or kNoOom
   };
   std::unordered_map<std::uint32_t, ListState> lists_;  // by the list's container
   std::uint64_t untimed_ = 1;

@@ -9,6 +9,14 @@ to <trace>.torch-memory.json, with the two clocks needed to put its times on
 the trace's. `gpudiag report` reads it to judge a tensor dropped while another
 stream still used it (GD004, record_stream).
 
+When PyTorch is about to raise torch.OutOfMemoryError, before the program
+unwinds and drops what held the memory, the allocator's whole snapshot (its
+segments and blocks, each with the Python stack that allocated it, and the
+history) is written to <trace>.torch-oom.pickle, in the format of
+torch.cuda.memory._dump_snapshot, with the device's capacity added under
+"gpudiag_out_of_memory". `gpudiag report` explains the out-of-memory from it
+(GD008); PyTorch's memory_viz page opens it too.
+
 It does nothing where the program does not use CUDA through PyTorch, in a
 forked child, where GPUDIAG_TORCH_HISTORY=off, or with a PyTorch without that
 history (before 2.1). It never imports torch itself nor initialises CUDA.
@@ -17,6 +25,7 @@ import atexit
 import importlib.abc
 import json
 import os
+import pickle
 import sys
 import time
 
@@ -28,11 +37,15 @@ MAX_ENTRIES = 250_000
 _state = {"pid": None}
 
 
-def _history_path():
+def _beside_trace(suffix):
     pattern = os.environ.get("GPUDIAG_TRACE", "")
     if not pattern:
         return None
-    return pattern.replace("%p", str(os.getpid())) + ".torch-memory.json"
+    return pattern.replace("%p", str(os.getpid())) + suffix
+
+
+def _history_path():
+    return _beside_trace(".torch-memory.json")
 
 
 # What the report reads of each entry; the snapshot's other actions
@@ -109,16 +122,51 @@ def _write_history():
         sys.stderr.write(f"gpudiag: PyTorch's allocator history was not written: {error}\n")
 
 
+def _on_out_of_memory(device, requested, device_total, device_free):
+    """PyTorch's out-of-memory observer: called by the caching allocator after
+    it failed to find `requested` bytes on `device`, before it raises, while
+    every tensor is still held. The snapshot of that moment is written beside
+    the trace; the last out-of-memory's is the one kept. Never raises: the
+    program's own error must be what it sees."""
+    if _state["pid"] != os.getpid():
+        return
+    path = _beside_trace(".torch-oom.pickle")
+    torch = sys.modules.get("torch")
+    if path is None or torch is None:
+        return
+    try:
+        snapshot = torch.cuda.memory._snapshot()
+        try:
+            capacity = torch.cuda.mem_get_info(device)[1]
+        except Exception:
+            capacity = device_total  # the allocator's limit (set_per_process_memory_fraction) or the device's
+        snapshot["gpudiag_out_of_memory"] = {
+            "device": device, "requested": requested, "free": device_free, "capacity": capacity,
+        }
+        partial = path + ".partial"
+        with open(partial, "wb") as out:
+            pickle.dump(snapshot, out, protocol=4)
+        os.replace(partial, path)
+        sys.stderr.write(f"gpudiag: PyTorch's allocator at the out-of-memory was written to {path}\n")
+    except Exception as error:
+        sys.stderr.write(f"gpudiag: PyTorch's allocator at the out-of-memory was not written: {error}\n")
+
+
 def _start_recording():
     # Runs inside PyTorch's CUDA initialisation, which an exception would fail.
+    torch = sys.modules["torch"]
     try:
-        sys.modules["torch"].cuda.memory._record_memory_history(
+        torch.cuda.memory._record_memory_history(
             enabled="all", context="all", stacks="python", max_entries=MAX_ENTRIES
         )
     except Exception:
         return  # PyTorch before 2.1 (no history with stacks and times), or none for this build
     _state["pid"] = os.getpid()
     atexit.register(_write_history)
+    try:
+        torch._C._cuda_attach_out_of_memory_observer(_on_out_of_memory)
+    except Exception:
+        pass  # a build without the observer: the out-of-memory is explained from the trace alone
 
 
 def _torch_imported(torch):

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "gpudiag/catalogue.h"
+#include "gpudiag/import/allocator_history.h"
 #include "gpudiag/import/load_trace.h"
 #include "gpudiag/trace_io.h"
 
@@ -143,6 +144,48 @@ Report analyze_in_passes(GdtracePasses& passes, Trace& last, const DetectOptions
   return merged;
 }
 
+namespace {
+
+// PyTorch's snapshot at an out-of-memory, which the Python hook wrote beside
+// the trace as the request failed: its GD008 says who held the memory, by
+// Python line, in PyTorch's terms, where the CUDA calls show only the
+// caching allocator's segments. It replaces the trace's own GD008, whose
+// words stay as a note. An unreadable snapshot is a warning of the report.
+void explain_out_of_memory_from_snapshot(AnalysedTrace& a, const std::string& path, const DetectOptions& options) {
+  if (a.trace.source != TraceSource::Gdtrace) return;
+  const std::string snapshot_path = import::out_of_memory_snapshot_path(path);
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(snapshot_path, ec)) return;
+  std::vector<Finding> explained;
+  try {
+    const Trace snapshot = load_trace(snapshot_path);
+    for (Finding& f : analyze(snapshot, options).findings)
+      if (f.rule_id == rule_named("out-of-memory").id) explained.push_back(std::move(f));
+  } catch (const std::exception& e) {  // TraceError, or a snapshot that is no snapshot
+    a.report.out_of_memory_snapshot_note = e.what();
+    return;
+  }
+  if (explained.empty()) return;
+  auto& findings = a.report.findings;
+  const auto is_oom = [&](const Finding& f) { return f.rule_id == explained.front().rule_id; };
+  std::vector<std::string> cuda_view;
+  for (const Finding& f : findings)
+    if (is_oom(f)) cuda_view.push_back(f.message);
+  const auto at = std::find_if(findings.begin(), findings.end(), [&](const Finding& f) {
+    return f.rule_id >= explained.front().rule_id;
+  });
+  const std::ptrdiff_t place = at - findings.begin();
+  std::erase_if(findings, is_oom);
+  for (Finding& f : explained) {
+    f.notes.push_back({fmt::format("from PyTorch's allocator snapshot at the out-of-memory, {}", snapshot_path), {}, {}});
+    for (const std::string& m : cuda_view) f.notes.push_back({"as the CUDA calls show it: " + m, {}, {}});
+  }
+  findings.insert(findings.begin() + std::min<std::ptrdiff_t>(place, static_cast<std::ptrdiff_t>(findings.size())),
+                  std::make_move_iterator(explained.begin()), std::make_move_iterator(explained.end()));
+}
+
+}  // namespace
+
 AnalysedTrace load_and_analyze(const std::string& path, const LoadOptions& options) {
   const std::uint64_t memory = options.memory_bytes != 0 ? options.memory_bytes : half_of_physical_memory();
   const auto whole = [&] {
@@ -151,6 +194,7 @@ AnalysedTrace load_and_analyze(const std::string& path, const LoadOptions& optio
     if (a.trace.source == TraceSource::Gdtrace) symbolize(a.trace);
     if (options.progress) options.progress(fmt::format("loaded {} events; analysing", a.trace.event_count()));
     a.report = analyze(a.trace, options.detect);
+    explain_out_of_memory_from_snapshot(a, path, options.detect);
     return a;
   };
   if (!is_plain_gdtrace(path) || trace_files_bytes(path) * kReportBytesPerFileByte <= memory) return whole();
@@ -162,6 +206,7 @@ AnalysedTrace load_and_analyze(const std::string& path, const LoadOptions& optio
   symbolize(passes.definitions());
   AnalysedTrace a;
   a.report = analyze_in_passes(passes, a.trace, options.detect, options.progress);
+  explain_out_of_memory_from_snapshot(a, path, options.detect);
   return a;
 }
 

@@ -84,6 +84,11 @@ std::vector<SarifNotification> trace_warnings(const Trace& trace) {
 
 std::vector<SarifNotification> report_warnings(const Trace& trace, const Report& report) {
   std::vector<SarifNotification> out = trace_warnings(trace);
+  if (!report.out_of_memory_snapshot_note.empty())
+    out.push_back({"out-of-memory-snapshot", "PyTorch's snapshot at the out-of-memory could not be read",
+                   fmt::format("PyTorch's allocator snapshot at the out-of-memory, beside the trace, could not be "
+                               "read ({}): the out-of-memory is explained from the CUDA calls alone",
+                               report.out_of_memory_snapshot_note)});
   if (!report.passes) return out;
   const AnalysisPasses& p = *report.passes;
   const std::uint64_t begin = trace.begin_ns();

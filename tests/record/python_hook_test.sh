@@ -60,6 +60,37 @@ done
 ARGS=no-torch run
 [ "$(histories)" -eq 0 ] || fail "a program without torch got a history"
 
+# An out-of-memory: the snapshot of that moment, with the device's capacity,
+# is written beside the trace before the program sees its error, which stays
+# the program's own (a traceback, exit 1). Without the observer in the build,
+# or where it cannot be written, the program fails as it would have.
+oom_snapshots() { ls "$work"/*.torch-oom.pickle 2>/dev/null | wc -l; }
+ARGS=oom run
+status=$?
+[ "$status" -eq 1 ] || fail "the out-of-memory made the program exit $status, not its own 1: $(cat "$work/out")"
+grep -q "OutOfMemoryError: CUDA out of memory" "$work/out" || fail "the program's own error changed: $(cat "$work/out")"
+grep -q "gpudiag: PyTorch's allocator at the out-of-memory was written to $work/t\.[0-9]*\.gdtrace\.torch-oom\.pickle" \
+  "$work/out" || fail "the snapshot at the out-of-memory was not said: $(cat "$work/out")"
+[ "$(oom_snapshots)" -eq 1 ] || fail "$(oom_snapshots) snapshots at the out-of-memory written, not one"
+"$python" - "$work"/*.torch-oom.pickle <<'PY' || fail "the snapshot at the out-of-memory is not what the allocator held"
+import pickle, sys
+doc = pickle.load(open(sys.argv[1], "rb"))
+assert doc["gpudiag_out_of_memory"] == {"device": 0, "requested": 4 << 30, "free": 100 << 20, "capacity": 80 << 30}, doc
+assert doc["device_traces"][0][1]["frames"][0] == {"filename": "train.py", "line": 12, "name": "step"}, doc
+PY
+rm -f "$work"/*.torch-oom.pickle "$work"/*.torch-memory.json
+ARGS=oom run STUB_OOM_OBSERVER=missing
+status=$?
+[ "$status" -eq 1 ] || fail "without the observer the program exited $status"
+[ "$(oom_snapshots)" -eq 0 ] || fail "a snapshot was written without the observer"
+rm -f "$work"/*.torch-memory.json
+env PYTHONPATH="$hook:$here/user:$here/stub" GPUDIAG_TRACE="$work/gone/t.%p.gdtrace" \
+  "$python" "$here/program.py" oom > "$work/out" 2>&1
+status=$?
+[ "$status" -eq 1 ] || fail "an unwritable snapshot made the program exit $status"
+grep -q "gpudiag: PyTorch's allocator at the out-of-memory was not written" "$work/out" ||
+  fail "an unwritable snapshot was not said: $(cat "$work/out")"
+
 # A history that cannot be written is said in one line; the program's exit status stays.
 env PYTHONPATH="$hook:$here/user:$here/stub" GPUDIAG_TRACE="$work/gone/t.%p.gdtrace" \
   "$python" "$here/program.py" > "$work/out" 2>&1

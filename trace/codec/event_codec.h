@@ -54,7 +54,7 @@ static_assert(sizeof(KernelArg) == 64);
 static_assert(sizeof(Sync) == 64);
 static_assert(sizeof(ApiCall) == 56);
 static_assert(sizeof(HostAccess) == 48);
-static_assert(sizeof(OutOfMemory) == 48);
+static_assert(sizeof(OutOfMemory) == 56);
 static_assert(sizeof(RaisedFinding) == 24);
 static_assert(sizeof(Range) == 24);
 static_assert(sizeof(MemoryCounter) == 32);
@@ -123,7 +123,7 @@ void fields(IO& io, V& v) {
 template <class IO, Is<OutOfMemory> V>
 void fields(IO& io, V& v) {
   io.device(v.device), io.t0(v.time_ns), io.stack(v.stack), io.tid(v.tid);
-  io.p(0, v.requested_bytes), io.p(1, v.free_bytes), io.p(2, v.capacity_bytes);
+  io.p(0, v.requested_bytes), io.p(1, v.free_bytes), io.p(2, v.capacity_bytes), io.p(3, v.largest_free_block_bytes);
 }
 
 template <class IO, Is<RaisedFinding> V>

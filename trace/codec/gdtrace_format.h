@@ -107,7 +107,7 @@ inline constexpr std::uint32_t kMaxChunk = 64u << 20;
 //                launched kernel's name string), tid=calling thread when
 //                another thread recorded the call (CUPTI), else 0
 //   HostAccess   a=AccessKind, t0=time, p0=addr, p1=bytes
-//   OutOfMemory  t0=time, p0=requested, p1=free, p2=capacity
+//   OutOfMemory  t0=time, p0=requested, p1=free, p2=capacity, p3=largest free block
 //   Finding      t0=time, x=rule id string, p0=message string
 //   MemoryCounter t0=time, p0=allocated, p1=reserved
 //   Device       device, x=name, p0=memory bytes

@@ -1,5 +1,6 @@
 """Imports torch, initialises CUDA, and says what the hook did. With
-`fork`, a child made after initialisation exits through atexit too."""
+`fork`, a child made after initialisation exits through atexit too; with
+`oom`, an allocation fails as PyTorch's do."""
 import os
 import sys
 
@@ -13,6 +14,11 @@ print("recording before init:", len(memory.recorded))
 torch.cuda.init()
 print("recording after init:", memory.recorded)
 print("loader:", type(torch.__loader__).__name__)
+if sys.argv[1:] == ["oom"]:
+    # As the caching allocator does: its observers, then the error.
+    for observer in torch._C.observers:
+        observer(0, 4 << 30, 80 << 30, 100 << 20)
+    raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 4.00 GiB.")
 if sys.argv[1:] == ["fork"]:
     child = os.fork()
     if child == 0:

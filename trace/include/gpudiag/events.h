@@ -217,6 +217,9 @@ struct OutOfMemory {
   std::uint64_t requested_bytes = 0;
   std::uint64_t free_bytes = 0;      // what the device reported free, 0 if unknown
   std::uint64_t capacity_bytes = 0;  // 0 if unknown
+  // The largest block the caching allocator had free in its segments when
+  // the request failed (PyTorch's snapshot at the out-of-memory), 0 if unknown.
+  std::uint64_t largest_free_block_bytes = 0;
   std::int32_t device = kHostDevice;
   std::uint32_t tid = 0;
   StackId stack = 0;

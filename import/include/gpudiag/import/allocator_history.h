@@ -14,6 +14,9 @@ inline constexpr const char* kAllocatorHistoryFormat = "gpudiag-torch-memory";
 // Where the history of the trace at `trace_path` lies: <trace>.torch-memory.json,
 // named after the trace as it was written (x.gdtrace.gz's is x.gdtrace's).
 std::string allocator_history_path(const std::string& trace_path);
+// Where the Python hook writes PyTorch's snapshot at an out-of-memory:
+// <trace>.torch-oom.pickle, named as the history is.
+std::string out_of_memory_snapshot_path(const std::string& trace_path);
 
 // Fills trace.cached_blocks from the history at `path`, if there is one. The
 // trace's streams must be read: they map the history's stream handles to the

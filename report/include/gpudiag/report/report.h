@@ -42,6 +42,9 @@ struct Report {
   RunPhases phases;
   std::vector<Finding> findings;
   std::optional<AnalysisPasses> passes;
+  // Why PyTorch's snapshot at an out-of-memory, beside the trace, could not
+  // be read (load_and_analyze explains GD008 from it where it can).
+  std::string out_of_memory_snapshot_note;
 };
 
 Report analyze(const Trace& trace, const DetectOptions& options = {});
