@@ -247,9 +247,14 @@ TraceRunResult run_traced(const TraceRunOptions& options) {
   if (output.find("%p") == std::string::npos && fs::exists(root, ec) && root != output) {
     fs::rename(root, output, ec);
     if (!ec) {
-      // The allocator history a Python program wrote beside its trace follows it.
-      std::error_code history_ec;
-      fs::rename(import::allocator_history_path(root), import::allocator_history_path(output), history_ec);
+      // What a Python program wrote beside its trace (the allocator history,
+      // the snapshot at an out-of-memory) follows it; what an earlier run
+      // left beside the same name goes, so that no report reads it as this run's.
+      for (const auto beside : {import::allocator_history_path, import::out_of_memory_snapshot_path}) {
+        std::error_code beside_ec;
+        fs::remove(beside(output), beside_ec);
+        fs::rename(beside(root), beside(output), beside_ec);
+      }
       root = output;
     }
   }

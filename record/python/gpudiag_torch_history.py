@@ -126,8 +126,9 @@ def _on_out_of_memory(device, requested, device_total, device_free):
     """PyTorch's out-of-memory observer: called by the caching allocator after
     it failed to find `requested` bytes on `device`, before it raises, while
     every tensor is still held. The snapshot of that moment is written beside
-    the trace; the last out-of-memory's is the one kept. Never raises: the
-    program's own error must be what it sees."""
+    the trace; the last out-of-memory's is the one kept (PyTorch catches some
+    itself, as cuDNN's workspace fallbacks do). Silent unless it fails, and
+    never raises: the program's own output and error must be what it sees."""
     if _state["pid"] != os.getpid():
         return
     path = _beside_trace(".torch-oom.pickle")
@@ -139,15 +140,16 @@ def _on_out_of_memory(device, requested, device_total, device_free):
         try:
             capacity = torch.cuda.mem_get_info(device)[1]
         except Exception:
-            capacity = device_total  # the allocator's limit (set_per_process_memory_fraction) or the device's
+            capacity = device_total
         snapshot["gpudiag_out_of_memory"] = {
             "device": device, "requested": requested, "free": device_free, "capacity": capacity,
+            # The allocator's own limit: the device's memory, or less under set_per_process_memory_fraction.
+            "limit": device_total,
         }
         partial = path + ".partial"
         with open(partial, "wb") as out:
             pickle.dump(snapshot, out, protocol=4)
         os.replace(partial, path)
-        sys.stderr.write(f"gpudiag: PyTorch's allocator at the out-of-memory was written to {path}\n")
     except Exception as error:
         sys.stderr.write(f"gpudiag: PyTorch's allocator at the out-of-memory was not written: {error}\n")
 

@@ -149,33 +149,45 @@ namespace {
 // PyTorch's snapshot at an out-of-memory, which the Python hook wrote beside
 // the trace as the request failed: its GD008 says who held the memory, by
 // Python line, in PyTorch's terms, where the CUDA calls show only the
-// caching allocator's segments. It replaces the trace's own GD008, whose
-// words stay as a note. An unreadable snapshot is a warning of the report.
+// caching allocator's segments. It replaces the trace's own GD008 on the
+// same device, whose words stay as a note; a snapshot with no failure the
+// trace shows (one an earlier run left) is not this run's and changes
+// nothing. An unreadable snapshot is a warning of the report.
 void explain_out_of_memory_from_snapshot(AnalysedTrace& a, const std::string& path, const DetectOptions& options) {
   if (a.trace.source != TraceSource::Gdtrace) return;
   const std::string snapshot_path = import::out_of_memory_snapshot_path(path);
   std::error_code ec;
   if (!std::filesystem::is_regular_file(snapshot_path, ec)) return;
+  const std::string_view rule = rule_named("out-of-memory").id;
+  auto& findings = a.report.findings;
+  // The trace's own findings of a failure on a device the snapshot failed on.
+  std::set<std::string> devices;
   std::vector<Finding> explained;
   try {
     const Trace snapshot = load_trace(snapshot_path);
-    for (Finding& f : analyze(snapshot, options).findings)
-      if (f.rule_id == rule_named("out-of-memory").id) explained.push_back(std::move(f));
+    for (const OutOfMemory& o : snapshot.ooms) devices.insert("out of memory on " + a.trace.device_label(o.device) + ":");
+    const MemoryTimeline memory = build_memory_timeline(snapshot);
+    const std::vector<GpuTime> no_gpu_time;
+    const RunPhases phases = find_phases(snapshot);
+    const std::string_view rules[] = {"out-of-memory"};
+    explained = run_detectors({snapshot, memory, no_gpu_time, options, phases}, rules);
   } catch (const std::exception& e) {  // TraceError, or a snapshot that is no snapshot
     a.report.out_of_memory_snapshot_note = e.what();
     return;
   }
-  if (explained.empty()) return;
-  auto& findings = a.report.findings;
-  const auto is_oom = [&](const Finding& f) { return f.rule_id == explained.front().rule_id; };
+  const auto replaced = [&](const Finding& f) {
+    return f.rule_id == rule && std::any_of(devices.begin(), devices.end(), [&](const std::string& d) {
+             return f.message.starts_with(d);
+           });
+  };
   std::vector<std::string> cuda_view;
   for (const Finding& f : findings)
-    if (is_oom(f)) cuda_view.push_back(f.message);
-  const auto at = std::find_if(findings.begin(), findings.end(), [&](const Finding& f) {
-    return f.rule_id >= explained.front().rule_id;
-  });
-  const std::ptrdiff_t place = at - findings.begin();
-  std::erase_if(findings, is_oom);
+    if (replaced(f)) cuda_view.push_back(f.message);
+  if (explained.empty() || cuda_view.empty()) return;
+  const std::ptrdiff_t place =
+      std::find_if(findings.begin(), findings.end(), [&](const Finding& f) { return f.rule_id >= rule; }) -
+      findings.begin();
+  std::erase_if(findings, replaced);
   for (Finding& f : explained) {
     f.notes.push_back({fmt::format("from PyTorch's allocator snapshot at the out-of-memory, {}", snapshot_path), {}, {}});
     for (const std::string& m : cuda_view) f.notes.push_back({"as the CUDA calls show it: " + m, {}, {}});

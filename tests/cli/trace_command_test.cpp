@@ -8,6 +8,7 @@
 
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "gpudiag/trace.h"
@@ -62,6 +63,33 @@ TEST(TraceCommand, ReturnsTheExitStatusAndWritesTheTrace) {
   EXPECT_NE(t.stack(t.allocs[0].stack).frames.size(), 0u) << "stacks are on by default";
   EXPECT_NE(r.err.find("100 allocations"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("exited with status 3"), std::string::npos) << r.err;
+}
+
+// What the Python hook writes beside the root's trace (the allocator history,
+// the snapshot at an out-of-memory) follows it to the name asked for, and
+// what an earlier run left beside that name goes.
+TEST(TraceCommand, FilesBesideTheRootsTraceFollowItAndAnEarlierRunsGo) {
+  const std::string dir = fresh_dir("beside");
+  const auto beside = [&](const char* suffix) { return dir + "/run.gdtrace" + suffix; };
+  for (const bool writes : {true, false}) {
+    std::ofstream(beside(".torch-oom.pickle")) << "an earlier run's";
+    std::ofstream(beside(".torch-memory.json")) << "an earlier run's";
+    // The shell writes them under its pid, then becomes the program: the root.
+    const std::string script =
+        std::string(writes ? "t=$(printf %s \"$GPUDIAG_TRACE\" | sed \"s/%p/$$/\"); echo this > \"$t.torch-oom.pickle\"; "
+                             "echo this > \"$t.torch-memory.json\"; "
+                           : "") +
+        "exec " + TRACED_PROGRAM + " 0";
+    const CliRun r = gpudiag({"trace", "-o", "run.gdtrace", "--", "/bin/sh", "-c", script}, dir);
+    ASSERT_EQ(r.status, 0) << r.err;
+    ASSERT_TRUE(fs::exists(dir + "/run.gdtrace")) << r.err;
+    for (const char* suffix : {".torch-oom.pickle", ".torch-memory.json"}) {
+      if (writes)
+        EXPECT_EQ(test::read_file(beside(suffix)), "this\n") << suffix;
+      else
+        EXPECT_FALSE(fs::exists(beside(suffix))) << suffix << ": an earlier run's file stayed beside the trace";
+    }
+  }
 }
 
 TEST(TraceCommand, StacksOffRecordsNoStacks) {

@@ -29,13 +29,13 @@ constexpr std::uint64_t kSegment1 = 0x7f0000000000, kSegment2 = 0x7f1000000000;
 
 // The CUDA calls of the run: the allocator's two segments, then the
 // cudaMalloc that found no memory (its retry after freeing its cache too).
-std::string write_trace(const std::string& name) {
+std::string write_trace(const std::string& name, bool fails = true) {
   Trace t;
   t.source = TraceSource::Gdtrace;
   t.devices.push_back({.id = 0, .name = t.intern("NVIDIA H100 80GB HBM3"), .memory_bytes = 80 * kGiB});
   alloc(t, 1'000, kSegment1, 2 * kGiB, 0);
   alloc(t, 2'000, kSegment2, 1 * kGiB, 0);
-  call(t, 3'000, "cudaMalloc", 2);
+  call(t, 3'000, "cudaMalloc", fails ? 2 : 0);
   const std::string path = test::scratch_dir(name) + "/trace.gdtrace";
   write_gdtrace(t, path);
   return path;
@@ -129,6 +129,15 @@ TEST(OutOfMemorySnapshot, ExplainsTheFailureInPyTorchsTermsWithWhoHeldTheMemoryB
   EXPECT_TRUE(has_note(f[0], "from PyTorch's allocator snapshot at the out-of-memory"));
   EXPECT_TRUE(has_note(f[0], "as the CUDA calls show it: out of memory on")) << "the trace's own view stays";
   EXPECT_TRUE(a.report.out_of_memory_snapshot_note.empty());
+}
+
+// A snapshot an earlier run left beside the trace's name is not this run's.
+TEST(OutOfMemorySnapshot, OneBesideATraceWithNoFailureChangesNothing) {
+  const auto python = test::python_with("pickle");
+  if (!python) GTEST_SKIP() << "no python3";
+  const std::string trace = write_trace("oom_snapshot_stale", false);
+  fail_allocation_under_the_hook(*python, trace);
+  EXPECT_TRUE(out_of_memory(load_and_analyze(trace).report).empty());
 }
 
 TEST(OutOfMemorySnapshot, WithoutOneTheCudaCallsAloneExplainIt) {

@@ -17,7 +17,7 @@ print("loader:", type(torch.__loader__).__name__)
 if sys.argv[1:] == ["oom"]:
     # As the caching allocator does: its observers, then the error.
     for observer in torch._C.observers:
-        observer(0, 4 << 30, 80 << 30, 100 << 20)
+        observer(0, 4 << 30, 40 << 30, 100 << 20)  # under set_per_process_memory_fraction(0.5)
     raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 4.00 GiB.")
 if sys.argv[1:] == ["fork"]:
     child = os.fork()
