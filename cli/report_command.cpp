@@ -175,8 +175,8 @@ void add_report_command(CLI::App& app, int& status) {
                   "with no GPU work between them (one loss.item() a step is not)")
       ->capture_default_str();
   cmd->add_option("--sync-share", d.sync_share,
-                  "GD010: a warning when syncs cost at least this share of the training loop's time: the host "
-                  "blocked in them while the GPU had nothing to run")
+                  "GD010: a warning when syncs cost at least this share of the training loop's time (per "
+                  "iteration, the smaller of the host's blocked time and the GPU's idle time)")
       ->capture_default_str();
   cmd->add_option("--syncs-per-iteration", d.syncs_per_iteration,
                   "GD010: a note when syncs cost less than --sync-share but every iteration has at least this many")

@@ -78,6 +78,16 @@ std::string pytorch_terms(const OutOfMemory& oom, const std::string& where, std:
       msg += fmt::format(", whose largest free block is {}{}", format_bytes(oom.largest_free_block_bytes),
                          oom.largest_free_block_bytes < oom.requested_bytes ? ", too small for the request" : "");
   }
+  // PyTorch's "this process has X memory in use" read the other way: what
+  // neither its tensors nor its cache hold is held outside its allocator.
+  const std::uint64_t pytorch = live + unallocated;
+  if (capacity && oom.free_bytes && capacity > oom.free_bytes + pytorch) {
+    const std::uint64_t outside = capacity - oom.free_bytes - pytorch;
+    if (outside >= std::max<std::uint64_t>(1ull << 30, capacity / 10))
+      msg += fmt::format("; {} is in use outside PyTorch's allocator (other processes on the GPU, the CUDA context, "
+                         "NCCL and cuDNN workspaces), which freeing tensors does not return",
+                         format_bytes(outside));
+  }
   return msg;
 }
 

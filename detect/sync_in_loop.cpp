@@ -90,10 +90,17 @@ void detect_sync_in_loop(const DetectContext& ctx, std::vector<Finding>& out) {
   // costly or many: under a profiler the host is the bottleneck and each
   // sync waits little, yet syncs after every layer still serialise the loop.
   const auto& iterations = phases.host_iterations;
+  std::vector<std::uint64_t> sync_starts;
+  for (const Interval& b : blocked) sync_starts.push_back(b.begin);
+  std::sort(sync_starts.begin(), sync_starts.end());
   std::vector<double> shares;
+  std::vector<std::size_t> syncs_in;
   std::size_t with_sync = 0;
   std::uint64_t cost_ns = 0, idle_ns = 0;
   for (const Interval& it : iterations) {
+    syncs_in.push_back(static_cast<std::size_t>(
+        std::lower_bound(sync_starts.begin(), sync_starts.end(), it.end) -
+        std::lower_bound(sync_starts.begin(), sync_starts.end(), it.begin)));
     const std::uint64_t in = length_within(merged, it);
     const std::uint64_t idle = it.length() - std::min(it.length(), length_within(gpu_busy, it));
     cost_ns += std::min(in, idle);
@@ -101,13 +108,16 @@ void detect_sync_in_loop(const DetectContext& ctx, std::vector<Finding>& out) {
     with_sync += in > 0;
     shares.push_back(it.length() ? static_cast<double>(in) / static_cast<double>(it.length()) : 0.0);
   }
-  const std::uint64_t iterations_ns = iterations.back().end - iterations.front().begin;
+  const std::uint64_t iterations_ns = wall;
   const double cost_share = static_cast<double>(cost_ns) / static_cast<double>(std::max<std::uint64_t>(iterations_ns, 1));
   // A sync in each iteration: not one long wait that the iterations ran
   // under (a loop queued at once and waited for at its end, whose
   // iterations are the GPU's where their launches are not in the trace).
   if (with_sync * 2 <= iterations.size() || blocked.size() * 2 < iterations.size()) return;
-  const double per_iteration_syncs = static_cast<double>(blocked.size()) / static_cast<double>(iterations.size());
+  // The typical iteration's count: a checkpoint's hundred syncs in one
+  // iteration make no loop whose every iteration syncs.
+  std::sort(syncs_in.begin(), syncs_in.end());
+  const auto per_iteration_syncs = static_cast<double>(syncs_in[syncs_in.size() / 2]);
   // What the waits cost decides: a share of the loop is a warning; many
   // cheap syncs (under a profiler the host is the bottleneck and each waits
   // little) still serialise the loop, which is worth a note.
@@ -116,19 +126,19 @@ void detect_sync_in_loop(const DetectContext& ctx, std::vector<Finding>& out) {
   std::string per_iteration;
   {
     std::sort(shares.begin(), shares.end());
-    per_iteration = fmt::format("; per iteration ({} iterations from the {}, {} each on average, {:.1f} syncs in "
-                                "each): median {:.1f}%, worst {:.1f}%",
-                                shares.size(), phases.source,
-                                format_duration((iterations.back().end - iterations.front().begin) / iterations.size()),
-                                per_iteration_syncs,
+    per_iteration = fmt::format("; the share of each iteration the host was blocked ({} iterations from the {}, {} "
+                                "each on average, {:g} sync{} in the median one): median {:.1f}%, worst {:.1f}%",
+                                shares.size(), phases.source, format_duration(iterations_ns / iterations.size()),
+                                per_iteration_syncs, per_iteration_syncs == 1 ? "" : "s",
                                 shares[shares.size() / 2] * 100.0, shares.back() * 100.0);
   }
   std::vector<std::pair<StackId, std::pair<std::uint64_t, std::uint64_t>>> groups(by_stack.begin(), by_stack.end());
   std::sort(groups.begin(), groups.end(), [](const auto& a, const auto& b) { return a.second.second > b.second.second; });
   Finding f = make_finding(
       ctx, fmt::format("the host was blocked in {} synchronisations for {} of {} {} ({:.1f}%), and the GPU was "
-                       "idle for {:.1f}% of it: the syncs cost up to {:.1f}% of the loop, the time the GPU had "
-                       "nothing to run while the host waited{}{}; each sync drains the GPU queue so the CPU cannot run "
+                       "idle for {:.1f}% of the loop: the syncs cost at most {:.1f}% of it, the smaller of the host's "
+                       "blocked time and the GPU's idle time in each iteration, which is what the loop could gain "
+                       "if the host never waited{}{}; each sync drains the GPU queue so the CPU cannot run "
                        "ahead: drop per-step syncs (.item(), cudaDeviceSynchronize, blocking copies), accumulate "
                        "metrics on the device and read them every N steps",
                        blocked.size(), format_duration(blocked_ns), format_duration(wall), "in the training loop",

@@ -27,7 +27,7 @@ std::uint64_t total_length(const std::vector<Interval>& merged) {
 }
 
 std::uint64_t length_within(const std::vector<Interval>& merged, const Interval& window) {
-  // Merged lists are sorted by end too: skip to the first that ends inside the window.
+  // Merged lists are sorted by end too: skip to the first that ends after the window begins.
   auto it = std::upper_bound(merged.begin(), merged.end(), window.begin,
                              [](std::uint64_t t, const Interval& i) { return t < i.end; });
   std::uint64_t total = 0;

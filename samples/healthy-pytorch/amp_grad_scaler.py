@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Healthy: mixed precision with autocast and a GradScaler. scaler.step()
 reads whether the unscaled gradients held an inf or a NaN, a sync every
-step, as PyTorch's AMP recipe does."""
+step, as PyTorch's AMP recipe does; the progress line reads the loss and
+the scale (two more)."""
 import torch
 
 from healthy_loop import UNet, Profiler, batches, dataset, done, loader, loss_of, options
@@ -12,7 +13,10 @@ def main():
     model = UNet().to(args.dev)
     opt = torch.optim.Adam(model.parameters(), lr=3e-3)
     on_gpu = args.device == "cuda"  # on the CPU, only a check that the program runs: no autocast, no scaling
-    scaler = torch.amp.GradScaler(args.device, enabled=on_gpu)
+    if hasattr(torch.amp, "GradScaler"):  # PyTorch 2.3 on
+        scaler = torch.amp.GradScaler(args.device, enabled=on_gpu)
+    else:
+        scaler = torch.cuda.amp.GradScaler(enabled=on_gpu)
     with Profiler(args) as prof:
         for step, images, masks in batches(args, loader(args, dataset())):
             with torch.autocast(args.device, dtype=torch.float16, enabled=on_gpu):

@@ -13,25 +13,36 @@ mkdir -p "$out"
 failures=0
 : > "$out/summary.txt"
 judge() {  # name, what, report file
-  if "$gpudiag" report --fail-on warning "$3" > "$3.txt" 2>&1; then
-    echo "ok    $1 $2" | tee -a "$out/summary.txt"
-  else
-    echo "WARN  $1 $2 (see $(basename "$3").txt)" | tee -a "$out/summary.txt"
-    failures=$((failures + 1))
-  fi
+  "$gpudiag" report --fail-on warning "$3" > "$3.txt" 2>&1
+  local status=$?
+  case $status in
+    0) echo "ok    $1 $2" | tee -a "$out/summary.txt" ;;
+    1) echo "WARN  $1 $2 (see $(basename "$3").txt)" | tee -a "$out/summary.txt"; failures=$((failures + 1)) ;;
+    *) echo "FAIL  $1 $2: the report exited $status (see $(basename "$3").txt)" | tee -a "$out/summary.txt"
+       failures=$((failures + 1)) ;;
+  esac
+}
+# A program's run: its status, said when it is not 0.
+ran() {  # name, what, output file, command...
+  local name=$1 what=$2 log=$3
+  shift 3
+  "$@" > "$log" 2>&1
+  local status=$?
+  [ "$status" -eq 0 ] && return 0
+  echo "FAIL  $name $what: exit $status (see $(basename "$log"))" | tee -a "$out/summary.txt"
+  failures=$((failures + 1))
+  return 1
 }
 for program in "$here"/*.py; do
   name=$(basename "$program" .py)
   [ "$name" = healthy_loop ] && continue
-  if ! "$gpudiag" trace -o "$out/$name.gdtrace" -- "$python" "$program" --steps 40 > "$out/$name.traced.out" 2>&1; then
-    echo "FAIL  $name traced: exit $? (see $name.traced.out)" | tee -a "$out/summary.txt"; failures=$((failures + 1))
-  else
+  # Epochs of 10 steps traced, and of 5 profiled, so that the profiled
+  # steps 3-6 hold an epoch's end (validation, checkpoint).
+  ran "$name" traced "$out/$name.traced.out" \
+    "$gpudiag" trace -o "$out/$name.gdtrace" -- "$python" "$program" --steps 40 --epoch 10 &&
     judge "$name" traced "$out/$name.gdtrace"
-  fi
-  if ! "$python" "$program" --steps 12 --profile "$out/$name.kineto.json" > "$out/$name.profiled.out" 2>&1; then
-    echo "FAIL  $name profiled: exit $? (see $name.profiled.out)" | tee -a "$out/summary.txt"; failures=$((failures + 1))
-  else
+  ran "$name" profiled "$out/$name.profiled.out" \
+    "$python" "$program" --steps 12 --epoch 5 --profile "$out/$name.kineto.json" &&
     judge "$name" profiled "$out/$name.kineto.json"
-  fi
 done
 [ "$failures" -eq 0 ]

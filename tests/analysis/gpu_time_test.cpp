@@ -86,6 +86,18 @@ TEST(Intervals, SubtractLeavesTheUncoveredParts) {
   EXPECT_EQ(total_length(left), 5u + 3u + 4u);
 }
 
+TEST(Intervals, LengthWithinAWindowCountsOnlyWhatLiesInsideIt) {
+  const auto busy = merge_intervals({{10, 20}, {30, 40}, {50, 60}});
+  EXPECT_EQ(length_within(busy, {0, 5}), 0u) << "before every interval";
+  EXPECT_EQ(length_within(busy, {70, 80}), 0u) << "after every interval";
+  EXPECT_EQ(length_within(busy, {20, 30}), 0u) << "between two, touching both";
+  EXPECT_EQ(length_within(busy, {15, 35}), 5u + 5u) << "straddling both ends";
+  EXPECT_EQ(length_within(busy, {0, 100}), 30u) << "all of them";
+  EXPECT_EQ(length_within(busy, {32, 38}), 6u) << "inside one";
+  EXPECT_EQ(length_within(busy, {40, 40}), 0u) << "an empty window";
+  EXPECT_EQ(length_within({}, {0, 100}), 0u);
+}
+
 // The breakdown agrees with TraceLens's GPU timeline (computed by TraceLens
 // on the same trace, stored beside it) within 1%.
 TEST(GpuTime, AgreesWithTraceLensOnTheH100VitTrace) {

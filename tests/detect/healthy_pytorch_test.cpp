@@ -131,10 +131,10 @@ std::vector<Idiom> healthy_idioms() {
          for (int b = 0; b < 8; ++b) l.pinned_alloc(2, 0x7e0000000000 + (static_cast<std::uint64_t>(b) << 24), kBatchBytes);
        },
        [](TorchLoop& l, int) {
-         l.other_thread_call(2, "cudaEventQuery", 2'000);
-         l.other_thread_call(2, "cudaHostGetDevicePointer", 1'000);
+         l.call_on_thread(2, "cudaEventQuery", 2'000);
+         l.call_on_thread(2, "cudaHostGetDevicePointer", 1'000);
          train_step(l);
-         l.other_thread_call(1, "cudaEventRecord", 3'000);
+         l.call_on_thread(1, "cudaEventRecord", 3'000);
          l.item();
        }},
       // Every epoch, the validation set under torch.no_grad(), its accuracy
@@ -287,7 +287,7 @@ TEST(HealthyPytorchMistakes, AReadEveryStepThatKeepsTheHostFromPreparingTheNextB
   const auto f = only(detect(t), "GD010");
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].severity, Severity::Warning) << f[0].message;
-  EXPECT_NE(f[0].message.find("the syncs cost up to"), std::string::npos) << f[0].message;
+  EXPECT_NE(f[0].message.find("the syncs cost at most"), std::string::npos) << f[0].message;
 }
 
 // A metric read element by element, as `for v in acc: v.item()`.

@@ -57,7 +57,8 @@ class TorchLoop {
   void op(const std::string& name) { op(name, pace_.kernel_ns); }
 
   // A batch to the device: from pinned memory with non_blocking=True
-  // (asynchronous), or from pageable memory (the call returns once it is done).
+  // (asynchronous), or from pageable memory, where the copy holds the host
+  // until it is done (staged through the driver's buffer).
   void batch_to_device(std::uint64_t bytes, MemKind from) {
     python(pace_.python_ns);
     const bool pinned = from == MemKind::Pinned;
@@ -77,27 +78,29 @@ class TorchLoop {
     wait_for_gpu("cudaStreamSynchronize", SyncKind::Stream);
   }
 
-  // tensor.cpu() of `bytes`: a copy into pageable memory, which holds the host.
+  // tensor.cpu() of `bytes`: PyTorch queues the copy into pageable memory
+  // and synchronises the stream (memcpy_and_sync).
   void to_cpu(std::uint64_t bytes) {
     python(pace_.python_ns);
-    const std::uint64_t start = std::max(host_ + 2'000, gpu_), end = start + 3'000 + bytes / 20;
-    const std::uint64_t c = call("cudaMemcpyAsync", end + 1'000 - host_);
+    const std::uint64_t c = call("cudaMemcpyAsync", 4'000);
+    const std::uint64_t start = std::max(host_, gpu_) + 1'000, end = start + 3'000 + bytes / 20;
     copy_event(start, end, CopyKind::DtoH, bytes, MemKind::Pageable, c);
     gpu_ = end;
+    wait_for_gpu("cudaStreamSynchronize", SyncKind::Stream);
   }
 
   // torch.cuda.synchronize().
   void synchronize() { wait_for_gpu("cudaDeviceSynchronize", SyncKind::Device); }
 
-  // A call of another thread that does not touch the stream (the DataLoader's
+  // A call that queues no work on the stream, on any thread (the DataLoader's
   // pin-memory thread pinning a batch, the caching host allocator's event
   // queries).
-  void other_thread_call(std::uint32_t tid, const char* name, std::uint64_t ns) {
+  void call_on_thread(std::uint32_t tid, const char* name, std::uint64_t ns) {
     t_.api_calls.push_back({.start_ns = host_, .end_ns = host_ + ns, .name = t_.intern(name),
                             .domain = ApiDomain::Runtime, .device = 0, .tid = tid, .correlation = next_correlation_++});
   }
   void pinned_alloc(std::uint32_t tid, std::uint64_t addr, std::uint64_t bytes) {
-    other_thread_call(tid, "cudaHostAlloc", 200'000);
+    call_on_thread(tid, "cudaHostAlloc", 200'000);
     t_.allocs.push_back({.time_ns = host_, .addr = addr, .bytes = bytes, .kind = MemKind::Pinned,
                          .device = kHostDevice, .tid = tid});
   }
