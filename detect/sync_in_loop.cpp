@@ -48,7 +48,7 @@ std::set<std::uint32_t> threads_outside_the_loop(const Trace& t, const Interval&
   return outside;
 }
 
-// When some device was busy: the union of the devices' busy time (a CPU
+// The union of the GPUs' busy time (a CPU
 // device's work is the host's own, not a GPU's).
 std::vector<Interval> busy_on_any_device(const std::vector<GpuTime>& gpu_time) {
   std::vector<Interval> busy;
