@@ -87,7 +87,10 @@ class KinetoImporter {
         } else if (field.key() == "deviceProperties") {
           read_devices(field.value());
           kineto_keys = true;
-        } else if (field.key() == "schemaVersion" || field.key() == "distributedInfo" || field.key() == "traceName" ||
+        } else if (field.key() == "distributedInfo") {
+          read_job_place(field.value());
+          kineto_keys = true;
+        } else if (field.key() == "schemaVersion" || field.key() == "traceName" ||
                    field.key() == "baseTimeNanoseconds") {
           kineto_keys = true;
         }
@@ -148,6 +151,20 @@ class KinetoImporter {
       const auto memory = static_cast<std::uint64_t>(std::max<std::int64_t>(0, int_field(o, "totalGlobalMem", 0)));
       trace_.devices.push_back({id, name, memory});
     }
+  }
+
+  // Kineto's distributedInfo: {"backend": "nccl", "rank": 3, "world_size": 8,
+  // "pg_count": ..., "pg_config": [...]}. A single-process run writes only
+  // {"rank": 0}: no job is said without a world size.
+  void read_job_place(od::value value) {
+    od::object o;
+    if (!found(value.get_object().get(o))) return;
+    JobPlace job;
+    job.backend = std::string(str_field(o, "backend"));
+    job.rank = static_cast<std::int32_t>(std::clamp<std::int64_t>(int_field(o, "rank", -1), -1, 1 << 30));
+    job.world_size = static_cast<std::int32_t>(std::clamp<std::int64_t>(int_field(o, "world_size", 0), 0, 1 << 30));
+    if (job.rank >= job.world_size) job.rank = -1;  // a rank outside its world is no place in it
+    trace_.job = std::move(job);
   }
 
   // Fields are looked up in Kineto's order (ph, cat, name, pid, tid, ts,

@@ -141,6 +141,8 @@ nlohmann::json report_json(const Trace& trace, const Report& report) {
                 {"corrupt_chunk", trace.corrupt_chunk},
                 {"stopped_cleanly", trace.stopped_cleanly},
                 {"warnings", warnings_json(trace, report)}};
+  if (trace.job.known())
+    j["trace"]["job"] = {{"rank", trace.job.rank}, {"world_size", trace.job.world_size}, {"backend", trace.job.backend}};
   j["findings"] = to_json(report.findings)["findings"];
   j["memory"] = nlohmann::json::array();
   for (const DeviceMemory& m : report.memory.devices) {

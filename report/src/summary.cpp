@@ -61,6 +61,7 @@ void print_summary(std::ostream& out, const Trace& trace, const Report& report, 
   out << fmt::format("  {} trace, {} events, {} kernels, {} copies, {} allocations, over {}\n", to_string(trace.source),
                      whole.events, whole.kernels, whole.copies, whole.allocations,
                      format_duration(trace.end_ns() - trace.begin_ns()));
+  if (trace.job.known()) out << fmt::format("  {} of a distributed job\n", trace.job.label());
   // A profiler's steps are the window profiled, whether they trained or not.
   if (const RunPhases& p = report.phases; p.has_loop())
     out << fmt::format(

@@ -46,6 +46,24 @@ TEST(Summary, ShowsFindingsMemoryTimeAndDroppedEvents) {
   EXPECT_NE(coloured.str().find("\x1b["), std::string::npos);
 }
 
+// A rank's trace says its place in the job in the summary and the JSON.
+TEST(Summary, SaysTheRankOfADistributedJob) {
+  Trace t;
+  kernel(t, 0, 1000, "k");
+  t.job = {.rank = 3, .world_size = 8, .backend = "nccl"};
+  const Report r = analyze(t);
+  std::ostringstream out;
+  print_summary(out, t, r, {});
+  EXPECT_NE(out.str().find("rank 3 of 8 (nccl) of a distributed job"), std::string::npos) << out.str();
+  const nlohmann::json j = report_json(t, r);
+  EXPECT_EQ(j["trace"]["job"], (nlohmann::json{{"rank", 3}, {"world_size", 8}, {"backend", "nccl"}}));
+  t.job = {};
+  std::ostringstream alone;
+  print_summary(alone, t, analyze(t), {});
+  EXPECT_EQ(alone.str().find("distributed job"), std::string::npos) << alone.str();
+  EXPECT_FALSE(report_json(t, analyze(t))["trace"].contains("job"));
+}
+
 TEST(Summary, NamesTheCallSitesAtThePeakWithoutParameterLists) {
   Trace t;
   Stack s;

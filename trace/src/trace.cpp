@@ -173,6 +173,12 @@ void Trace::join_syncs_with_their_calls() {
   });
 }
 
+std::string JobPlace::label() const {
+  std::string s = "rank " + std::to_string(rank) + " of " + std::to_string(world_size);
+  if (!backend.empty()) s += " (" + backend + ")";
+  return s;
+}
+
 bool Trace::is_launch(const ApiCall& call) const {
   return call.symbol != 0 || api_kind(str(call.name)) == ApiKind::Launch;
 }

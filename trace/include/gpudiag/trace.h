@@ -101,6 +101,16 @@ struct CachedBlock {
   StackId stack = 0, free_stack = 0;         // where it was allocated, and dropped
 };
 
+// A process's place in a distributed job.
+struct JobPlace {
+  std::int32_t rank = -1;  // -1: not said
+  std::int32_t world_size = 0;  // 0: not said
+  std::string backend;  // the default process group's ("nccl", "gloo"), "" when not said
+  bool known() const { return rank >= 0 && world_size > 0; }
+  // "rank 3 of 8 (nccl)"
+  std::string label() const;
+};
+
 struct Trace {
   // Where it came from.
   TraceSource source = TraceSource::Memory;
@@ -144,6 +154,10 @@ struct Trace {
   // live at its end may be what a loop it does not show holds.
   std::uint64_t part_detail_from_ns = 0;
   bool detail_of_bounded() const { return part_detail_from_ns != 0; }
+
+  // Where the traced process stood in a distributed job, as far as its trace
+  // says (Kineto's distributedInfo); not yet part of the .gdtrace.
+  JobPlace job;
 
   StringTable strings;
   std::vector<Module> modules;
