@@ -5,7 +5,7 @@ step, as PyTorch's AMP recipe does; the progress line reads the loss and
 the scale (two more)."""
 import torch
 
-from healthy_loop import UNet, Profiler, batches, dataset, done, loader, loss_of, options
+from healthy_loop import UNet, dataset, done, loader, loss_of, options, training
 
 
 def main():
@@ -17,16 +17,14 @@ def main():
         scaler = torch.amp.GradScaler(args.device, enabled=on_gpu)
     else:
         scaler = torch.cuda.amp.GradScaler(enabled=on_gpu)
-    with Profiler(args) as prof:
-        for step, images, masks in batches(args, loader(args, dataset())):
-            with torch.autocast(args.device, dtype=torch.float16, enabled=on_gpu):
-                loss = loss_of(model, images, masks)
-            opt.zero_grad(set_to_none=True)
-            scaler.scale(loss).backward()
-            scaler.step(opt)
-            scaler.update()
-            print(f"step {step} loss {loss.item():.4f} scale {scaler.get_scale():.0f}")
-            prof.step()
+    for step, images, masks in training(args, loader(args, dataset())):
+        with torch.autocast(args.device, dtype=torch.float16, enabled=on_gpu):
+            loss = loss_of(model, images, masks)
+        opt.zero_grad(set_to_none=True)
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+        print(f"step {step} loss {loss.item():.4f} scale {scaler.get_scale():.0f}")
     return done(args)
 
 

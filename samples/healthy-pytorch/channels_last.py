@@ -3,23 +3,16 @@
 cuDNN's NHWC convolutions run on without transposing."""
 import torch
 
-from healthy_loop import UNet, Profiler, batches, dataset, done, loader, loss_of, options
+from healthy_loop import UNet, dataset, done, loader, log, options, train_step, training
 
 
 def main():
     args = options(__doc__)
     model = UNet().to(args.dev, memory_format=torch.channels_last)
     opt = torch.optim.Adam(model.parameters(), lr=3e-3)
-    with Profiler(args) as prof:
-        for step, images, masks in batches(args, loader(args, dataset())):
-            images = images.contiguous(memory_format=torch.channels_last)
-            loss = loss_of(model, images, masks)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
-            if step % 10 == 0:
-                print(f"step {step} loss {loss.item():.4f}")
-            prof.step()
+    for step, images, masks in training(args, loader(args, dataset())):
+        loss = train_step(model, opt, images.contiguous(memory_format=torch.channels_last), masks)
+        log(step, loss)
     return done(args)
 
 

@@ -7,7 +7,7 @@ import tempfile
 
 import torch
 
-from healthy_loop import UNet, Profiler, batches, dataset, done, loader, loss_of, options
+from healthy_loop import UNet, dataset, done, loader, options, train_step, training
 
 
 def main():
@@ -15,17 +15,13 @@ def main():
     model = UNet().to(args.dev)
     opt = torch.optim.Adam(model.parameters(), lr=3e-3)
     train_loader = loader(args, dataset())
-    with tempfile.TemporaryDirectory() as folder, Profiler(args) as prof:
-        for step, images, masks in batches(args, train_loader):
-            loss = loss_of(model, images, masks)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
+    with tempfile.TemporaryDirectory() as folder:
+        for step, images, masks in training(args, train_loader):
+            loss = train_step(model, opt, images, masks)
             if step % args.epoch == args.epoch - 1:
                 path = os.path.join(folder, "checkpoint.pt")
                 torch.save({"step": step, "model": model.state_dict(), "optimizer": opt.state_dict()}, path)
                 print(f"step {step} loss {loss.item():.4f}, saved {os.path.getsize(path)} bytes")
-            prof.step()
     return done(args)
 
 

@@ -5,7 +5,7 @@ copied with non_blocking=True."""
 import torch
 from torch.utils.data import Dataset
 
-from healthy_loop import UNet, Profiler, batches, dataset, done, loader, loss_of, options
+from healthy_loop import UNet, dataset, done, loader, log, options, train_step, training
 
 
 class Flipped(Dataset):
@@ -29,15 +29,8 @@ def main():
     model = UNet().to(args.dev)
     opt = torch.optim.Adam(model.parameters(), lr=3e-3)
     data = loader(args, Flipped(dataset()), num_workers=4, persistent_workers=True, prefetch_factor=4)
-    with Profiler(args) as prof:
-        for step, images, masks in batches(args, data):
-            loss = loss_of(model, images, masks)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
-            if step % 10 == 0:
-                print(f"step {step} loss {loss.item():.4f}")
-            prof.step()
+    for step, images, masks in training(args, data):
+        log(step, train_step(model, opt, images, masks))
     return done(args)
 
 

@@ -3,23 +3,20 @@
 clip_grad_norm_ computes the norm and scales on the device; nothing is read."""
 import torch
 
-from healthy_loop import UNet, Profiler, batches, dataset, done, loader, loss_of, options
+from healthy_loop import UNet, dataset, done, loader, log, loss_of, options, training
 
 
 def main():
     args = options(__doc__)
     model = UNet().to(args.dev)
     opt = torch.optim.Adam(model.parameters(), lr=3e-3)
-    with Profiler(args) as prof:
-        for step, images, masks in batches(args, loader(args, dataset())):
-            loss = loss_of(model, images, masks)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=1.0)
-            opt.step()
-            if step % 10 == 0:
-                print(f"step {step} loss {loss.item():.4f}")
-            prof.step()
+    for step, images, masks in training(args, loader(args, dataset())):
+        loss = loss_of(model, images, masks)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=1.0)
+        opt.step()
+        log(step, loss)
     return done(args)
 
 

@@ -10,6 +10,7 @@ Where CUDA was asked for and PyTorch sees no GPU, a sample says so and exits
 with 3.
 """
 import argparse
+import contextlib
 import sys
 from pathlib import Path
 
@@ -48,50 +49,52 @@ def loader(args, data, batch_size=16, **kwargs):
                       pin_memory=args.device == "cuda", **kwargs)
 
 
-def batches(args, data_loader):
-    """The loader's batches, round after round, as many as --steps asks for."""
-    step = 0
-    while True:
-        for images, masks in data_loader:
-            if step == args.steps:
-                return
-            yield step, images.to(args.dev, non_blocking=True), masks.to(args.dev, non_blocking=True)
-            step += 1
+def training(args, data_loader):
+    """The loader's batches on the device, round after round, as many as
+    --steps asks for. With --profile, torch.profiler records steps 3-6: the
+    work done with each batch is one step of it."""
+    with _profiler(args) as prof:
+        step = 0
+        while True:
+            for images, masks in data_loader:
+                if step == args.steps:
+                    return
+                yield step, images.to(args.dev, non_blocking=True), masks.to(args.dev, non_blocking=True)
+                if prof is not None:
+                    prof.step()
+                step += 1
+
+
+def _profiler(args):
+    if not args.profile:
+        return contextlib.nullcontext()
+    activities = [torch.profiler.ProfilerActivity.CPU]
+    if args.device == "cuda":
+        activities.append(torch.profiler.ProfilerActivity.CUDA)
+    return torch.profiler.profile(
+        activities=activities,
+        schedule=torch.profiler.schedule(wait=1, warmup=2, active=4, repeat=1),
+        on_trace_ready=lambda p: p.export_chrome_trace(args.profile))
 
 
 def loss_of(model, images, masks):
     return F.binary_cross_entropy_with_logits(model(images), masks)
 
 
-class Profiler:
-    """torch.profiler over steps 3-6 when --profile names a file; nothing otherwise.
-    step() marks the end of each training step, as prof.step() does."""
+def train_step(model, opt, images, masks):
+    """One plain step: forward, gradients set to None, backward, update. The
+    loss is returned on the device, read by no one here."""
+    loss = loss_of(model, images, masks)
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    opt.step()
+    return loss
 
-    def __init__(self, args):
-        self.path = args.profile
-        self.prof = None
-        if self.path:
-            activities = [torch.profiler.ProfilerActivity.CPU]
-            if args.device == "cuda":
-                activities.append(torch.profiler.ProfilerActivity.CUDA)
-            self.prof = torch.profiler.profile(
-                activities=activities,
-                schedule=torch.profiler.schedule(wait=1, warmup=2, active=4, repeat=1),
-                on_trace_ready=lambda p: p.export_chrome_trace(self.path))
 
-    def __enter__(self):
-        if self.prof:
-            self.prof.__enter__()
-        return self
-
-    def step(self):
-        if self.prof:
-            self.prof.step()
-
-    def __exit__(self, *exc):
-        if self.prof:
-            return self.prof.__exit__(*exc)
-        return False
+def log(step, loss, every=10):
+    """The progress line every `every` steps: the loss read then only."""
+    if step % every == 0:
+        print(f"step {step} loss {loss.item():.4f}")
 
 
 def done(args):

@@ -2,7 +2,7 @@
 """Healthy: the loss summed on the device and read every 10 steps."""
 import torch
 
-from healthy_loop import UNet, Profiler, batches, dataset, done, loader, loss_of, options
+from healthy_loop import UNet, dataset, done, loader, options, train_step, training
 
 LOG_EVERY = 10
 
@@ -12,17 +12,11 @@ def main():
     model = UNet().to(args.dev)
     opt = torch.optim.Adam(model.parameters(), lr=3e-3)
     running = torch.zeros((), device=args.dev)
-    with Profiler(args) as prof:
-        for step, images, masks in batches(args, loader(args, dataset())):
-            loss = loss_of(model, images, masks)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
-            running += loss.detach()
-            if step % LOG_EVERY == LOG_EVERY - 1:
-                print(f"step {step} mean loss {running.item() / LOG_EVERY:.4f}")
-                running.zero_()
-            prof.step()
+    for step, images, masks in training(args, loader(args, dataset())):
+        running += train_step(model, opt, images, masks).detach()
+        if step % LOG_EVERY == LOG_EVERY - 1:
+            print(f"step {step} mean loss {running.item() / LOG_EVERY:.4f}")
+            running.zero_()
     return done(args)
 
 

@@ -4,21 +4,16 @@ Each read waits for the step's work, but the host has queued it all by then,
 so the GPU is never left without work for long."""
 import torch
 
-from healthy_loop import UNet, Profiler, batches, dataset, done, loader, loss_of, options
+from healthy_loop import UNet, dataset, done, loader, options, train_step, training
 
 
 def main():
     args = options(__doc__)
     model = UNet().to(args.dev)
     opt = torch.optim.Adam(model.parameters(), lr=3e-3)
-    with Profiler(args) as prof:
-        for step, images, masks in batches(args, loader(args, dataset())):
-            loss = loss_of(model, images, masks)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
-            print(f"step {step} loss {loss.item():.4f}")
-            prof.step()
+    for step, images, masks in training(args, loader(args, dataset())):
+        loss = train_step(model, opt, images, masks)
+        print(f"step {step} loss {loss.item():.4f}")
     return done(args)
 
 

@@ -4,7 +4,7 @@
 kernels."""
 import torch
 
-from healthy_loop import UNet, Profiler, batches, dataset, done, loader, loss_of, options
+from healthy_loop import UNet, dataset, done, loader, log, options, train_step, training
 
 
 def main():
@@ -14,15 +14,8 @@ def main():
         return 3
     model = torch.compile(UNet().to(args.dev))
     opt = torch.optim.Adam(model.parameters(), lr=3e-3)
-    with Profiler(args) as prof:
-        for step, images, masks in batches(args, loader(args, dataset())):
-            loss = loss_of(model, images, masks)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
-            if step % 10 == 0:
-                print(f"step {step} loss {loss.item():.4f}")
-            prof.step()
+    for step, images, masks in training(args, loader(args, dataset())):
+        log(step, train_step(model, opt, images, masks))
     return done(args)
 
 

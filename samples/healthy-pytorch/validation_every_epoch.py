@@ -3,7 +3,7 @@
 eval mode, its Dice score summed on the device and read once."""
 import torch
 
-from healthy_loop import UNet, Profiler, batches, dataset, done, loader, loss_of, options
+from healthy_loop import UNet, dataset, done, loader, options, train_step, training
 
 
 def validate(args, model, val_loader):
@@ -25,16 +25,11 @@ def main():
     opt = torch.optim.Adam(model.parameters(), lr=3e-3)
     train_loader = loader(args, dataset(256))
     val_loader = loader(args, dataset(64))
-    with Profiler(args) as prof:
-        for step, images, masks in batches(args, train_loader):
-            loss = loss_of(model, images, masks)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
-            if step % args.epoch == args.epoch - 1:
-                print(f"epoch {step // args.epoch} loss {loss.item():.4f} "
-                      f"val dice {validate(args, model, val_loader):.3f}")
-            prof.step()
+    for step, images, masks in training(args, train_loader):
+        loss = train_step(model, opt, images, masks)
+        if step % args.epoch == args.epoch - 1:
+            print(f"epoch {step // args.epoch} loss {loss.item():.4f} "
+                  f"val dice {validate(args, model, val_loader):.3f}")
     return done(args)
 
 
