@@ -12,6 +12,7 @@
 #include <string>
 
 #include "gpudiag/trace.h"
+#include "trace_builder.h"
 
 namespace gpudiag::testing {
 
@@ -137,11 +138,8 @@ class TorchLoop {
   }
   void copy_event(std::uint64_t start, std::uint64_t end, CopyKind kind, std::uint64_t bytes, MemKind host_kind,
                   std::uint64_t correlation) {
-    Memcpy m;
-    m.start_ns = start, m.end_ns = end, m.copy = kind, m.bytes = bytes;
-    m.async = true, m.device = 0, m.stream = kStream, m.tid = kPythonThread, m.correlation = correlation;
-    m.src_kind = kind == CopyKind::HtoD ? host_kind : MemKind::Device;
-    m.dst_kind = kind == CopyKind::DtoH ? host_kind : MemKind::Device;
+    Memcpy m = copy(start, end, kind, bytes, true, host_kind);
+    m.stream = kStream, m.tid = kPythonThread, m.correlation = correlation;
     t_.memcpys.push_back(m);
   }
   void wait_for_gpu(const char* name, SyncKind kind) {
