@@ -105,10 +105,43 @@ struct CachedBlock {
 struct JobPlace {
   std::int32_t rank = -1;  // -1: not said
   std::int32_t world_size = 0;  // 0: not said
+  std::int32_t local_rank = -1;  // on its host; -1: not said
   std::string backend;  // the default process group's ("nccl", "gloo"), "" when not said
+  std::string launcher;  // whose variables said the rank: "torchrun", "openmpi", "mpich", "slurm", "pytorch"
+  std::string host;      // "" when not said
+  // The trace's clock against the UNIX epoch, so that traces from several
+  // processes and hosts share one time line: epoch ns = trace ns +
+  // epoch_offset_ns. On one host the offset is exact to within
+  // epoch_offset_uncertainty_ns (the two clocks are read back to back);
+  // across hosts it is as good as their clocks' synchronisation (NTP: about
+  // a millisecond, PTP: microseconds), which no trace can know.
+  bool epoch_offset_known = false;
+  std::int64_t epoch_offset_ns = 0;
+  std::uint64_t epoch_offset_uncertainty_ns = 0;
   bool known() const { return rank >= 0 && world_size > 0; }
   // "rank 3 of 8 (nccl)"
   std::string label() const;
+};
+
+// One collective operation of a process group (all_reduce, broadcast, ...),
+// as one rank saw it: from the host's call until the operation completed on
+// that rank. A rank that waits for a late peer spends that wait inside it.
+struct Collective {
+  static constexpr std::int64_t kNoSeq = -1;
+  StringId op = 0;      // "all_reduce", "all_gather", "reduce_scatter", "broadcast", "barrier", "send", "recv", ...
+  StringId group = 0;   // the process group's name as the source gives it ("0"); 0: the default or not said
+  // The group's own sequence number when the source says it (NCCL's and
+  // record_param_comms' "Seq"); else kNoSeq, and the job report numbers a
+  // group's collectives in the order the trace shows them.
+  std::int64_t seq = kNoSeq;
+  std::uint64_t bytes = 0;  // of the input, 0 when not said
+  std::uint64_t begin_ns = 0, end_ns = 0;
+  std::uint32_t tid = 0;      // the host thread that called it, 0 when not said
+  std::int32_t device = kHostDevice;  // the GPU whose kernel ran it; kHostDevice for a host one (gloo on CPU tensors)
+  std::uint64_t stream = 0;   // the trace's stream id of its kernel, 0 when it ran on none
+  StackId stack = 0;          // the call's stack when the source has one
+  // The trace ends inside it: it had not completed when the process stopped.
+  bool unfinished = false;
 };
 
 struct Trace {
@@ -183,6 +216,13 @@ struct Trace {
   std::vector<Range> ranges;
   // Fatal signals, in time order: usually none or one (two threads may fault together).
   std::vector<Crash> crashes;
+  // Collectives in time order. Importers read them from the source's own
+  // records of them; for .gdtrace and nsys they are found in the NCCL kernels
+  // and NVTX ranges (find_collectives). Not written to a .gdtrace.
+  std::vector<Collective> collectives;
+  // The process's exit status when the trace says it (0..255; 128+signal
+  // when killed); -1 when not said.
+  std::int32_t exit_status = -1;
   // From a caching allocator's own history, beside the trace file; not part
   // of the .gdtrace, so not written with it.
   std::vector<CachedBlock> cached_blocks;
