@@ -50,7 +50,7 @@ TEST(Summary, ShowsFindingsMemoryTimeAndDroppedEvents) {
 TEST(Summary, SaysTheRankOfADistributedJob) {
   Trace t;
   kernel(t, 0, 1000, "k");
-  t.job = {.rank = 3, .world_size = 8, .backend = "nccl"};
+  t.job.rank = 3, t.job.world_size = 8, t.job.backend = "nccl";
   const Report r = analyze(t);
   std::ostringstream out;
   print_summary(out, t, r, {});
