@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "commands.h"
+#include "job_report_run.h"
 #include "gpudiag/emit.h"
 #include "gpudiag/export/chrome_trace.h"
 #include "gpudiag/report/load_and_analyze.h"
@@ -27,7 +28,9 @@ namespace gpudiag::cli {
 namespace {
 
 struct ReportOptions {
-  std::string input;
+  std::vector<std::string> inputs;
+  bool rank_summary = false;
+  unsigned jobs = 0;
   bool json = false;
   bool sarif = false;
   std::string html;
@@ -57,7 +60,46 @@ class Progress {
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 
+LoadOptions load_options(const ReportOptions& o) {
+  LoadOptions load;
+  load.detect = o.detect;
+  load.detect.idle_gap_ns = static_cast<std::uint64_t>(o.idle_gap_ms * 1e6);
+  load.detect.short_kernel_ns = static_cast<std::uint64_t>(o.short_kernel_us * 1e3);
+  if (!o.memory.empty()) load.memory_bytes = gdtrace::parse_size(o.memory).value_or(0);
+  return load;
+}
+
+// Several traces, a folder or a glob: the job they are the ranks of.
+bool is_job(const ReportOptions& o) {
+  if (o.inputs.size() != 1) return true;
+  std::error_code ec;
+  return std::filesystem::is_directory(o.inputs[0], ec) ||
+         (!std::filesystem::exists(o.inputs[0], ec) && o.inputs[0].find_first_of("*?[") != std::string::npos);
+}
+
 int run_report(const ReportOptions& o) {
+  if (o.json && o.sarif) {
+    std::cerr << "gpudiag report: choose one of --json and --sarif\n";
+    return 2;
+  }
+  if (o.rank_summary) {
+    if (o.inputs.size() != 1 || is_job(o)) {
+      std::cerr << "gpudiag report: --rank-summary summarises one trace file\n";
+      return 2;
+    }
+    return run_rank_summary(o.inputs[0], o.output, load_options(o));
+  }
+  if (is_job(o)) {
+    if (!o.chrome.empty()) {
+      std::cerr << "gpudiag report: --chrome exports one trace; give it one file\n";
+      return 2;
+    }
+    JobReportOptions job{.inputs = o.inputs, .json = o.json, .sarif = o.sarif,
+                         .color = !o.no_color && o.output.empty() && want_color(STDOUT_FILENO), .html = o.html,
+                         .output = o.output, .fail_on = o.fail_on, .workers = o.jobs, .load = load_options(o)};
+    return run_job_report(job);
+  }
+  const std::string& input = o.inputs[0];
   std::optional<Severity> threshold;
   if (o.fail_on != "none") {
     threshold = parse_severity(o.fail_on);
@@ -66,23 +108,15 @@ int run_report(const ReportOptions& o) {
       return 2;
     }
   }
-  if (o.json && o.sarif) {
-    std::cerr << "gpudiag report: choose one of --json and --sarif\n";
-    return 2;
-  }
   Progress progress;
   std::error_code size_error;  // a directory or a pipe has no size: load_trace says what is wrong
-  if (const auto size = std::filesystem::file_size(o.input, size_error); !size_error && size > 64u << 20) progress.enable();
-  progress.stage("loading " + o.input);
-  LoadOptions load;
-  load.detect = o.detect;
-  load.detect.idle_gap_ns = static_cast<std::uint64_t>(o.idle_gap_ms * 1e6);
-  load.detect.short_kernel_ns = static_cast<std::uint64_t>(o.short_kernel_us * 1e3);
-  if (!o.memory.empty()) load.memory_bytes = gdtrace::parse_size(o.memory).value_or(0);
+  if (const auto size = std::filesystem::file_size(input, size_error); !size_error && size > 64u << 20) progress.enable();
+  progress.stage("loading " + input);
+  LoadOptions load = load_options(o);
   load.progress = [&progress](std::string_view stage) { progress.stage(stage); };
   AnalysedTrace analysed;
   try {
-    analysed = load_and_analyze(o.input, load);
+    analysed = load_and_analyze(input, load);
   } catch (const std::exception& e) {
     std::cerr << fmt::format("gpudiag report: {}\n", e.what());
     return 2;
@@ -143,7 +177,12 @@ void add_report_command(CLI::App& app, int& status) {
   CLI::App* cmd = app.add_subcommand(
       "report", "Report on a trace (.gdtrace, PyTorch profiler/Kineto JSON, Nsight Systems SQLite): findings, "
                 "memory timeline, GPU time breakdown");
-  cmd->add_option("trace", o->input, "Trace file")->required();
+  cmd->add_option("traces", o->inputs,
+                  "Trace file; or several, a folder or a glob: the ranks of one job, reported together")
+      ->required();
+  cmd->add_flag("--rank-summary", o->rank_summary,
+                "Write one trace's summary for a job report (JSON), as a worker elsewhere makes it");
+  cmd->add_option("--jobs", o->jobs, "Traces of a job analysed at once (default: one per core)");
   cmd->add_flag("--json", o->json, "Write the report as JSON");
   cmd->add_flag("--sarif", o->sarif, "Write the findings as SARIF 2.1.0");
   cmd->add_option("--html", o->html, "Also write a self-contained HTML page (findings, memory timeline, GPU time)");

@@ -41,7 +41,50 @@ json stack_json(const std::vector<Frame>& frames) {
   return out;
 }
 
+SourceLocation location_from_json(const json& j) {
+  return {.file = j.at("file").get<std::string>(), .line = j.value("line", 0u), .column = j.value("column", 0u)};
+}
+
+std::vector<Frame> stack_from_json(const json& j) {
+  std::vector<Frame> frames;
+  for (const json& f : j) {
+    Frame frame;
+    frame.address = std::stoull(f.value("address", std::string("0x0")), nullptr, 16);
+    frame.function = f.value("function", std::string());
+    frame.file = f.value("file", std::string());
+    frame.line = f.value("line", 0u);
+    frame.module = f.value("module", std::string());
+    frames.push_back(std::move(frame));
+  }
+  return frames;
+}
+
 }  // namespace
+
+Finding finding_from_json(const json& j) {
+  Finding f;
+  f.rule_id = j.at("rule").get<std::string>();
+  const auto severity = parse_severity(j.at("severity").get<std::string>());
+  if (!severity) throw json::other_error::create(501, "a finding's severity is note, warning or error", &j);
+  f.severity = *severity;
+  f.message = j.at("message").get<std::string>();
+  if (j.contains("location")) f.location = location_from_json(j["location"]);
+  if (j.contains("stack")) f.stack = stack_from_json(j["stack"]);
+  if (j.contains("notes"))
+    for (const json& n : j["notes"]) {
+      Note note;
+      note.message = n.at("message").get<std::string>();
+      if (n.contains("location")) note.location = location_from_json(n["location"]);
+      if (n.contains("stack")) note.stack = stack_from_json(n["stack"]);
+      f.notes.push_back(std::move(note));
+    }
+  if (j.contains("fix")) {
+    const json& x = j["fix"];
+    f.fix = FixIt{.begin = location_from_json(x.at("begin")), .end = location_from_json(x.at("end")),
+                  .replacement = x.at("replacement").get<std::string>()};
+  }
+  return f;
+}
 
 json to_json(const Finding& finding) {
   json out = json::object();

@@ -44,6 +44,10 @@ bool want_color(int fd);
 nlohmann::json to_json(const Finding& finding);
 nlohmann::json to_json(std::span<const Finding> findings);
 void emit_json(std::ostream& out, std::span<const Finding> findings);
+// The inverse of to_json(const Finding&), for findings made by another
+// process (a job's per-rank summaries). Throws (nlohmann::json::exception,
+// std::invalid_argument) on JSON of another shape.
+Finding finding_from_json(const nlohmann::json& j);
 
 // A condition of the run that is not a finding but limits what the results
 // can be trusted for (e.g. events dropped while recording a trace).

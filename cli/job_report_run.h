@@ -1,0 +1,29 @@
+// `gpudiag report` on several traces (a folder, files, a glob): one job
+// report, each rank analysed in parallel on the local cores.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "gpudiag/report/load_and_analyze.h"
+
+namespace gpudiag::cli {
+
+struct JobReportOptions {
+  std::vector<std::string> inputs;
+  bool json = false, sarif = false, color = false;
+  std::string html;    // the job page; each rank's page goes to <html>.ranks/
+  std::string output;  // "" stdout
+  std::string fail_on = "error";
+  unsigned workers = 0;  // 0: one per core
+  LoadOptions load;
+};
+
+// The exit status: 0, 1 (a finding or job fact at or above --fail-on), 2 (bad input).
+int run_job_report(const JobReportOptions& options);
+
+// `gpudiag report --rank-summary TRACE`: the summary a job report merges, as
+// JSON, for workers elsewhere (Dask) to hand back.
+int run_rank_summary(const std::string& input, const std::string& output, const LoadOptions& load);
+
+}  // namespace gpudiag::cli
