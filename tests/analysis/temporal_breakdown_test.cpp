@@ -1,9 +1,16 @@
 #include "gpudiag/analysis/temporal_breakdown.h"
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
+#include "gpudiag/import/load_trace.h"
 #include "trace_builder.h"
 
 namespace gpudiag {
@@ -133,6 +140,73 @@ TEST(TemporalBreakdown, OneProfilerStepKeepsEverything) {
   ASSERT_EQ(b.size(), 1u);
   EXPECT_EQ(b[0].events, 5u);
   EXPECT_EQ(b[0].window, (Interval{50, 1800}));
+}
+
+// HTA's own numbers for its multi-rank training traces: the CSV that
+// tests/import/hta_reference.py wrote with HTA (README.md beside it).
+struct HtaRow {
+  std::map<std::string, std::string> fields;
+  double number(const std::string& k) const { return std::stod(fields.at(k)); }
+};
+
+std::vector<HtaRow> read_hta_reference(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<HtaRow> rows;
+  std::vector<std::string> header;
+  for (std::string line; std::getline(in, line);) {
+    std::vector<std::string> cells;
+    std::stringstream ss(line);
+    for (std::string cell; std::getline(ss, cell, ',');) cells.push_back(cell);
+    if (header.empty()) {
+      header = cells;
+      continue;
+    }
+    HtaRow row;
+    for (std::size_t i = 0; i < header.size() && i < cells.size(); ++i) row.fields[header[i]] = cells[i];
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+const std::string kHtaSet = "hta/trace_filter";
+
+// The traces are HTA's; the project keeps them with the other real traces,
+// beside the checkout, or in the tree beside the reference.
+std::string hta_trace(const std::string& file) {
+  for (const std::string& dir : {std::string(GPUDIAG_SOURCE_DIR) + "/tests/import/data/" + kHtaSet,
+                                 std::string(GPUDIAG_SHARED_DATA_DIR) + "/" + kHtaSet}) {
+    if (std::filesystem::exists(dir + "/" + file)) return dir + "/" + file;
+  }
+  return "";
+}
+
+TEST(TemporalBreakdown, AgreesWithHtaOnItsMultiRankTrainingTraces) {
+  const std::string reference = std::string(GPUDIAG_SOURCE_DIR) + "/tests/import/data/" + kHtaSet + "/hta-reference.csv";
+  const std::vector<HtaRow> rows = read_hta_reference(reference);
+  ASSERT_EQ(rows.size(), 2u) << reference;
+  const std::string first = hta_trace(rows[0].fields.at("file"));
+  if (first.empty()) GTEST_SKIP() << "no " << rows[0].fields.at("file") << " in " << GPUDIAG_SHARED_DATA_DIR << "/" << kHtaSet;
+  for (const HtaRow& hta : rows) {
+    const std::string path = hta_trace(hta.fields.at("file"));
+    ASSERT_FALSE(path.empty()) << hta.fields.at("file");
+    SCOPED_TRACE(path);
+    const Trace t = load_trace(path);
+    EXPECT_EQ(t.job.rank, static_cast<int>(hta.number("rank")));
+    const auto b = temporal_breakdown(t);
+    ASSERT_EQ(b.size(), 1u);
+    const double window_us = static_cast<double>(b[0].window.length()) / 1000.0;
+    auto pct = [&](std::uint64_t ns) { return 100.0 * b[0].share(ns); };
+    auto hta_pct = [&](const char* us) { return 100.0 * hta.number(us) / hta.number("kernel_time_us"); };
+    // The same window, to HTA's whole microseconds.
+    EXPECT_NEAR(window_us, hta.number("kernel_time_us"), 1.0);
+    EXPECT_NEAR(pct(b[0].idle_ns), hta.number("idle_time_pctg"), 1.0);
+    EXPECT_NEAR(pct(b[0].compute_ns), hta.number("compute_time_pctg"), 1.0);
+    EXPECT_NEAR(pct(b[0].non_compute_ns), hta.number("non_compute_time_pctg"), 1.0);
+    EXPECT_NEAR(pct(b[0].communication_ns), hta_pct("comm_us"), 1.0);
+    EXPECT_NEAR(pct(b[0].memory_ns), hta_pct("memory_us"), 1.0);
+    EXPECT_NEAR(pct(b[0].exposed_comm_ns), hta_pct("exposed_comm_us"), 1.0);
+    EXPECT_GT(b[0].communication_ns, 0u);  // a data-parallel job: it all-reduces
+  }
 }
 
 }  // namespace
