@@ -30,7 +30,7 @@ TEST(HtaKernelType, FollowsHtasNamePatterns) {
   EXPECT_EQ(hta_kernel_type("void at::native::vectorized_elementwise_kernel<4>(int)"), HtaKernelType::Computation);
   // A name that merely mentions them is no communication or memory of HTA's...
   EXPECT_EQ(hta_kernel_type("my_nccl_helper"), HtaKernelType::Computation);
-  // ...and names of runtime work are neither computation.
+  // ...and what HTA takes for runtime work is no computation either.
   EXPECT_EQ(hta_kernel_type("copy_via_Memcpy_kernel"), HtaKernelType::Other);
   EXPECT_EQ(hta_kernel_type("Stream Wait Event"), HtaKernelType::Other);
   EXPECT_EQ(hta_kernel_type("cudaStreamSynchronize"), HtaKernelType::Other);
