@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "gpudiag/analysis/temporal_breakdown.h"
 #include "gpudiag/api_kinds.h"
 #include "gpudiag/detect/detect.h"
 
@@ -188,10 +189,12 @@ RankSummary summarize_rank(const Trace& trace, const Report& report) {
   s.steps = steps_of(trace, report, clock);
   for (const DeviceMemory& m : report.memory.devices)
     s.peaks.push_back({.device = m.device, .bytes = std::max(m.peak_bytes, m.peak_allocated_counter)});
-  for (const GpuTime& g : report.gpu_time)
-    s.gpu_time.push_back({.device = g.device, .total_ns = g.total_ns, .idle_ns = g.idle_ns,
-                          .computation_ns = g.computation_ns, .communication_ns = g.communication_ns,
-                          .exposed_comm_ns = g.exposed_comm_ns, .memcpy_ns = g.memcpy_ns});
+  // Counted as HTA counts its temporal breakdown, so that a job's ranks read
+  // the same here as in the tool people compare ranks with.
+  for (const TemporalBreakdown& g : temporal_breakdown(trace))
+    s.gpu_time.push_back({.device = g.device, .total_ns = g.window.length(), .idle_ns = g.idle_ns,
+                          .computation_ns = g.compute_ns, .communication_ns = g.communication_ns,
+                          .exposed_comm_ns = g.exposed_comm_ns, .memcpy_ns = g.memory_ns});
   return s;
 }
 

@@ -53,6 +53,9 @@ struct RankStep {
   std::uint64_t own_ns() const { return length() > collective_ns ? length() - collective_ns : 0; }
 };
 
+// A device's GPU time as HTA's temporal breakdown counts it
+// (analysis/temporal_breakdown.h): its window, idle, computation,
+// communication and the communication no computation hides.
 struct RankGpuTime {
   std::int32_t device = 0;
   std::uint64_t total_ns = 0, idle_ns = 0, computation_ns = 0, communication_ns = 0, exposed_comm_ns = 0,
