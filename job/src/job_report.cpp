@@ -108,12 +108,20 @@ JobReport merge_job(std::vector<RankSummary> ranks, const JobOptions& options) {
     if (a.job.rank != b.job.rank) return a.job.rank < b.job.rank;
     return a.path < b.path;
   });
-  job.ranks = std::move(ranks);
-  job.ranked = !job.ranks.empty() && std::all_of(job.ranks.begin(), job.ranks.end(),
-                                                 [](const RankSummary& s) { return s.job.rank >= 0; });
-  if (!job.ranked && std::any_of(job.ranks.begin(), job.ranks.end(), [](const RankSummary& s) { return s.job.rank >= 0; }))
-    job.problems.push_back("some traces say their rank and others do not: every trace is numbered by its place in "
-                           "this list instead");
+  // Beside the ranks' traces, a process that says no rank is the launcher
+  // (torchrun, mpirun, srun) or no part of the job: it is left out, and said.
+  const bool any_ranked =
+      std::any_of(ranks.begin(), ranks.end(), [](const RankSummary& s) { return s.job.rank >= 0; });
+  for (RankSummary& s : ranks) {
+    if (any_ranked && s.job.rank < 0) {
+      job.problems.push_back(fmt::format("{} says no rank (the launcher, or a process outside the job): it is left "
+                                         "out of the job report; report it on its own",
+                                         s.path));
+      continue;
+    }
+    job.ranks.push_back(std::move(s));
+  }
+  job.ranked = any_ranked;
 
   std::set<std::int32_t> world_sizes;
   for (const RankSummary& s : job.ranks)

@@ -106,6 +106,20 @@ TEST(JobRanks, TracesThatDoNotSayTheirRankAreNumberedByPlace) {
   EXPECT_NE(out.str().find("on traces 0\u20131"), std::string::npos) << out.str();
 }
 
+TEST(JobRanks, AProcessWithoutARankBesideTheRanksIsLeftOutAndSaid) {
+  auto ranks = healthy_job(2);
+  RankSummary launcher;
+  launcher.path = "run/launcher.gdtrace";
+  launcher.findings.push_back(finding("GD007", Severity::Warning, "leak", "main"));
+  ranks.push_back(launcher);
+  const JobReport job = merge_job(std::move(ranks));
+  EXPECT_TRUE(job.ranked);
+  EXPECT_EQ(job.ranks.size(), 2u);
+  EXPECT_TRUE(job.findings.empty());
+  ASSERT_EQ(job.problems.size(), 1u);
+  EXPECT_NE(job.problems[0].find("run/launcher.gdtrace says no rank"), std::string::npos);
+}
+
 // Rank 3 runs out of memory in step 5; the others go on to step 5's
 // all_reduce and wait in it until the collective library's timeout (600 s),
 // then exit with an error of their own.
