@@ -122,7 +122,7 @@ json page_data(const JobReport& job, const std::vector<std::string>& rank_pages)
 void write_job_html(std::ostream& out, const JobReport& job, const std::vector<std::string>& rank_pages) {
   const detail::PageTemplate page = detail::cut_page_template(detail::page_file("job.html"));
   out << page.to_css << detail::page_file("report.css") << page.to_data << json_for_script(page_data(job, rank_pages))
-      << page.to_script << detail::page_file("job.js") << page.rest;
+      << page.to_script << detail::page_file("common.js") << detail::page_file("job.js") << page.rest;
 }
 
 }  // namespace gpudiag

@@ -1,10 +1,6 @@
-"use strict";
+// The job page's script, after common.js (its "use strict" holds for both).
 (function () {
 const data = JSON.parse(document.getElementById("gd-data").textContent);
-function el(tag, cls, text) { const e = document.createElement(tag); if (cls) e.className = cls; if (text !== undefined) e.textContent = String(text); return e; }
-function fmtBytes(b) { const u = ["B", "KiB", "MiB", "GiB", "TiB"]; let i = 0; while (b >= 1024 && i < u.length - 1) { b /= 1024; i++; } return (i ? b.toFixed(b < 10 ? 2 : 1) : String(b)) + " " + u[i]; }
-function fmtUs(us) { if (us < 1) return (us * 1000).toFixed(0) + " ns"; if (us < 1000) return us.toFixed(1) + " us"; if (us < 1e6) return (us / 1000).toFixed(2) + " ms"; return (us / 1e6).toFixed(2) + " s"; }
-function frameText(f) { return (f.function || f.address || "?") + (f.file ? " " + f.file + ":" + (f.line || 0) : f.module ? " (" + f.module + ")" : ""); }
 const sentence = m => m.charAt(0).toUpperCase() + m.slice(1) + (m.endsWith(".") ? "" : ".");
 
 document.getElementById("gd-meta").textContent = data.summary;

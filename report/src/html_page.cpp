@@ -17,7 +17,7 @@ void write_html(std::ostream& out, const Trace& trace, const Report& report, con
   const detail::PageTemplate page = detail::cut_page_template(detail::page_file("report.html"));
   const std::string data = json_for_script(html_data(trace, report, options));
   out << page.to_css << detail::page_file("report.css") << page.to_data << data << page.to_script
-      << detail::page_file("report.js") << page.rest;
+      << detail::page_file("common.js") << detail::page_file("report.js") << page.rest;
 }
 
 }  // namespace gpudiag

@@ -23,7 +23,7 @@ inline constexpr std::string_view kCssMarker = "<!-- gpudiag:css -->";
 inline constexpr std::string_view kDataMarker = "<!-- gpudiag:data -->";
 inline constexpr std::string_view kScriptMarker = "<!-- gpudiag:js -->";
 
-// The page is to_css + report.css + to_data + the data + to_script + report.js + rest.
+// The page is to_css + report.css + to_data + the data + to_script + common.js + report.js + rest.
 struct PageTemplate {
   std::string_view to_css, to_data, to_script, rest;
 };

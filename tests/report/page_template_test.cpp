@@ -70,7 +70,8 @@ TEST(PageTemplate, CutsAroundTheMarkersAndKeepsEverythingElse) {
 // its element and let the rest be parsed as HTML.
 TEST(PageTemplate, TheStyleAndScriptCannotEndTheirElements) {
   EXPECT_EQ(lower(page_file("report.css")).find("</style"), std::string::npos);
-  EXPECT_EQ(lower(page_file("report.js")).find("</script"), std::string::npos);
+  for (const char* script : {"common.js", "report.js", "job.js"})
+    EXPECT_EQ(lower(page_file(script)).find("</script"), std::string::npos) << script;
 }
 
 TEST(PageTemplate, AFileNotEmbeddedIsAnError) {
