@@ -33,14 +33,6 @@ bool write_to(const std::string& path, Write&& write) {
 }  // namespace
 
 int run_job_report(const JobReportOptions& o) {
-  std::optional<Severity> threshold;
-  if (o.fail_on != "none") {
-    threshold = parse_severity(o.fail_on);
-    if (!threshold) {
-      std::cerr << fmt::format("gpudiag report: --fail-on takes none, note, warning or error, not '{}'\n", o.fail_on);
-      return 2;
-    }
-  }
   std::vector<std::string> paths;
   try {
     paths = expand_trace_inputs(o.inputs);
@@ -99,7 +91,7 @@ int run_job_report(const JobReportOptions& o) {
     if (!o.json && !o.sarif && o.output.empty()) std::cout << fmt::format("HTML job report: {}\n", o.html);
   }
   const std::optional<Severity> worst = worst_severity(job);
-  return threshold && worst && *worst >= *threshold ? 1 : 0;
+  return o.fail_on && worst && *worst >= *o.fail_on ? 1 : 0;
 }
 
 int run_rank_summary(const std::string& input, const std::string& output, const LoadOptions& load) {

@@ -2,6 +2,7 @@
 // report, each rank analysed in parallel on the local cores.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,7 +15,7 @@ struct JobReportOptions {
   bool json = false, sarif = false, color = false;
   std::string html;    // the job page; each rank's page goes to <html>.ranks/
   std::string output;  // "" stdout
-  std::string fail_on = "error";
+  std::optional<Severity> fail_on = Severity::Error;  // none: exit 0 whatever is found
   unsigned workers = 0;  // 0: one per core
   LoadOptions load;
 };

@@ -78,6 +78,14 @@ bool is_job(const ReportOptions& o) {
 }
 
 int run_report(const ReportOptions& o) {
+  std::optional<Severity> threshold;
+  if (o.fail_on != "none") {
+    threshold = parse_severity(o.fail_on);
+    if (!threshold) {
+      std::cerr << fmt::format("gpudiag report: --fail-on takes none, note, warning or error, not '{}'\n", o.fail_on);
+      return 2;
+    }
+  }
   if (o.json && o.sarif) {
     std::cerr << "gpudiag report: choose one of --json and --sarif\n";
     return 2;
@@ -96,18 +104,10 @@ int run_report(const ReportOptions& o) {
     }
     JobReportOptions job{.inputs = o.inputs, .json = o.json, .sarif = o.sarif,
                          .color = !o.no_color && o.output.empty() && want_color(STDOUT_FILENO), .html = o.html,
-                         .output = o.output, .fail_on = o.fail_on, .workers = o.jobs, .load = load_options(o)};
+                         .output = o.output, .fail_on = threshold, .workers = o.jobs, .load = load_options(o)};
     return run_job_report(job);
   }
   const std::string& input = o.inputs[0];
-  std::optional<Severity> threshold;
-  if (o.fail_on != "none") {
-    threshold = parse_severity(o.fail_on);
-    if (!threshold) {
-      std::cerr << fmt::format("gpudiag report: --fail-on takes none, note, warning or error, not '{}'\n", o.fail_on);
-      return 2;
-    }
-  }
   Progress progress;
   std::error_code size_error;  // a directory or a pipe has no size: load_trace says what is wrong
   if (const auto size = std::filesystem::file_size(input, size_error); !size_error && size > 64u << 20) progress.enable();
