@@ -90,8 +90,14 @@ class KinetoImporter {
         } else if (field.key() == "distributedInfo") {
           read_job_place(field.value());
           kineto_keys = true;
-        } else if (field.key() == "schemaVersion" || field.key() == "traceName" ||
-                   field.key() == "baseTimeNanoseconds") {
+        } else if (field.key() == "host_name") {
+          std::string_view host;
+          if (import::kineto_json::found(field.value().get_string().get(host))) host_ = std::string(host);
+          kineto_keys = true;
+        } else if (field.key() == "baseTimeNanoseconds") {
+          base_time_ns_ = base_time(read_number(field.value()));
+          kineto_keys = true;
+        } else if (field.key() == "schemaVersion" || field.key() == "traceName") {
           kineto_keys = true;
         }
       }
@@ -165,6 +171,21 @@ class KinetoImporter {
     job.world_size = static_cast<std::int32_t>(std::clamp<std::int64_t>(int_field(o, "world_size", 0), 0, 1 << 30));
     if (job.rank >= job.world_size) job.rank = -1;  // a rank outside its world is no place in it
     trace_.job = std::move(job);
+  }
+
+  // Kineto's "baseTimeNanoseconds": every "ts" counts microseconds from it
+  // (libkineto, output_json: transToRelativeTime), so that a double holds
+  // them to the nanosecond. It is no second reading of a clock: Kineto takes
+  // the system clock once, when the profiler is first set up, and floors it
+  // to its three-month step (7889238 s; the real trace's 1790857026 s is 227
+  // of them), then writes each time as integer nanoseconds past it ("us.nnn").
+  // So ts * 1000 + base is the system clock's time of the event as the
+  // profiler took it, exactly: the offset adds no uncertainty of its own.
+  // Only an integer of nanoseconds is a base.
+  static std::optional<std::int64_t> base_time(const Number& n) {
+    if (n.kind == Number::Kind::Int && n.i >= 0) return n.i;
+    if (n.kind == Number::Kind::Uint && n.u <= static_cast<std::uint64_t>(INT64_MAX)) return static_cast<std::int64_t>(n.u);
+    return std::nullopt;
   }
 
   // Fields are looked up in Kineto's order (ph, cat, name, pid, tid, ts,
@@ -341,11 +362,19 @@ class KinetoImporter {
     }
     trace_.join_syncs_with_their_calls();
     trace_.sort_by_time();
+    if (!host_.empty()) trace_.job.host = host_;
+    if (base_time_ns_) {
+      trace_.job.epoch_offset_known = true;
+      trace_.job.epoch_offset_ns = *base_time_ns_;
+      trace_.job.epoch_offset_uncertainty_ns = 0;  // see base_time()
+    }
   }
 
   Trace trace_;
   bool has_gpu_sync_ = false;
   bool saw_event_ = false;  // some element had a "ph": this is a Chrome trace
+  std::string host_;
+  std::optional<std::int64_t> base_time_ns_;
   std::map<std::pair<std::int32_t, std::uint64_t>, bool> streams_;
 };
 
