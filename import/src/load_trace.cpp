@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "gpudiag/import/allocator_history.h"
+#include "gpudiag/import/collectives.h"
 #include "file_bytes.h"
 #include "gpudiag/import/load_trace.h"
 #include "gpudiag/trace_io.h"
@@ -89,6 +90,9 @@ Trace load_trace_file(const std::string& path) {
 Trace load_trace(const std::string& path) {
   Trace trace = load_trace_file(path);
   if (trace.source == TraceSource::Gdtrace) import::read_allocator_history(trace, import::allocator_history_path(path));
+  // Kineto's importer reads PyTorch's own records of the collectives; these
+  // formats have none.
+  if (trace.source == TraceSource::Gdtrace || trace.source == TraceSource::Nsys) find_collectives(trace);
   return trace;
 }
 
