@@ -128,6 +128,46 @@ nlohmann::json warnings_json(const Trace& trace, const Report& report) {
   return out;
 }
 
+namespace {
+
+// The job's collectives in sum, per collective and process group: how many,
+// their bytes (of those that say them) and their time, from the calls to
+// their ends (an unfinished one's up to the trace's end). The collectives
+// themselves are the trace's, too many to list here.
+nlohmann::json collectives_json(const Trace& trace) {
+  struct Sum {
+    std::size_t count = 0, unfinished = 0, with_bytes = 0;
+    std::uint64_t bytes = 0, total_ns = 0;
+  };
+  std::map<std::pair<std::string_view, std::string_view>, Sum> sums;
+  Sum all;
+  for (const Collective& c : trace.collectives) {
+    for (Sum* s : {&sums[{trace.str(c.op), trace.str(c.group)}], &all}) {
+      ++s->count;
+      s->unfinished += c.unfinished;
+      s->with_bytes += c.bytes != 0;
+      s->bytes += c.bytes;
+      s->total_ns += c.end_ns - c.begin_ns;
+    }
+  }
+  const auto fields = [](const Sum& s) {
+    return nlohmann::json{{"count", s.count}, {"unfinished", s.unfinished}, {"bytes", s.bytes},
+                          {"with_bytes", s.with_bytes}, {"total_ns", s.total_ns}};
+  };
+  nlohmann::json by_op = nlohmann::json::array();
+  for (const auto& [key, sum] : sums) {
+    nlohmann::json entry = {{"op", key.first.empty() ? "unknown" : key.first},
+                            {"group", key.second.empty() ? nlohmann::json() : nlohmann::json(key.second)}};
+    entry.update(fields(sum));
+    by_op.push_back(std::move(entry));
+  }
+  nlohmann::json j = fields(all);
+  j["by_op"] = std::move(by_op);
+  return j;
+}
+
+}  // namespace
+
 nlohmann::json report_json(const Trace& trace, const Report& report) {
   nlohmann::json j;
   j["trace"] = {{"path", trace.path},
@@ -178,6 +218,7 @@ nlohmann::json report_json(const Trace& trace, const Report& report) {
                  {"steady_end_ns", p.steady().end}};
   j["gpu_time"] = nlohmann::json::array();
   for (const GpuTime& g : report.gpu_time) j["gpu_time"].push_back(gpu_time_json(g));
+  j["collectives"] = collectives_json(trace);
   return j;
 }
 

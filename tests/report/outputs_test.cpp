@@ -135,6 +135,33 @@ TEST(Json, HoldsFindingsMemoryAndGpuTime) {
   EXPECT_TRUE(saw_gd002);
 }
 
+// The JSON sums the collectives per collective and group; it lists none.
+TEST(Json, SumsTheCollectivesPerOpAndGroup) {
+  Trace t = sample_trace();
+  const auto add = [&t](const char* op, const char* group, std::uint64_t bytes, std::uint64_t begin, std::uint64_t end,
+                        bool unfinished = false) {
+    t.collectives.push_back({.op = t.intern(op), .group = t.intern(group), .bytes = bytes, .begin_ns = begin, .end_ns = end,
+                             .unfinished = unfinished});
+  };
+  add("all_reduce", "0", 1000, 100, 300);
+  add("all_reduce", "0", 0, 400, 450);
+  add("all_reduce", "1", 64, 500, 510);
+  add("broadcast", "", 8, 600, 900, true);
+  const auto j = report_json(t, analyze(t))["collectives"];
+  EXPECT_EQ(j["count"], 4u);
+  EXPECT_EQ(j["unfinished"], 1u);
+  EXPECT_EQ(j["bytes"], 1072u);
+  EXPECT_EQ(j["with_bytes"], 3u);
+  EXPECT_EQ(j["total_ns"], 560u);
+  ASSERT_EQ(j["by_op"].size(), 3u);
+  EXPECT_EQ(j["by_op"][0], (nlohmann::json{{"op", "all_reduce"}, {"group", "0"}, {"count", 2}, {"unfinished", 0},
+                                           {"bytes", 1000}, {"with_bytes", 1}, {"total_ns", 250}}));
+  EXPECT_EQ(j["by_op"][1]["group"], "1");
+  EXPECT_EQ(j["by_op"][2]["op"], "broadcast");
+  EXPECT_TRUE(j["by_op"][2]["group"].is_null()) << "not said";
+  EXPECT_EQ(report_json(sample_trace(), analyze(sample_trace()))["collectives"]["count"], 0u);
+}
+
 TEST(Sarif, RuntimeStacksBecomeLocations) {
   const Trace t = sample_trace();
   const Report r = analyze(t);
