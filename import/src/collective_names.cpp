@@ -5,6 +5,8 @@
 #include <string>
 #include <utility>
 
+#include "gpudiag/trace.h"  // demangle()
+
 namespace gpudiag::import {
 namespace {
 
@@ -69,6 +71,11 @@ std::string_view collective_op(std::string_view name) {
 }
 
 std::optional<std::string_view> nccl_kernel_op(std::string_view name) {
+  // A launch call names its kernel as the driver does, mangled.
+  if (name.starts_with("_Z")) {
+    const std::string demangled = demangle(name);
+    return demangled != name ? nccl_kernel_op(demangled) : std::nullopt;
+  }
   if (name.starts_with("void ")) name.remove_prefix(5);
   if (!name.starts_with("nccl")) return std::nullopt;
   name = name.substr(0, name.find_first_of("(<"));

@@ -22,7 +22,8 @@ std::string_view collective_op(std::string_view name);
 // The collective an NCCL kernel runs, from its name in any NCCL generation:
 // "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)"
 // (2.19 on), "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, ...)",
-// "ncclAllReduceRingLLKernel_sum_f32(ncclColl)" (before 2.9). nullopt for a
+// "ncclAllReduceRingLLKernel_sum_f32(ncclColl)" (before 2.9), or mangled as
+// a launch call names it. nullopt for a
 // kernel that is not NCCL's; "" for one whose name does not say the
 // collective (ncclDevKernel_Generic, which runs a group of different ones).
 std::optional<std::string_view> nccl_kernel_op(std::string_view kernel_name);

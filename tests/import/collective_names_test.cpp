@@ -72,6 +72,10 @@ TEST(CollectiveNames, NcclKernelsOfEveryGenerationSayTheirCollective) {
       {"ncclReduceScatterRingLLKernel_sum_f16(ncclColl)", "reduce_scatter"},
       {"ncclReduceTreeLLKernel_sum_f32(ncclColl)", "reduce"},
       {"void ncclBroadcastRingLLKernel_copy_i8(ncclColl)", "broadcast"},
+      // as a launch names them
+      {"_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgsStorageILm4096EE", "all_reduce"},
+      {"_Z22ncclDevKernel_SendRecv24ncclDevKernelArgsStorageILm4096EE", "send_recv"},
+      {"_Z38ncclKernel_AllReduce_RING_LL_Sum_floatP11ncclDevCommmP8ncclWork", "all_reduce"},
   };
   for (const auto& [name, op] : cases) {
     const auto got = nccl_kernel_op(name);
@@ -82,7 +86,7 @@ TEST(CollectiveNames, NcclKernelsOfEveryGenerationSayTheirCollective) {
   ASSERT_TRUE(nccl_kernel_op("ncclDevKernel_Generic(ncclDevKernelArgsStorage<4096ul>)").has_value());
   EXPECT_EQ(*nccl_kernel_op("ncclDevKernel_Generic(ncclDevKernelArgsStorage<4096ul>)"), "");
   for (const char* other : {"void gemm<float>(float*, int)", "ncclCommInitRank", "", "nccl", "Kernel_AllReduce",
-                            "elementwise_kernel<ncclDevKernel_AllReduce>"})
+                            "elementwise_kernel<ncclDevKernel_AllReduce>", "_Z4gemmPfi", "_Zgarbage"})
     EXPECT_FALSE(nccl_kernel_op(other).has_value()) << other;
 }
 

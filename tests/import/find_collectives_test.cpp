@@ -100,8 +100,8 @@ TEST(FindCollectives, AKernelWithNoRangeIsACollectiveOfItsOwn) {
 TEST(FindCollectives, ALaunchWhoseKernelNeverCameIsUnfinished) {
   Trace t = grouped_all_reduce();
   range(t, 1000, 1010, "ncclAllReduce");
-  launch(t, 1005, 6);
-  launch(t, 2000, 7, "ncclDevKernel_Broadcast_RING_LL(ncclDevKernelArgsStorage<4096ul>)", 8);  // on a thread with no range
+  launch(t, 1005, 6, "_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgsStorageILm4096EE");  // as CUPTI names it
+  launch(t, 2000, 7, "_Z31ncclDevKernel_Broadcast_RING_LL24ncclDevKernelArgsStorageILm4096EE", 8);  // on a thread with no range
   t.api_calls.push_back({.start_ns = 5000, .end_ns = 5100, .name = t.intern("cudaStreamSynchronize"), .tid = 7});
   find_collectives(t);
   ASSERT_EQ(t.collectives.size(), 3u);
