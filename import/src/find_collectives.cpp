@@ -54,11 +54,7 @@ class Finder {
       const auto op = import::nccl_kernel_op(trace_.str(a.symbol));
       if (!op) continue;
       seen_nccl_work_ = true;
-      if (LaunchSpan* span = span_at(a.tid, a.start_ns)) {
-        for (std::size_t i : span->collectives)
-          if (!found_[i].ran) found_[i].launched_without_kernel = true;
-        continue;
-      }
+      if (span_at(a.tid, a.start_ns)) continue;  // a call's, marked below
       found_.push_back({Collective{.op = trace_.intern(*op), .begin_ns = a.start_ns, .tid = a.tid, .device = a.device,
                                    .stack = a.stack, .unfinished = true},
                         false});
@@ -66,9 +62,9 @@ class Finder {
     trace_.collectives.clear();
     for (Found& f : found_) {
       // A call whose kernel is missing where the trace shows NCCL's kernels
-      // ran to no end the trace saw; in a trace without them (no GPU
-      // activity recorded) its range is all there is to go by.
-      if (!f.ran && (f.launched_without_kernel || seen_nccl_work_)) f.c.unfinished = true;
+      // or launches of them ran to no end the trace saw; in a trace without
+      // them (no GPU activity recorded) its range is all there is to go by.
+      if (!f.ran && seen_nccl_work_) f.c.unfinished = true;
       trace_.collectives.push_back(f.c);
     }
     import::settle_collectives(trace_, trace_.end_ns());
@@ -78,7 +74,6 @@ class Finder {
   struct Found {
     Collective c;
     bool ran = false;  // a kernel of it is in the trace
-    bool launched_without_kernel = false;
   };
 
   // NCCL's ranges, thread by thread in time order: each call a collective,

@@ -116,6 +116,17 @@ TEST(FindCollectives, ALaunchWhoseKernelNeverCameIsUnfinished) {
   EXPECT_EQ(t.collectives[2].tid, 8u);
 }
 
+TEST(FindCollectives, ACallWhoseLaunchIsTheTracesOnlyNcclWorkIsUnfinished) {
+  Trace t;
+  range(t, 100, 200, "ncclAllReduce");
+  launch(t, 150, 5);
+  t.api_calls.push_back({.start_ns = 300, .end_ns = 9000, .name = t.intern("cudaStreamSynchronize"), .tid = 7});
+  find_collectives(t);
+  ASSERT_EQ(t.collectives.size(), 1u);
+  EXPECT_TRUE(t.collectives[0].unfinished);
+  EXPECT_EQ(t.collectives[0].end_ns, 9000u);
+}
+
 TEST(FindCollectives, ACallWithoutItsKernelWhereOthersHaveThemIsUnfinished) {
   Trace t = grouped_all_reduce();
   range(t, 1000, 1010, "ncclAllReduce");  // its launch was not recorded either
