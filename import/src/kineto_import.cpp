@@ -210,7 +210,9 @@ class KinetoImporter {
     // ours to validate (a bad escape in one must not reject the trace).
     if (category == Category::HostRange) {
       const std::string_view host_name = plain_name(ev);
-      if (host_name.starts_with("ProfilerStep#")) host_range(ev, host_name);
+      // The steps, and the DataLoader's batches within them: how long each
+      // step waited for its data, which a job's straggler is often about.
+      if (host_name.starts_with("ProfilerStep#") || host_name.starts_with("enumerate(DataLoader)")) host_range(ev, host_name);
       else if (const auto kind = comm_kind(host_name)) comm_event(ev, *kind, host_name);
       return;
     }

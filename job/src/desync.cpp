@@ -89,10 +89,11 @@ std::optional<Desync> find_desync(const JobReport& job) {
         if (call.c && !call.c->stack.empty()) where = fmt::format(" at {}", frame_text(call.c->stack.front()));
         said.push_back(fmt::format("{} called {}{}", members(job, ids), call.text(), where));
       }
-      d.message = fmt::format("the ranks' collectives differ at #{} of group {}: {}. Every rank must make the same "
+      d.message = fmt::format("the ranks' collectives differ at #{} of {}: {}. Every rank must make the same "
                               "collective calls on a group, in the same order; a call made on some ranks only (under "
                               "a condition on the rank or on data) hangs the job or mixes up unlike calls",
-                              seq, group.empty() ? "(default)" : group, fmt::join(said, "; "));
+                              seq, group.empty() ? std::string("the default group") : "group " + group,
+                              fmt::join(said, "; "));
       first = std::move(d);
       first_time = when;
       break;

@@ -128,6 +128,12 @@ std::optional<FirstFailure> find_first_failure(const JobReport& job, const JobOp
   out.message = fmt::format("{} failed first{}: {}", members(job, {out.rank}), when, failure.what);
   if (failure.kind == "stopped")
     out.message = fmt::format("{} stopped first{}: {}", members(job, {out.rank}), when, failure.what);
+  // A rank that left no trace may have failed before any that did: a rank
+  // that aborts inside the collective library writes none, and its peers
+  // then fail one after the other as their connections to it close.
+  if (!job.missing_ranks.empty())
+    out.message = fmt::format("{} left no trace and may have failed first; of the traces left, {}",
+                              members(job, job.missing_ranks), out.message);
   if (!out.others.empty()) out.message += fmt::format(". Then {}", describe_others(job, out.others));
   return out;
 }

@@ -68,7 +68,8 @@ std::int32_t member_id(const JobReport& job, std::size_t index) {
 }
 
 std::string collective_label(const RankCollective& c) {
-  return fmt::format("{} #{} (group {})", c.op, c.seq, c.group.empty() ? "(default)" : c.group);
+  return c.group.empty() ? fmt::format("{} #{} of the default group", c.op, c.seq)
+                         : fmt::format("{} #{} (group {})", c.op, c.seq, c.group);
 }
 
 std::uint64_t median(std::vector<std::uint64_t> values) {

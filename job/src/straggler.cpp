@@ -4,8 +4,10 @@
 // working (computing, loading data) while its peers spend theirs waiting in
 // collectives for it. Each rank's own work per step is its step less its
 // time in collectives; the rank whose own work is well above the others' is
-// named, with the part of its work that grew.
+// named, with the part of its work that grew, when it is the slowest in
+// most steps.
 #include <algorithm>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -29,6 +31,32 @@ PerStep medians(const RankSummary& s) {
     host.push_back(st.own_ns() > st.data_loading_ns ? st.own_ns() - st.data_loading_ns : 0);
   }
   return {median(own), median(collective), median(loading), median(gpu), median(host)};
+}
+
+// In how many of the steps every rank has (by number) `rank` did the most
+// own work, and how many such steps there are.
+std::pair<std::size_t, std::size_t> steps_slowest_in(const JobReport& job, std::size_t rank) {
+  std::map<std::int64_t, std::pair<std::uint64_t, std::size_t>> most;  // step -> (own work, ranks that have it)
+  std::map<std::int64_t, std::uint64_t> mine;
+  for (std::size_t i = 0; i < job.ranks.size(); ++i) {
+    if (job.ranks[i].steps.empty()) continue;
+    for (const RankStep& st : job.ranks[i].steps) {
+      auto& [own, count] = most[st.number];
+      if (i != rank) own = std::max(own, st.own_ns());
+      ++count;
+      if (i == rank) mine[st.number] = st.own_ns();
+    }
+  }
+  std::size_t ranks_with_steps = 0;
+  for (const RankSummary& s : job.ranks) ranks_with_steps += !s.steps.empty();
+  std::size_t slowest = 0, compared = 0;
+  for (const auto& [number, own] : mine) {
+    const auto& [others_most, count] = most[number];
+    if (count != ranks_with_steps) continue;
+    ++compared;
+    slowest += own > others_most;
+  }
+  return {slowest, compared};
 }
 
 }  // namespace
@@ -55,6 +83,12 @@ std::optional<Straggler> find_straggler(const JobReport& job, const JobOptions& 
   const PerStep& it = per_rank[slowest];
   if (static_cast<double>(it.own) < options.straggler_ratio * static_cast<double>(others.own) ||
       it.own < others.own + options.straggler_min_ns)
+    return std::nullopt;
+  // On busy hosts the slowest rank of a step changes from step to step, and
+  // one may come out slowest on median by chance; a straggler is slowest in
+  // most steps.
+  const auto [slowest_steps, steps_compared] = steps_slowest_in(job, slowest);
+  if (steps_compared == 0 || static_cast<double>(slowest_steps) < options.straggler_steps * static_cast<double>(steps_compared))
     return std::nullopt;
 
   Straggler s;

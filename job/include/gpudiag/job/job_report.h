@@ -25,6 +25,8 @@ struct JobOptions {
   // ranks', and longer by at least straggler_min_ns.
   double straggler_ratio = 1.25;
   std::uint64_t straggler_min_ns = 1'000'000;
+  // ... and did the most own work in at least this share of the steps.
+  double straggler_steps = 0.75;
   // A rank "stopped" first (a trace that does not say why) only when a peer
   // then waited in a collective at least this long.
   std::uint64_t stopped_wait_ns = 1'000'000'000;
