@@ -2,7 +2,8 @@
 """Counts the events of a Kineto/Chrome trace with the standard library only,
 independently of gpudiag's C++ importer, for kineto_import_test.cpp.
 Prints one JSON object: kernels, memcpys, memsets, allocs, frees,
-memory_counters, api_calls, syncs, pageable_htod, ooms, profiler_steps."""
+memory_counters, api_calls, syncs, pageable_htod, ooms, profiler_steps,
+dataloader_batches."""
 import gzip
 import json
 import sys
@@ -20,7 +21,7 @@ def main(path):
     doc = json.loads(raw)
     events = doc["traceEvents"] if isinstance(doc, dict) else doc
     n = dict(kernels=0, memcpys=0, memsets=0, allocs=0, frees=0, memory_counters=0, api_calls=0, syncs=0,
-             pageable_htod=0, ooms=0, profiler_steps=0)
+             pageable_htod=0, ooms=0, profiler_steps=0, dataloader_batches=0)
     gpu_syncs = 0
     sync_calls = 0
     for e in events:
@@ -46,6 +47,8 @@ def main(path):
             continue
         if cat in ("user_annotation", "Operator", "cpu_op") and name.startswith("ProfilerStep#"):
             n["profiler_steps"] += 1
+        if cat in ("user_annotation", "Operator", "cpu_op") and name.startswith("enumerate(DataLoader)"):
+            n["dataloader_batches"] += 1
         if cat in ("kernel", "Kernel"):
             n["kernels"] += 1
         elif cat in ("gpu_memcpy", "Memcpy"):

@@ -33,10 +33,10 @@ std::vector<std::string> real_traces() {
 
 // Counts computed once by kineto_counts.py, used when python3 is missing.
 const std::map<std::string, std::string> kRecordedCounts = {
-    {"a100-alexnet.trace.json.gz", R"({"kernels": 79, "memcpys": 16, "memsets": 3, "allocs": 0, "frees": 0, "memory_counters": 0, "api_calls": 361, "syncs": 41, "pageable_htod": 16, "profiler_steps": 0})"},
-    {"a100-event-sync-multistream.trace.json.gz", R"({"kernels": 3, "memcpys": 0, "memsets": 3, "allocs": 0, "frees": 0, "memory_counters": 0, "api_calls": 39, "syncs": 5, "pageable_htod": 0, "profiler_steps": 0})"},
-    {"h100-vit-falconsai.trace.json.gz", R"({"kernels": 154, "memcpys": 0, "memsets": 2, "allocs": 310, "frees": 310, "memory_counters": 620, "api_calls": 383, "syncs": 2, "pageable_htod": 0, "profiler_steps": 1})"},
-    {"v100-resnet50.trace.json.gz", R"({"kernels": 8772, "memcpys": 12, "memsets": 312, "allocs": 6420, "frees": 6418, "memory_counters": 0, "api_calls": 11923, "syncs": 13, "pageable_htod": 12, "profiler_steps": 6})"},
+    {"a100-alexnet.trace.json.gz", R"({"kernels": 79, "memcpys": 16, "memsets": 3, "allocs": 0, "frees": 0, "memory_counters": 0, "api_calls": 361, "syncs": 41, "pageable_htod": 16, "profiler_steps": 0, "dataloader_batches": 0})"},
+    {"a100-event-sync-multistream.trace.json.gz", R"({"kernels": 3, "memcpys": 0, "memsets": 3, "allocs": 0, "frees": 0, "memory_counters": 0, "api_calls": 39, "syncs": 5, "pageable_htod": 0, "profiler_steps": 0, "dataloader_batches": 0})"},
+    {"h100-vit-falconsai.trace.json.gz", R"({"kernels": 154, "memcpys": 0, "memsets": 2, "allocs": 310, "frees": 310, "memory_counters": 620, "api_calls": 383, "syncs": 2, "pageable_htod": 0, "profiler_steps": 1, "dataloader_batches": 0})"},
+    {"v100-resnet50.trace.json.gz", R"({"kernels": 8772, "memcpys": 12, "memsets": 312, "allocs": 6420, "frees": 6418, "memory_counters": 0, "api_calls": 11923, "syncs": 13, "pageable_htod": 12, "profiler_steps": 6, "dataloader_batches": 6})"},
 };
 
 nlohmann::json independent_counts(const std::string& path) {
@@ -68,7 +68,8 @@ TEST(KinetoImport, EveryRealTraceMatchesAnIndependentCount) {
     EXPECT_EQ(t.api_calls.size(), want["api_calls"].get<std::size_t>());
     EXPECT_EQ(t.syncs.size(), want["syncs"].get<std::size_t>());
     EXPECT_EQ(t.ooms.size(), want.value("ooms", std::size_t{0}));
-    EXPECT_EQ(t.ranges.size(), want["profiler_steps"].get<std::size_t>()) << "the profiler's steps, new and old spelling";
+    EXPECT_EQ(t.ranges.size(), want["profiler_steps"].get<std::size_t>() + want["dataloader_batches"].get<std::size_t>())
+        << "the profiler's steps, new and old spelling, and the DataLoader's batches";
     std::size_t pageable_htod = 0;
     for (const auto& m : t.memcpys) pageable_htod += m.copy == CopyKind::HtoD && m.src_kind == MemKind::Pageable;
     EXPECT_EQ(pageable_htod, want["pageable_htod"].get<std::size_t>());
