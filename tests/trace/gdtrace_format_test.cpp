@@ -61,7 +61,7 @@ TEST(GdtraceFormat, EveryFieldOfEveryEventKindRoundTrips) {
   Stack s;
   s.frames.push_back({.ip = 0x401000});
   const StackId st = in.add_stack(s);
-  in.devices.push_back({.id = 3, .name = a, .memory_bytes = 1ull << 40});
+  in.devices.push_back({.id = 3, .name = a, .memory_bytes = 1ull << 40, .uuid = b});
   in.streams.push_back({.device = 3, .id = 99, .name = b, .handle = 0x5555deadbeef, .handle_known = true});
   in.allocs.push_back({1, 2, 3, MemKind::Managed, 4, 5, 6, 7, st});
   in.frees.push_back({8, 9, 10, MemKind::Pinned, 11, 12, 13, 14, st});

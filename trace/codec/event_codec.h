@@ -58,7 +58,7 @@ static_assert(sizeof(OutOfMemory) == 56);
 static_assert(sizeof(RaisedFinding) == 24);
 static_assert(sizeof(Range) == 24);
 static_assert(sizeof(MemoryCounter) == 32);
-static_assert(sizeof(DeviceDesc) == 16);
+static_assert(sizeof(DeviceDesc) == 24);
 static_assert(sizeof(StreamDesc) == 40);
 
 template <class IO, Is<Alloc> V>
@@ -144,7 +144,7 @@ void fields(IO& io, V& v) {
 
 template <class IO, Is<DeviceDesc> V>
 void fields(IO& io, V& v) {
-  io.device(v.id), io.x_string(v.name), io.p(0, v.memory_bytes);
+  io.device(v.id), io.x_string(v.name), io.p(0, v.memory_bytes), io.p_string(1, v.uuid);
 }
 
 template <class IO, Is<StreamDesc> V>

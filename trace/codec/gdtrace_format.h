@@ -110,7 +110,7 @@ inline constexpr std::uint32_t kMaxChunk = 64u << 20;
 //   OutOfMemory  t0=time, p0=requested, p1=free, p2=capacity, p3=largest free block
 //   Finding      t0=time, x=rule id string, p0=message string
 //   MemoryCounter t0=time, p0=allocated, p1=reserved
-//   Device       device, x=name, p0=memory bytes
+//   Device       device, x=name, p0=memory bytes, p1=UUID string (0: not said)
 //   Stream       device, stream, x=name
 //   Range        t0=start, t1=end, x=name
 //   KernelArg    a=MemKind pointed into, x=parameter index, p0=value

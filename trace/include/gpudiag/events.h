@@ -22,12 +22,16 @@ using StringId = std::uint32_t;  // 0 = ""
 using StackId = std::uint32_t;   // 0 = no stack
 inline constexpr StackId kNoStack = 0;
 
-// Describes a device once (name, memory capacity).
+// Describes a device once (name, memory capacity, UUID).
 struct DeviceDesc {
   static constexpr EventKind event_kind = EventKind::Device;
   std::int32_t id = 0;
   StringId name = 0;
   std::uint64_t memory_bytes = 0;  // 0 unknown
+  // The GPU's UUID as nvidia-smi writes it, "GPU-xxxxxxxx-xxxx-xxxx-xxxx-
+  // xxxxxxxxxxxx": the one name of a GPU that ranks on one host, and
+  // CUDA_VISIBLE_DEVICES, agree on. 0 when not said (an emulated device has none).
+  StringId uuid = 0;
 
   bool operator==(const DeviceDesc&) const = default;
 };
