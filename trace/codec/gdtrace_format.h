@@ -68,6 +68,13 @@ enum class ChunkType : std::uint16_t {
   // dropped. A reader that still finds the
   // segment (the process died before removing it) reads the segment instead.
   Retained = 14,
+  // Where the process stands: its pid, host and place in a distributed job
+  // (as its launcher's variables said it), and the trace's clock against
+  // the UNIX epoch. Written once when recording starts (identity_payload.h).
+  Identity = 15,
+  // i32 the process's exit status (0..255), u32 0: written before the End
+  // chunk when the process exits (exit, a return from main, _exit).
+  Exit = 16,
 };
 
 inline constexpr std::uint16_t kCrashStartsAtFault = 1;

@@ -24,6 +24,7 @@
 #include "gdtrace_format.h"
 #include "gdtrace_index.h"
 #include "gpudiag/trace_io.h"
+#include "identity_payload.h"
 
 namespace gpudiag {
 namespace {
@@ -32,6 +33,20 @@ using gdtrace::ChunkHeader;
 using gdtrace::ChunkType;
 using gdtrace::RawEvent;
 using gdtrace::load;
+
+JobPlace job_of(const gdtrace::IdentityPayload& id) {
+  JobPlace job;
+  job.rank = id.rank;
+  job.world_size = id.world_size;
+  job.local_rank = id.local_rank;
+  job.launcher = id.launcher;
+  job.host = id.host;
+  job.backend = id.backend;
+  job.epoch_offset_known = (id.flags & gdtrace::kEpochOffsetKnown) != 0;
+  job.epoch_offset_ns = job.epoch_offset_known ? id.epoch_offset_ns : 0;
+  job.epoch_offset_uncertainty_ns = job.epoch_offset_known ? id.epoch_offset_uncertainty_ns : 0;
+  return job;
+}
 
 // An events chunk is converted once every String and Stack chunk is read
 // (a thread's events may reach the file before the names they refer to).
@@ -204,6 +219,18 @@ class Reader {
         trace_.command = std::move(cmd);
         return true;
       }
+      case ChunkType::Identity: {
+        gdtrace::IdentityPayload id;
+        if (!gdtrace::decode_identity(p, n, id)) return false;
+        take_identity(id);
+        return true;
+      }
+      case ChunkType::Exit: {
+        if (n < 4) return false;
+        // Only a status a process can exit with; anything else is not said.
+        if (const auto status = load<std::int32_t>(p); status >= 0 && status <= 255) trace_.exit_status = status;
+        return true;
+      }
       case ChunkType::End:
         if (n != 8) return false;
         trace_.stopped_cleanly = true;
@@ -267,6 +294,11 @@ class Reader {
       }
     }
     return true;  // a chunk type from a newer minor revision: skip it
+  }
+
+  void take_identity(const gdtrace::IdentityPayload& id) {
+    if (id.pid != 0) trace_.pid = id.pid;
+    trace_.job = job_of(id);
   }
 
   // The stack of a crash or a guarded access, as it was unwound from the fault.
@@ -508,5 +540,29 @@ GdtraceIndex index_gdtrace(const std::string& path) {
 Trace read_gdtrace_bytes(std::string_view bytes, const std::string& name) { return Reader(bytes, name).read(); }
 
 Trace read_gdtrace(const std::string& path) { return read_gdtrace_bytes(read_file(path), path); }
+
+JobPlace read_gdtrace_job(const std::string& path, std::int64_t* pid) {
+  FileView file(FileView::Piecewise{}, path);
+  if (file.size() < sizeof(gdtrace::FileHeader) || std::memcmp(file.at(0, 8), gdtrace::kMagic, 8) != 0)
+    throw TraceError(path + ": not a .gdtrace file (no GDTRACE magic at the start)");
+  const auto header = load<gdtrace::FileHeader>(file.at(0, sizeof(gdtrace::FileHeader)));
+  if (header.version == 0 || header.version > gdtrace::kVersion)
+    throw TraceError(path + ": .gdtrace version " + std::to_string(header.version) + " is not supported");
+  std::size_t pos = std::max<std::size_t>(header.header_size, sizeof header);
+  while (pos <= file.size() && file.size() - pos >= sizeof(ChunkHeader)) {
+    const auto h = load<ChunkHeader>(file.at(pos, sizeof(ChunkHeader)));
+    if (h.tag != gdtrace::kChunkTag || h.length > file.size() - pos - sizeof h) break;
+    if (h.type == static_cast<std::uint16_t>(ChunkType::Identity)) {
+      const char* payload = file.at(pos + sizeof h, h.length);
+      gdtrace::IdentityPayload id;
+      if (gdtrace::checksum(payload, h.length) != h.crc || !gdtrace::decode_identity(payload, h.length, id)) break;
+      if (pid != nullptr) *pid = id.pid != 0 ? id.pid : static_cast<std::int64_t>(header.pid);
+      return job_of(id);
+    }
+    pos += sizeof h + h.length;
+  }
+  if (pid != nullptr) *pid = static_cast<std::int64_t>(header.pid);
+  return {};
+}
 
 }  // namespace gpudiag

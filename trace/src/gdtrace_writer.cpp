@@ -20,6 +20,7 @@
 #include "gdtrace_format.h"
 #include "gpudiag/descriptors.h"
 #include "gpudiag/trace_io.h"
+#include "identity_payload.h"
 #include "segment_ring.h"
 
 namespace gpudiag {
@@ -121,6 +122,22 @@ void write_gdtrace(const Trace& t, const std::string& path, std::uint64_t max_by
     std::string cmd = t.command;
     w.chunk(gdtrace::ChunkType::Process, words(static_cast<std::int64_t>(t.pid), std::int64_t{0}) + cmd);
   }
+  if (const JobPlace& job = t.job; job.rank >= 0 || !job.host.empty() || !job.launcher.empty() ||
+                                   !job.backend.empty() || job.epoch_offset_known) {
+    const gdtrace::IdentityPayload id{
+        .pid = t.pid,
+        .rank = job.rank,
+        .local_rank = job.local_rank,
+        .world_size = job.world_size,
+        .flags = job.epoch_offset_known ? gdtrace::kEpochOffsetKnown : 0,
+        .epoch_offset_ns = job.epoch_offset_ns,
+        .epoch_offset_uncertainty_ns = job.epoch_offset_uncertainty_ns,
+        .launcher = job.launcher,
+        .host = job.host,
+        .backend = job.backend};
+    std::string payload(gdtrace::identity_size(id), '\0');
+    if (gdtrace::encode_identity(id, payload.data(), payload.size()) != 0) w.chunk(gdtrace::ChunkType::Identity, payload);
+  }
   for (std::size_t i = 1; i < t.strings.size(); ++i)
     w.chunk(gdtrace::ChunkType::String, words(static_cast<std::uint32_t>(i)) + std::string(t.strings[static_cast<StringId>(i)]));
   for (const auto& m : t.modules) w.chunk(gdtrace::ChunkType::Module, words(m.base, m.low, m.size) + std::string(t.str(m.path)));
@@ -176,6 +193,7 @@ void write_gdtrace(const Trace& t, const std::string& path, std::uint64_t max_by
     w.chunk(gdtrace::ChunkType::GuardedAccess, p);
   }
   if (t.dropped_events != 0) w.chunk(gdtrace::ChunkType::Dropped, words(t.dropped_events));
+  if (t.exit_status >= 0 && t.exit_status <= 255) w.chunk(gdtrace::ChunkType::Exit, words(t.exit_status, std::uint32_t{0}));
   // A trace whose recording did not stop cleanly is written without the End chunk, as it was recorded.
   if (t.stopped_cleanly) w.chunk(gdtrace::ChunkType::End, words(static_cast<std::uint64_t>(t.event_count())));
   if (!w.ok()) throw TraceError(path + ": write failed: " + std::strerror(errno));

@@ -189,7 +189,8 @@ struct Trace {
   bool detail_of_bounded() const { return part_detail_from_ns != 0; }
 
   // Where the traced process stood in a distributed job, as far as its trace
-  // says (Kineto's distributedInfo); not yet part of the .gdtrace.
+  // says: a .gdtrace's Identity chunk (its launcher's variables, its host,
+  // its clock's offset), Kineto's distributedInfo.
   JobPlace job;
 
   StringTable strings;

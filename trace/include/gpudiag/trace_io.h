@@ -18,6 +18,11 @@ std::string read_file(const std::string& path, std::size_t spare = 0);
 Trace read_gdtrace(const std::string& path);
 // Same, from bytes in memory (`name` is used in messages).
 Trace read_gdtrace_bytes(std::string_view bytes, const std::string& name);
+// Where the process of the .gdtrace at `path` stood (Trace::job, its pid in
+// `pid` when given), read from its Identity chunk without its events. A
+// default JobPlace when the trace does not say (a trace from before it, a
+// file cut or damaged before it); throws TraceError as read_gdtrace does.
+JobPlace read_gdtrace_job(const std::string& path, std::int64_t* pid = nullptr);
 // Writes a Trace as .gdtrace (e.g. an imported trace, or one built in a test).
 // Symbols of imported stacks are not kept: frames are stored as addresses.
 // The End chunk of a clean stop is written only when trace.stopped_cleanly.
