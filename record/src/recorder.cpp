@@ -395,6 +395,7 @@ bool start(const char* path_pattern, const Options& options) noexcept {
     g_recorder.store(r, std::memory_order_release);
     g_generation.store(r->generation, std::memory_order_release);
     write_process_info(*r);
+    write_identity(*r);
     write_loaded_modules(*r);
     install_crash_handlers(*r);
     if (options.writer_thread) r->writer = std::thread(writer_loop, r);

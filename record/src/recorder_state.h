@@ -169,6 +169,8 @@ void interning_before_fork() noexcept;
 void interning_after_fork_in_parent() noexcept;
 void interning_after_fork_in_child() noexcept;
 void write_process_info(Recorder& r) noexcept;
+// identity.cpp: the Identity chunk (host, pid, place in a job, clock offset).
+void write_identity(Recorder& r) noexcept;
 // The modules loaded now, so that a crash's stack, which cannot take the
 // interning lock, still resolves in the program and the libraries it linked.
 void write_loaded_modules(Recorder& r) noexcept;
