@@ -13,13 +13,15 @@
 //     raises (it lifts the guard and writes a GuardedAccess chunk); the
 //     program then goes on as if nothing had happened. Other faults go on below;
 //   - std::terminate (uncaught exception): drain, then the previous handler;
-//   - exit(): the atexit handler registered by start() stops cleanly;
+//   - exit(): the on_exit handler registered by start() stops cleanly, and
+//     writes the exit status (an Exit chunk) before the End chunk;
 //   - _exit()/_Exit(): this library interposes them (as sanitizers do) and
-//     drains before the exit_group system call, when the program links it
-//     (libgdrt does). A CUDA program traced only through the CUPTI injection
-//     library loads it with dlopen, too late to interpose: there _exit loses
-//     what was recorded since the last periodic flush (the writer's
-//     flush_interval_ms, CUPTI's 100 ms flush period), as on SIGKILL;
+//     drains, with the exit status, before the exit_group system call, when
+//     the program links it (libgdrt does). A CUDA program traced only
+//     through the CUPTI injection library loads it with dlopen, too late to
+//     interpose: there _exit loses what was recorded since the last periodic
+//     flush (the writer's flush_interval_ms, CUPTI's 100 ms flush period), as
+//     on SIGKILL, and its exit status;
 //   - SIGKILL: nothing runs. Each live thread loses less than one buffer:
 //     completed halves reach the file before the next half completes (see
 //     recorder_state.h), the writer thread drains partly filled buffers
@@ -158,7 +160,12 @@ void on_terminate() {
 
 }  // namespace
 
-void emergency_flush() noexcept {
+void write_exit_status(Recorder& r, int exit_status) noexcept {
+  const std::int32_t payload[2] = {exit_status & 0xff, 0};
+  write_small_chunk(r.fd, gdtrace::ChunkType::Exit, payload, sizeof payload);
+}
+
+void emergency_flush(int exit_status) noexcept {
   Recorder* r = recorder_of_this_process();
   if (r == nullptr) return;
   // One flusher at a time (two threads may crash together); the second waits.
@@ -179,7 +186,10 @@ void emergency_flush() noexcept {
   // A recording that stopped when a write failed did not end here: no End,
   // so that readers judge it only as far as its last Drained marker.
   const std::uint64_t written = r->events_written.load();
-  if (r->write_error.load() == 0) write_small_chunk(r->fd, gdtrace::ChunkType::End, &written, sizeof written);
+  if (r->write_error.load() == 0) {
+    if (exit_status >= 0) write_exit_status(*r, exit_status);
+    write_small_chunk(r->fd, gdtrace::ChunkType::End, &written, sizeof written);
+  }
   r->writes_in_flight.fetch_sub(1);
   g_flushing.store(0);
 }
@@ -250,14 +260,15 @@ void record_guarded_access(const GuardedAccessRecord& access, const void* contex
 
 }  // namespace gpudiag::rec
 
-// _exit and _Exit skip atexit handlers; drain first. Resolved before libc's
-// when libgpudiag_record is linked into the program (as with libgdrt).
+// _exit and _Exit skip atexit handlers; drain first, and say the status the
+// process exits with. Resolved before libc's when libgpudiag_record is
+// linked into the program (as with libgdrt).
 extern "C" __attribute__((visibility("default"), noreturn)) void _exit(int status) {
-  gpudiag::rec::detail::emergency_flush();
+  gpudiag::rec::detail::emergency_flush(status & 0xff);
   for (;;) syscall(SYS_exit_group, status);
 }
 
 extern "C" __attribute__((visibility("default"), noreturn)) void _Exit(int status) {
-  gpudiag::rec::detail::emergency_flush();
+  gpudiag::rec::detail::emergency_flush(status & 0xff);
   for (;;) syscall(SYS_exit_group, status);
 }

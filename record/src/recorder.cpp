@@ -331,7 +331,9 @@ gdtrace::RawEvent* begin_event_slow(Cursor& c) noexcept {
 using namespace detail;
 
 namespace {
-void stop_recording(bool close_file) noexcept;
+// exit_status: 0..255 when the process is exiting with it (an Exit chunk
+// says so before the End chunk), -1 when not known.
+void stop_recording(bool close_file, int exit_status = -1) noexcept;
 }  // namespace
 
 bool start(const char* path_pattern, const Options& options) noexcept {
@@ -402,7 +404,10 @@ bool start(const char* path_pattern, const Options& options) noexcept {
     static bool registered = false;
     if (!registered) {
       registered = true;
-      std::atexit([] { stop_recording(false); });
+      // on_exit, not atexit: the handler is told the status the process
+      // exits with. The library is never unloaded (linked -z nodelete), so
+      // the handler stays there to be called.
+      on_exit([](int status, void*) { stop_recording(false, status & 0xff); }, nullptr);
       pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child);
     }
     g_enabled.store(true, std::memory_order_release);
@@ -413,7 +418,7 @@ bool start(const char* path_pattern, const Options& options) noexcept {
 }
 
 namespace {
-void stop_recording(bool close_file) noexcept {
+void stop_recording(bool close_file, int exit_status) noexcept {
   std::lock_guard<std::mutex> control(g_control_mutex);
   Recorder* r = g_recorder.load();
   if (r == nullptr || r->pid != static_cast<std::uint64_t>(getpid())) return;
@@ -429,7 +434,10 @@ void stop_recording(bool close_file) noexcept {
   // A recording that stopped when a write failed did not end here: no End,
   // so that readers judge it only as far as its last Drained marker.
   const std::uint64_t written = r->events_written.load();
-  if (r->write_error.load() == 0) write_small_chunk(r->fd, gdtrace::ChunkType::End, &written, sizeof written);
+  if (r->write_error.load() == 0) {
+    if (exit_status >= 0) write_exit_status(*r, exit_status);
+    write_small_chunk(r->fd, gdtrace::ChunkType::End, &written, sizeof written);
+  }
   g_generation.store(0, std::memory_order_release);
   g_recorder.store(nullptr, std::memory_order_release);
   retire(r);

@@ -158,8 +158,12 @@ inline void commit_event(Cursor& c) noexcept { c.buffer->committed.store(++c.n, 
 
 // crash.cpp
 void install_crash_handlers(Recorder& r) noexcept;
-// Flush from a context where only async-signal-safe calls are allowed.
-void emergency_flush() noexcept;
+// Flush from a context where only async-signal-safe calls are allowed. An
+// exit_status of 0..255 (the process is exiting with it: _exit) is written
+// before the End chunk; -1 (a fatal signal) writes none.
+void emergency_flush(int exit_status = -1) noexcept;
+// The Exit chunk: the process is exiting with this status.
+void write_exit_status(Recorder& r, int exit_status) noexcept;
 
 // intern.cpp
 // fork(): the interning lock is held across it, so that no other thread

@@ -102,7 +102,7 @@ TEST(CrashSafety, ExitKeepsEveryEvent) {
   ASSERT_TRUE(WIFEXITED(o.status));
   EXPECT_EQ(WEXITSTATUS(o.status), 5);
   expect_events(o.trace, false);
-  EXPECT_TRUE(o.trace.stopped_cleanly) << "exit() runs the recorder's atexit stop, which writes the End chunk";
+  EXPECT_TRUE(o.trace.stopped_cleanly) << "exit() runs the recorder's on_exit stop, which writes the End chunk";
 }
 
 TEST(CrashSafety, UncaughtExceptionKeepsEveryEvent) {
@@ -183,6 +183,20 @@ TEST(CrashSafety, SigkillsHorizonIsBelowEveryLostEvent) {
       if (a.addr >= first && a.addr <= last) kept_until = std::max(kept_until, a.time_ns), ++kept;
     if (kept == last + 1 - first) continue;  // this thread lost nothing
     EXPECT_LE(o.trace.complete_until_ns, kept_until + 1'000'000) << "events " << first << ".." << last;
+  }
+}
+
+// A process that exits says its status: exit(), _exit() and a return from
+// main; the program's own fault handler that exits too. One a signal killed
+// says none (its Crash chunk says how it died).
+TEST(CrashSafety, TheTraceSaysTheExitStatusOfAProcessThatExited) {
+  const std::pair<const char*, int> ways[] = {{"exit", 5}, {"_exit", 7}, {"none", 0}, {"handler", 42},
+                                              {"segv", -1}, {"abort", -1}, {"throw", -1}};
+  for (const auto& [how, status] : ways) {
+    SCOPED_TRACE(how);
+    const Outcome o = die(how);
+    EXPECT_EQ(o.trace.exit_status, status);
+    EXPECT_TRUE(o.trace.stopped_cleanly);
   }
 }
 
