@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string_view>
 
+#include "device_uuid.h"
 #include "event_calls.h"
 
 namespace gpudiag::cupti {
@@ -340,6 +341,18 @@ void ApiCalls::on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const 
   on_return(domain, cbid, cb, kind, status);
 }
 
+// As nvidia-smi names the device: a MIG instance by its own UUID ("MIG-"),
+// any other GPU by its GPU's.
+std::string ApiCalls::uuid_of(int device) const {
+  CUuuid own{}, gpu{};
+  if (probes_.device_get_uuid == nullptr || probes_.device_get_uuid(&own, device) != 0) return {};
+  const bool instance = probes_.device_get_gpu_uuid != nullptr && probes_.device_get_gpu_uuid(&gpu, device) == 0 &&
+                        std::memcmp(own.bytes, gpu.bytes, sizeof own.bytes) != 0;
+  unsigned char bytes[16];
+  std::memcpy(bytes, own.bytes, sizeof bytes);
+  return gpu_uuid_text(bytes, instance ? "MIG-" : "GPU-");
+}
+
 void ApiCalls::context_created(CUcontext context) {
   const std::int32_t ordinal = device_of(context);
   if (ordinal < 0) return;
@@ -355,6 +368,7 @@ void ApiCalls::context_created(CUcontext context) {
       info.name = rec::intern(text.data());
     std::size_t bytes = 0;
     if (probes_.device_total_mem && probes_.device_total_mem(&bytes, device) == 0) info.memory_bytes = bytes;
+    if (const std::string uuid = uuid_of(device); !uuid.empty()) info.uuid = rec::intern(uuid);
     int pageable = 0;
     if (probes_.device_get_attribute &&
         probes_.device_get_attribute(&pageable, CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS, device) == 0 &&

@@ -13,6 +13,7 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -39,6 +40,10 @@ struct DriverProbes {
   int (*device_get_name)(char* name, int length, int device) = nullptr;
   int (*device_total_mem)(std::size_t* bytes, int device) = nullptr;
   int (*device_get_attribute)(int* value, int attribute, int device) = nullptr;
+  // cuDeviceGetUuid_v2: the device's own UUID, a MIG instance's where it is
+  // one; cuDeviceGetUuid: its GPU's, which differs only for a MIG instance.
+  int (*device_get_uuid)(CUuuid* uuid, int device) = nullptr;
+  int (*device_get_gpu_uuid)(CUuuid* uuid, int device) = nullptr;
 };
 
 struct ApiCallsOptions {
@@ -89,6 +94,7 @@ class ApiCalls {
   void on_return(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData& cb, ApiKind kind,
                  std::int32_t status);
   void record_kernel_args(const Launch& launch, CUcontext context, std::uint64_t correlation, rec::StackId stack);
+  std::string uuid_of(int device) const;  // "" when the driver does not say
   const std::vector<Param>& params_of(CUfunction kernel);
   std::int32_t launch_device(CUcontext context);  // device_of, remembered per thread
   void forget_contexts_and_kernels();

@@ -107,6 +107,10 @@ std::string enable_callbacks() {
   look_up(libcuda, "cuDeviceGetName", probes.device_get_name);
   look_up(libcuda, "cuDeviceTotalMem_v2", probes.device_total_mem);
   look_up(libcuda, "cuDeviceGetAttribute", probes.device_get_attribute);
+  look_up(libcuda, "cuDeviceGetUuid_v2", probes.device_get_uuid);
+  look_up(libcuda, "cuDeviceGetUuid", probes.device_get_gpu_uuid);
+  // A driver from before the _v2 has no MIG instances to tell apart.
+  if (probes.device_get_uuid == nullptr) probes.device_get_uuid = probes.device_get_gpu_uuid;
   look_up(libcuda, "cuFuncGetParamInfo", probes.param_info);
   look_up(libcuda, "cuKernelGetParamInfo", probes.kernel_param_info);
   look_up(libcuda, "cuPointerGetAttributes", g_pointer_get_attributes);

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <string>
 
@@ -300,6 +302,70 @@ TEST_F(ApiCallsTest, ASuccessfulEventRecordRecordsNoCall) {
   record.enter(calls);
   record.exit(calls);
   EXPECT_TRUE(stop_and_read().api_calls.empty()) << "PyTorch's allocators record an event per use";
+}
+
+// The device a context is created on is described once, named as
+// nvidia-smi names it: by its GPU's UUID, a MIG instance by its own.
+constexpr unsigned char kGpuUuid[16] = {0x5a, 0x8c, 0x1f, 0x2e, 0x0d, 0x3b, 0x4c, 0x7a,
+                                        0x9e, 0x61, 0x2b, 0x4f, 0x8d, 0x0c, 0x7a, 0x13};
+bool g_mig_instance = false;
+int fake_device_get(int* device, int ordinal) {
+  *device = ordinal;
+  return 0;
+}
+int fake_device_name(char* name, int length, int) {
+  std::snprintf(name, static_cast<std::size_t>(length), "%s", "NVIDIA H200");
+  return 0;
+}
+int fake_gpu_uuid(CUuuid* uuid, int) {
+  std::memcpy(uuid->bytes, kGpuUuid, sizeof kGpuUuid);
+  return 0;
+}
+int fake_own_uuid(CUuuid* uuid, int device) {
+  fake_gpu_uuid(uuid, device);
+  if (g_mig_instance) uuid->bytes[15] = 0x14;
+  return 0;
+}
+
+TEST_F(ApiCallsTest, ADeviceIsDescribedWithItsUuidAsNvidiaSmiWritesIt) {
+  for (const bool mig : {false, true}) {
+    SCOPED_TRACE(mig ? "a MIG instance" : "a GPU");
+    g_mig_instance = mig;
+    if (!rec::enabled()) {
+      ASSERT_TRUE(rec::start(path_.c_str()));
+    }
+    DriverProbes probes = fake_driver();
+    probes.device_get = fake_device_get;
+    probes.device_get_name = fake_device_name;
+    probes.device_get_uuid = fake_own_uuid;
+    probes.device_get_gpu_uuid = fake_gpu_uuid;
+    ApiCalls calls(probes, callback_kinds(CUPTI_CB_DOMAIN_RUNTIME_API), callback_kinds(CUPTI_CB_DOMAIN_DRIVER_API),
+                   nullptr);
+    calls.context_created(reinterpret_cast<CUcontext>(0x3));
+    calls.context_created(reinterpret_cast<CUcontext>(0x3));
+    const Trace t = stop_and_read();
+    ASSERT_EQ(t.devices.size(), 1u);
+    EXPECT_EQ(t.devices[0].id, kDevice);
+    EXPECT_EQ(t.str(t.devices[0].name), "NVIDIA H200");
+    EXPECT_EQ(t.str(t.devices[0].uuid), mig ? "MIG-5a8c1f2e-0d3b-4c7a-9e61-2b4f8d0c7a14"
+                                             : "GPU-5a8c1f2e-0d3b-4c7a-9e61-2b4f8d0c7a13");
+  }
+}
+
+// A driver that cannot say (or says sixteen zeros) leaves the UUID unsaid.
+TEST_F(ApiCallsTest, ADeviceWhoseUuidTheDriverDoesNotSayHasNone) {
+  DriverProbes probes = fake_driver();
+  probes.device_get = fake_device_get;
+  probes.device_get_uuid = [](CUuuid* uuid, int) {
+    std::memset(uuid->bytes, 0, sizeof uuid->bytes);
+    return 0;
+  };
+  ApiCalls calls(probes, callback_kinds(CUPTI_CB_DOMAIN_RUNTIME_API), callback_kinds(CUPTI_CB_DOMAIN_DRIVER_API),
+                 nullptr);
+  calls.context_created(reinterpret_cast<CUcontext>(0x3));
+  const Trace t = stop_and_read();
+  ASSERT_EQ(t.devices.size(), 1u);
+  EXPECT_EQ(t.devices[0].uuid, 0u) << t.str(t.devices[0].uuid);
 }
 
 }  // namespace
