@@ -181,8 +181,13 @@ nlohmann::json report_json(const Trace& trace, const Report& report) {
                 {"corrupt_chunk", trace.corrupt_chunk},
                 {"stopped_cleanly", trace.stopped_cleanly},
                 {"warnings", warnings_json(trace, report)}};
-  if (trace.job.known())
-    j["trace"]["job"] = {{"rank", trace.job.rank}, {"world_size", trace.job.world_size}, {"backend", trace.job.backend}};
+  if (const JobPlace& job = trace.job; job.known()) {
+    j["trace"]["job"] = {{"rank", job.rank}, {"world_size", job.world_size}, {"backend", job.backend}};
+    if (job.local_rank >= 0) j["trace"]["job"]["local_rank"] = job.local_rank;
+    if (!job.launcher.empty()) j["trace"]["job"]["launcher"] = job.launcher;
+  }
+  if (!trace.job.host.empty()) j["trace"]["host"] = trace.job.host;
+  if (trace.exit_status >= 0) j["trace"]["exit_status"] = trace.exit_status;
   j["findings"] = to_json(report.findings)["findings"];
   j["memory"] = nlohmann::json::array();
   for (const DeviceMemory& m : report.memory.devices) {

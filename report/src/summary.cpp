@@ -61,7 +61,14 @@ void print_summary(std::ostream& out, const Trace& trace, const Report& report, 
   out << fmt::format("  {} trace, {} events, {} kernels, {} copies, {} allocations, over {}\n", to_string(trace.source),
                      whole.events, whole.kernels, whole.copies, whole.allocations,
                      format_duration(trace.end_ns() - trace.begin_ns()));
-  if (trace.job.known()) out << fmt::format("  {} of a distributed job\n", trace.job.label());
+  if (const JobPlace& job = trace.job; job.known())
+    out << fmt::format("  {} of a distributed job{}{}{}\n", job.label(),
+                       job.local_rank >= 0 ? fmt::format(", local rank {}", job.local_rank) : "",
+                       job.launcher.empty() ? "" : ", launcher " + job.launcher,
+                       job.host.empty() ? "" : ", host " + job.host);
+  else if (!job.host.empty())
+    out << fmt::format("  host {}{}\n", job.host, trace.pid != 0 ? fmt::format(", pid {}", trace.pid) : "");
+  if (trace.exit_status >= 0) out << fmt::format("  the process exited with status {}\n", trace.exit_status);
   // A profiler's steps are the window profiled, whether they trained or not.
   if (const RunPhases& p = report.phases; p.has_loop())
     out << fmt::format(

@@ -64,6 +64,48 @@ TEST(Summary, SaysTheRankOfADistributedJob) {
   EXPECT_FALSE(report_json(t, analyze(t))["trace"].contains("job"));
 }
 
+// What a recorded trace says of its process: its local rank, the launcher
+// whose variables said its place, its host, the status it exited with; each
+// only when said.
+TEST(Summary, SaysTheLocalRankLauncherHostAndExitStatusWhenTheTraceSaysThem) {
+  Trace t;
+  kernel(t, 0, 1000, "k");
+  t.pid = 4242;
+  t.job.rank = 3, t.job.world_size = 8, t.job.local_rank = 1, t.job.launcher = "slurm", t.job.host = "node-17";
+  t.exit_status = 3;
+  const Report r = analyze(t);
+  std::ostringstream out;
+  print_summary(out, t, r, {});
+  EXPECT_NE(out.str().find("  rank 3 of 8 of a distributed job, local rank 1, launcher slurm, host node-17\n"),
+            std::string::npos)
+      << out.str();
+  EXPECT_NE(out.str().find("  the process exited with status 3\n"), std::string::npos) << out.str();
+  nlohmann::json j = report_json(t, r);
+  EXPECT_EQ(j["trace"]["job"], (nlohmann::json{{"rank", 3}, {"world_size", 8}, {"backend", ""}, {"local_rank", 1},
+                                               {"launcher", "slurm"}}));
+  EXPECT_EQ(j["trace"]["host"], "node-17");
+  EXPECT_EQ(j["trace"]["exit_status"], 3);
+
+  // A process of no job still says its host; a trace that does not say its
+  // exit status (a crash, a trace from before it) says none.
+  t.job = {};
+  t.job.host = "laptop";
+  t.exit_status = -1;
+  std::ostringstream alone;
+  print_summary(alone, t, analyze(t), {});
+  EXPECT_NE(alone.str().find("  host laptop, pid 4242\n"), std::string::npos) << alone.str();
+  EXPECT_EQ(alone.str().find("exited"), std::string::npos) << alone.str();
+  j = report_json(t, analyze(t));
+  EXPECT_FALSE(j["trace"].contains("job"));
+  EXPECT_EQ(j["trace"]["host"], "laptop");
+  EXPECT_FALSE(j["trace"].contains("exit_status"));
+  t.job = {};
+  std::ostringstream nothing;
+  print_summary(nothing, t, analyze(t), {});
+  EXPECT_EQ(nothing.str().find("\n  host "), std::string::npos) << nothing.str();
+  EXPECT_FALSE(report_json(t, analyze(t))["trace"].contains("host"));
+}
+
 TEST(Summary, NamesTheCallSitesAtThePeakWithoutParameterLists) {
   Trace t;
   Stack s;
