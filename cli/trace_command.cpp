@@ -25,7 +25,9 @@ void summarize(const std::string& path, std::ostream& out) {
     out << fmt::format("  {}: unreadable: {}\n", path, e.what());
     return;
   }
-  out << fmt::format("  {} (pid {}): {} events\n", path, t.pid, t.event_count());
+  // A distributed job's process says its place: its file is named by it.
+  const std::string place = t.job.known() ? ", " + t.job.label() : std::string();
+  out << fmt::format("  {} (pid {}{}): {} events\n", path, t.pid, place, t.event_count());
   const std::pair<const char*, std::size_t> kinds[] = {
       {"kernels", t.kernels.size()},     {"copies", t.memcpys.size()},       {"memsets", t.memsets.size()},
       {"allocations", t.allocs.size()},  {"frees", t.frees.size()},          {"syncs", t.syncs.size()},
@@ -86,6 +88,7 @@ int run_trace(const TraceRunOptions& options) {
   } else {
     for (const auto& error : result.recorder_errors)
       out << "  warning: a process of the command could not record: " << error << '\n';
+    for (const auto& warning : result.warnings) out << "  warning: " << warning << '\n';
     for (const auto& path : result.traces) summarize(path, out);
     // The report's findings, memory and GPU time, and the HTML beside each trace.
     for (const auto& path : result.traces) summarize_after_trace(path, out);
@@ -104,7 +107,9 @@ void add_trace_command(CLI::App& app, int& status, const std::optional<std::vect
   auto live = std::make_shared<std::string>("on");
   CLI::App* sub = app.add_subcommand("trace", "Run a command with tracing on and write a .gdtrace per process");
   sub->add_option("-o,--output", options->output,
-                  "Trace file of the command's process (children: FILE.<pid>); a directory: DIR/trace.gdtrace")
+                  "Trace file of the command's process (children: FILE.<pid>); a directory: DIR/trace.gdtrace, "
+                  "and the processes of a distributed job DIR/rank<N>.gdtrace by the rank their launcher gave them "
+                  "(the launcher's own: DIR/launcher.gdtrace)")
       ->capture_default_str();
   sub->add_option("--stacks", *stacks, "Capture host stacks at allocations, copies and launches")
       ->check(CLI::IsMember({"on", "off"}))

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -14,11 +15,11 @@
 #include <memory>
 #include <stdexcept>
 
-#include "gpudiag/import/allocator_history.h"
 #include "gpudiag/descriptors.h"
 #include "gpudiag/doctor/injection.h"
 #include "gpudiag/trace_io.h"
 #include "live_watch.h"
+#include "trace_names.h"
 
 namespace gpudiag::cli {
 namespace {
@@ -143,9 +144,10 @@ TraceRunResult run_traced(const TraceRunOptions& options) {
       result.injection_error = "the CUDA driver cannot load the injection library: " + check.load_error;
   }
   std::error_code ec;
-  // `-o runs/`: the root's trace is runs/trace.gdtrace, its children's beside it.
-  const std::string output = fs::is_directory(options.output, ec) ? (fs::path(options.output) / "trace.gdtrace").string()
-                                                                   : options.output;
+  // `-o runs/`: the root's trace is runs/trace.gdtrace, its children's beside
+  // it, and after the run each of a distributed job's is named by its rank.
+  const bool output_is_dir = fs::is_directory(options.output, ec);
+  const std::string output = output_is_dir ? (fs::path(options.output) / "trace.gdtrace").string() : options.output;
   const std::string pattern = trace_pattern(output);
   // Found before the command runs, not after it ran for nothing.
   const fs::path out_dir = fs::path(pattern).parent_path().empty() ? fs::path(".") : fs::path(pattern).parent_path();
@@ -240,25 +242,10 @@ TraceRunResult run_traced(const TraceRunOptions& options) {
     throw std::runtime_error("cannot run '" + options.command[0] + "': " + std::strerror(exec_errno));
   result.exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
 
-  // The root process's file takes the requested name (unless the name asks
-  // for the pid with %p); children keep their pid.
   std::string root = pattern;
   root.replace(root.find("%p"), 2, std::to_string(pid));
-  if (output.find("%p") == std::string::npos && fs::exists(root, ec) && root != output) {
-    fs::rename(root, output, ec);
-    if (!ec) {
-      // What a Python program wrote beside its trace (the allocator history,
-      // the snapshot at an out-of-memory) follows it; what an earlier run
-      // left beside the same name goes, so that no report reads it as this run's.
-      for (const auto beside : {import::allocator_history_path, import::out_of_memory_snapshot_path}) {
-        std::error_code beside_ec;
-        fs::remove(beside(output), beside_ec);
-        fs::rename(beside(root), beside(output), beside_ec);
-      }
-      root = output;
-    }
-  }
-  if (fs::exists(root, ec)) result.traces.push_back(root);
+  if (!fs::exists(root, ec)) root.clear();
+  std::vector<std::string> children;
   const TraceFiles files = TraceFiles::of_pattern(pattern);
   for (const auto& e : fs::directory_iterator(files.dir, ec)) {
     const std::int64_t file_pid = files.pid_of(e.path().filename().string());
@@ -269,8 +256,24 @@ TraceRunResult run_traced(const TraceRunOptions& options) {
       fs::remove(e.path(), ec);
       continue;
     }
-    result.traces.push_back(e.path().string());
+    children.push_back(e.path().string());
   }
+  // In the order the processes started, as far as their pids say.
+  std::sort(children.begin(), children.end(), [&files](const std::string& a, const std::string& b) {
+    return files.pid_of(fs::path(a).filename().string()) < files.pid_of(fs::path(b).filename().string());
+  });
+  if (output_is_dir) {
+    NamedTraces named = name_traces_by_rank(root, output, children, files.dir, started);
+    result.traces = std::move(named.traces);
+    result.warnings = std::move(named.warnings);
+    return result;
+  }
+  // The root process's file takes the requested name (unless the name asks
+  // for the pid with %p); children keep their pid.
+  if (!root.empty() && output.find("%p") == std::string::npos && root != output && move_trace(root, output))
+    root = output;
+  if (!root.empty()) result.traces.push_back(root);
+  result.traces.insert(result.traces.end(), children.begin(), children.end());
   return result;
 }
 

@@ -10,7 +10,9 @@
 namespace gpudiag::cli {
 
 struct TraceRunOptions {
-  std::string output = "trace.gdtrace";  // the root process's trace; a directory: DIR/trace.gdtrace
+  // The root process's trace; a directory: DIR/trace.gdtrace, and each
+  // process of a distributed job DIR/rank<N>.gdtrace (trace_names.h).
+  std::string output = "trace.gdtrace";
   bool stacks = true;
   bool guard_copies = true;              // the copy guard of the CUPTI library (GPUDIAG_TRACE_GUARD)
   std::vector<std::string> command;      // CMD ARGS...
@@ -26,7 +28,7 @@ inline constexpr const char* kDefaultMaxSize = "2G";
 
 struct TraceRunResult {
   int exit_status = 0;              // CMD's status, 128+signal when killed
-  std::vector<std::string> traces;  // files written: the root's first
+  std::vector<std::string> traces;  // files written: the root's first, then by rank
   std::string cupti_library;        // what CUDA_INJECTION64_PATH was set to ("" none)
   std::string injection_error;      // why the injection library found was not used
   // Why processes of the command recorded nothing: one line from each whose
@@ -35,6 +37,8 @@ struct TraceRunResult {
   // Whether those lines could be collected: when not, a process's recorder
   // may have failed with its reason on the command's stderr only.
   bool recorder_errors_collected = false;
+  // What naming the traces found wrong (two traces that say one rank), one line each.
+  std::vector<std::string> warnings;
 };
 
 // The pattern every traced process writes to: `output` with ".%p" before the

@@ -1,8 +1,11 @@
 // A program for `gpudiag trace` tests. It links libgpudiag_record, so
 // recording starts by itself from GPUDIAG_TRACE. Usage:
-//   traced_program EXIT_CODE [fork] [exec] [sleep] [print] [segv] [kill] [throw] [long]
+//   traced_program EXIT_CODE [fork] [exec] [launch] [sleep] [print] [segv] [kill] [throw] [long]
 // records 100 allocations (and, with "fork", a forked child records 50 more
 // into its own trace), optionally sleeps until signalled, then exits.
+// "launch" starts two ranks of a job as torchrun does: children that run
+// this program again (`traced_program 0`) with RANK 0 and 1, LOCAL_RANK and
+// WORLD_SIZE 2 set, and waits for them.
 // "print" writes a line to stdout and exits 9 if that fails with EBADF
 // (stdout closed), 8 if it fails otherwise; "throw" dies of an uncaught
 // exception (std::terminate's message on stderr, then SIGABRT); "long"
@@ -30,7 +33,7 @@ static void record(int n, std::uint64_t base) {
 int main(int argc, char** argv) {
   const int code = argc > 1 ? std::atoi(argv[1]) : 0;
   bool fork_child = false, exec_child = false, sleep_forever = false, print = false, segv = false, killed = false,
-       uncaught = false, long_run = false;
+       uncaught = false, long_run = false, launch = false;
   for (int i = 2; i < argc; ++i) {
     fork_child |= std::strcmp(argv[i], "fork") == 0;
     exec_child |= std::strcmp(argv[i], "exec") == 0;
@@ -40,6 +43,7 @@ int main(int argc, char** argv) {
     print |= std::strcmp(argv[i], "print") == 0;
     uncaught |= std::strcmp(argv[i], "throw") == 0;
     long_run |= std::strcmp(argv[i], "long") == 0;
+    launch |= std::strcmp(argv[i], "launch") == 0;
   }
   record(100, 1);
   if (fork_child) {
@@ -59,6 +63,21 @@ int main(int argc, char** argv) {
     }
     int status = 0;
     waitpid(pid, &status, 0);
+  }
+  if (launch) {
+    pid_t ranks[2];
+    for (int rank = 0; rank < 2; ++rank) {
+      ranks[rank] = fork();
+      if (ranks[rank] == 0) {
+        const std::string r = std::to_string(rank);
+        setenv("RANK", r.c_str(), 1);
+        setenv("LOCAL_RANK", r.c_str(), 1);
+        setenv("WORLD_SIZE", "2", 1);
+        execl(argv[0], argv[0], "0", nullptr);
+        _exit(127);
+      }
+    }
+    for (const pid_t pid : ranks) waitpid(pid, nullptr, 0);
   }
   if (long_run) {
     for (std::uint64_t i = 0; i < 300000; ++i) {
