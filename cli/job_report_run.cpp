@@ -94,10 +94,14 @@ int run_job_report(const JobReportOptions& o) {
   return o.fail_on && worst && *worst >= *o.fail_on ? 1 : 0;
 }
 
-int run_rank_summary(const std::string& input, const std::string& output, const LoadOptions& load) {
+int run_rank_summary(const std::string& input, const std::string& output, const std::string& html,
+                     const LoadOptions& load) {
   RankSummary summary;
   try {
-    summary = summarize_trace(input, load);
+    const AnalysedTrace analysed = load_and_analyze(input, load);
+    summary = summarize_rank(analysed.trace, analysed.report);
+    if (!html.empty() && !write_to(html, [&](std::ostream& out) { write_html(out, analysed.trace, analysed.report); }))
+      return 2;
   } catch (const std::exception& e) {
     std::cerr << fmt::format("gpudiag report: {}\n", e.what());
     return 2;

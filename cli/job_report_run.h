@@ -24,7 +24,9 @@ struct JobReportOptions {
 int run_job_report(const JobReportOptions& options);
 
 // `gpudiag report --rank-summary TRACE`: the summary a job report merges, as
-// JSON, for workers elsewhere (Dask) to hand back.
-int run_rank_summary(const std::string& input, const std::string& output, const LoadOptions& load);
+// JSON, for workers elsewhere (Dask) to hand back; and the rank's own page
+// when `html` names one.
+int run_rank_summary(const std::string& input, const std::string& output, const std::string& html,
+                     const LoadOptions& load);
 
 }  // namespace gpudiag::cli

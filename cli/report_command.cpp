@@ -95,7 +95,7 @@ int run_report(const ReportOptions& o) {
       std::cerr << "gpudiag report: --rank-summary summarises one trace file\n";
       return 2;
     }
-    return run_rank_summary(o.inputs[0], o.output, load_options(o));
+    return run_rank_summary(o.inputs[0], o.output, o.html, load_options(o));
   }
   if (is_job(o)) {
     if (!o.chrome.empty()) {
@@ -181,7 +181,8 @@ void add_report_command(CLI::App& app, int& status) {
                   "Trace file; or several, a folder or a glob: the ranks of one job, reported together")
       ->required();
   cmd->add_flag("--rank-summary", o->rank_summary,
-                "Write one trace's summary for a job report (JSON), as a worker elsewhere makes it");
+                "Write one trace's summary for a job report (JSON), as a worker elsewhere makes it; with --html, "
+                "also its page");
   cmd->add_option("--jobs", o->jobs, "Traces of a job analysed at once (default: one per core)");
   cmd->add_flag("--json", o->json, "Write the report as JSON");
   cmd->add_flag("--sarif", o->sarif, "Write the findings as SARIF 2.1.0");
