@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "dask_ranks.h"
 #include "gpudiag/job/analyse_ranks.h"
 #include "gpudiag/job/job_report.h"
 
@@ -52,7 +53,19 @@ int run_job_report(const JobReportOptions& o) {
       return 2;
     }
   }
-  RankAnalysis ranks = analyse_ranks(paths, analyse);
+  RankAnalysis ranks;
+  if (o.dask.empty()) {
+    ranks = analyse_ranks(paths, analyse);
+  } else {
+    try {
+      ranks = analyse_ranks_on_dask(paths, {.scheduler = o.dask, .workers = o.workers,
+                                            .memory_bytes = o.load.memory_bytes, .rank_args = o.rank_args,
+                                            .html_dir = analyse.html_dir});
+    } catch (const std::exception& e) {
+      std::cerr << fmt::format("gpudiag report: {}\n", e.what());
+      return 2;
+    }
+  }
   if (ranks.summaries.empty()) {
     for (const std::string& e : ranks.errors) std::cerr << fmt::format("gpudiag report: {}\n", e);
     std::cerr << "gpudiag report: no trace of the job could be read\n";

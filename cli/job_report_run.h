@@ -1,5 +1,6 @@
 // `gpudiag report` on several traces (a folder, files, a glob): one job
-// report, each rank analysed in parallel on the local cores.
+// report, each rank analysed in parallel on the local cores, or as tasks on a
+// Dask cluster (dask_ranks.h).
 #pragma once
 
 #include <optional>
@@ -18,6 +19,10 @@ struct JobReportOptions {
   std::optional<Severity> fail_on = Severity::Error;  // none: exit 0 whatever is found
   unsigned workers = 0;  // 0: one per core
   LoadOptions load;
+  // "" the local threads; else the Dask scheduler (DaskRanksOptions::scheduler)
+  // and the report options that change a rank's analysis, for its workers.
+  std::string dask;
+  std::vector<std::string> rank_args;
 };
 
 // The exit status: 0, 1 (a finding or job fact at or above --fail-on), 2 (bad input).

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <utility>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -31,6 +32,8 @@ struct ReportOptions {
   std::vector<std::string> inputs;
   bool rank_summary = false;
   unsigned jobs = 0;
+  std::string dask;                    // "" the local threads
+  std::vector<std::string> rank_args;  // the options below that change a rank's analysis, as given
   bool json = false;
   bool sarif = false;
   std::string html;
@@ -71,7 +74,7 @@ LoadOptions load_options(const ReportOptions& o) {
 
 // Several traces, a folder or a glob: the job they are the ranks of.
 bool is_job(const ReportOptions& o) {
-  if (o.inputs.size() != 1) return true;
+  if (o.inputs.size() != 1 || !o.dask.empty()) return true;
   std::error_code ec;
   return std::filesystem::is_directory(o.inputs[0], ec) ||
          (!std::filesystem::exists(o.inputs[0], ec) && o.inputs[0].find_first_of("*?[") != std::string::npos);
@@ -104,7 +107,8 @@ int run_report(const ReportOptions& o) {
     }
     JobReportOptions job{.inputs = o.inputs, .json = o.json, .sarif = o.sarif,
                          .color = !o.no_color && o.output.empty() && want_color(STDOUT_FILENO), .html = o.html,
-                         .output = o.output, .fail_on = threshold, .workers = o.jobs, .load = load_options(o)};
+                         .output = o.output, .fail_on = threshold, .workers = o.jobs, .load = load_options(o),
+                         .dask = o.dask, .rank_args = o.rank_args};
     return run_job_report(job);
   }
   const std::string& input = o.inputs[0];
@@ -183,7 +187,15 @@ void add_report_command(CLI::App& app, int& status) {
   cmd->add_flag("--rank-summary", o->rank_summary,
                 "Write one trace's summary for a job report (JSON), as a worker elsewhere makes it; with --html, "
                 "also its page");
-  cmd->add_option("--jobs", o->jobs, "Traces of a job analysed at once (default: one per core)");
+  cmd->add_option("--jobs", o->jobs, "Traces of a job analysed at once (default: one per core; with --dask local, "
+                                     "the local cluster's workers)");
+  cmd->add_option("--dask", o->dask,
+                  "Analyse a job's ranks as tasks on a Dask cluster, then merge them here: local (a cluster on this "
+                  "machine), a scheduler file (dask scheduler --scheduler-file FILE) or tcp://HOST:PORT. Needs "
+                  "/usr/bin/python3 (GPUDIAG_PYTHON names another) with dask.distributed (Debian: "
+                  "python3-distributed). Each task runs gpudiag report --rank-summary on a worker, which must see "
+                  "the traces, the --html folder and this gpudiag (else one on its PATH) at the same paths: a shared "
+                  "file system");
   cmd->add_flag("--json", o->json, "Write the report as JSON");
   cmd->add_flag("--sarif", o->sarif, "Write the findings as SARIF 2.1.0");
   cmd->add_option("--html", o->html, "Also write a self-contained HTML page (findings, memory timeline, GPU time)");
@@ -199,6 +211,10 @@ void add_report_command(CLI::App& app, int& status) {
         const auto bytes = gdtrace::parse_size(text);
         return bytes && *bytes >= kReportBytesPerEvent ? std::string() : std::string("not a size (e.g. 512M, 8G)");
       });
+  // The options from here on change what a rank's analysis finds: --dask
+  // hands them to its workers as given. (--memory, above, is each task's;
+  // the workers of a local cluster share it, as the local threads do.)
+  const std::size_t first_rank_option = cmd->get_options().size();
   cmd->add_option("--idle-gap-ms", o->idle_gap_ms, "GD011: report GPU idle gaps longer than this")->capture_default_str();
   cmd->add_option("--short-kernel-us", o->short_kernel_us, "GD011: kernels shorter than this count as short")
       ->capture_default_str();
@@ -228,7 +244,14 @@ void add_report_command(CLI::App& app, int& status) {
                   "GD009: a warning when pageable async copies hold the host at least this share of the time judged; "
                   "a note below")
       ->capture_default_str();
-  cmd->callback([o, &status] { status = run_report(*o); });
+  cmd->callback([o, cmd, first_rank_option, &status] {
+    const std::vector<const CLI::Option*> options = std::as_const(*cmd).get_options();
+    o->rank_args.clear();
+    for (std::size_t i = first_rank_option; i < options.size(); ++i)
+      for (const std::string& value : options[i]->results())
+        o->rank_args.insert(o->rank_args.end(), {options[i]->get_name(), value});
+    status = run_report(*o);
+  });
 }
 
 }  // namespace gpudiag::cli

@@ -13,7 +13,7 @@ packages=(
   libsqlite3-dev zlib1g-dev libunwind-dev libdw-dev libdeflate-dev
   libopenblas-dev libdnnl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  python3 python3-numpy python3-torch python3-jsonschema python3-pip
+  python3 python3-numpy python3-torch python3-jsonschema python3-pip python3-distributed
   chromium
 )
 $SUDO apt-get update -q
