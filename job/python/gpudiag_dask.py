@@ -121,7 +121,8 @@ def main(argv):
                 else:
                     line = {"index": i, "error": error_of(trace, done["error"], done["worker"])}
             else:  # the task itself failed: its worker died, it could not be sent, ...
-                line = {"index": i, "error": f"{trace['path']}: the Dask task failed: {future.exception()!r}"}
+                why = "cancelled" if future.status == "cancelled" else repr(future.exception())
+                line = {"index": i, "error": f"{trace['path']}: the Dask task failed: {why}"}
             sys.stdout.write(json.dumps(line) + "\n")
     finally:
         client.close()
