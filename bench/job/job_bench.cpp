@@ -10,9 +10,10 @@
 //     and the summaries' size;
 //   - the peak memory of the whole analysis with 2 workers against one rank
 //     alone;
-//   - what the job report found: the ranks it names for the first failure,
-//     the desync and the straggler must be the planted ones, or the bench
-//     exits 1, since the figures of a wrong answer mean nothing.
+//   - what the job report found: the first failure, the desync and the
+//     straggler must be the planted ones (ranks, and the out-of-memory and
+//     the data loading as what they are), or the bench exits 1, since the
+//     figures of a wrong answer mean nothing.
 // Each measure is a child process of its own (this program again), so that
 // its peak resident memory is its own and not what the others left. The
 // child says its peak itself (VmHWM, the peak since its exec): the
@@ -317,16 +318,12 @@ int main(int argc, char** argv) {
     }
     if (m.contains("straggler")) {
       const json& s = m["straggler"];
-      check(s["rank"] == job.straggler,
-            fmt::format("straggler: rank {} (planted: rank {}); its own work {:.1f} ms per step, the others' {:.1f} ms",
-                        s["rank"].get<int>(), job.straggler, s["own_ns"].get<double>() / 1e6,
-                        s["others_own_ns"].get<double>() / 1e6));
-      const std::string why = s["why"].get<std::string>();
-      fmt::print("  {} it names {} as what grew, by {:.1f} ms per step{}\n", why == "data loading" ? "ok   " : "note ",
-                 why, s["why_excess_ns"].get<double>() / 1e6,
-                 why == "data loading"
-                     ? ""
-                     : fmt::format(", where its data loading was made {:.0f} ms longer", job.straggler_wait_ms));
+      check(s["rank"] == job.straggler && s["why"] == "data loading",
+            fmt::format("straggler: rank {}, its {} {:.1f} ms longer per step; its own work {:.1f} ms per step, the "
+                        "others' {:.1f} ms (planted: rank {}, its data loading {:.0f} ms longer)",
+                        s["rank"].get<int>(), s["why"].get<std::string>(), s["why_excess_ns"].get<double>() / 1e6,
+                        s["own_ns"].get<double>() / 1e6, s["others_own_ns"].get<double>() / 1e6, job.straggler,
+                        job.straggler_wait_ms));
     } else {
       check(false, fmt::format("no straggler (planted: rank {})", job.straggler));
     }
