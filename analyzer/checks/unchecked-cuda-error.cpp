@@ -148,11 +148,15 @@ class UncheckedCudaError : public Check {
     checks_or_synchronisations_.insert(checks_or_synchronisations_.end(), synchronisations_.begin(),
                                        synchronisations_.end());
     tell_other_units();
+    const LaunchHabit habit = launch_habit();
     for (const auto* launch : launches_) {
       const FunctionDecl* lambda_or_function = enclosing_function(launch);
       if (lambda_or_function == nullptr) continue;
       CrossUnitCondition checked = followed_by(launch, lambda_or_function, check_points_);
-      if (checked.holds_outright()) continue;
+      if (checked.holds_outright()) {
+        if (habit.holds()) report_late_check(launch, lambda_or_function, habit);
+        continue;
+      }
       const std::string kernel = kernel_name(launch);
       DeferredFinding finding;
       finding.finding = make(sm, launch->getBeginLoc(),
@@ -170,6 +174,97 @@ class UncheckedCudaError : public Check {
   }
 
  private:
+  // How the file checks its launches: most of them (at least two, more than
+  // all the others together) read the last error in the statement right
+  // after the launch. Then a launch whose read comes only after other work
+  // breaks the file's own habit, as clang-tidy's bugprone-unused-return-value
+  // judges a call by how the code checks it elsewhere. Counted once per
+  // launch as written (template instantiations repeat it).
+  struct LaunchHabit {
+    size_t checked_right_after = 0;
+    size_t launches = 0;
+    bool holds() const { return checked_right_after >= 2 && 2 * checked_right_after > launches; }
+  };
+
+  LaunchHabit launch_habit() const {
+    const SourceManager& sm = context_->getSourceManager();
+    std::map<clang::SourceLocation, bool> right_after;  // by where the launch is written
+    for (const auto* launch : launches_) {
+      const clang::SourceLocation at = sm.getExpansionLoc(launch->getBeginLoc());
+      right_after[at] = right_after[at] || checked_right_after(launch);
+    }
+    LaunchHabit habit;
+    habit.launches = right_after.size();
+    for (const auto& [at, checked] : right_after) habit.checked_right_after += checked;
+    return habit;
+  }
+
+  // A launch the function reads the last error after, but only after other
+  // work, in a file whose launches are checked right away.
+  void report_late_check(const CUDAKernelCallExpr* launch, const FunctionDecl* lambda_or_function,
+                         const LaunchHabit& habit) {
+    if (checked_right_after(launch)) return;
+    const CallExpr* check = first_check_after(launch, lambda_or_function);
+    if (check == nullptr) check = first_check_after(launch, outside_lambdas(lambda_or_function));
+    if (check == nullptr) return;  // checked by its callers: their habit is not this file's launches'
+    const SourceManager& sm = context_->getSourceManager();
+    const unsigned line = sm.getPresumedLineNumber(sm.getExpansionLoc(check->getBeginLoc()));
+    report(make(sm, launch->getBeginLoc(),
+                "the launch of kernel '" + kernel_name(launch) + "' is not checked where it is made: the last "
+                "error is read only at line " + std::to_string(line) + ", after other work, while " +
+                std::to_string(habit.checked_right_after) + " of the " + std::to_string(habit.launches) +
+                " launches in this file read it right after the launch. A launch that fails here is noticed only "
+                "there, once the work in between has run. Call cudaGetLastError() right after the launch"),
+           launch->getBeginLoc(), sm);
+  }
+
+  // The statement that runs next after the launch's own reads the last
+  // error (statements that call nothing aside), or the launch and a check
+  // share one macro expansion (LAUNCH_AND_CHECK(...)). A launch last in its
+  // block (a loop's or branch's body) is followed by what follows the block.
+  bool checked_right_after(const CUDAKernelCallExpr* launch) const {
+    const SourceManager& sm = context_->getSourceManager();
+    if (launch->getBeginLoc().isMacroID())
+      for (const CallExpr* check : check_points_)
+        if (sm.getExpansionLoc(check->getBeginLoc()) == sm.getExpansionLoc(launch->getBeginLoc())) return true;
+    DynTypedNode node = DynTypedNode::create(*launch);
+    for (int depth = 0; depth < 64; ++depth) {
+      auto parents = context_->getParents(node);
+      if (parents.empty() || parents[0].get<Stmt>() == nullptr) return false;
+      if (isa<LambdaExpr>(parents[0].get<Stmt>())) return false;
+      if (const auto* block = parents[0].get<CompoundStmt>()) {
+        const Stmt* statement = node.get<Stmt>();
+        bool after = false;
+        for (const Stmt* sibling : block->body()) {
+          if (after) {
+            if (clears_last_error(sibling)) return false;
+            if (reads_last_error(sibling)) return true;
+            if (calls_anything(sibling)) return false;
+          }
+          after = after || sibling == statement;
+        }
+      }
+      node = parents[0];
+    }
+    return false;
+  }
+
+  // The first read of the last error after `site` in `function`'s body.
+  const CallExpr* first_check_after(const Stmt* site, const FunctionDecl* function) const {
+    if (function == nullptr || function->getBody() == nullptr) return nullptr;
+    const SourceManager& sm = context_->getSourceManager();
+    const clang::SourceLocation end = sm.getExpansionLoc(site->getEndLoc());
+    const clang::SourceLocation body_end = sm.getExpansionLoc(function->getBody()->getEndLoc());
+    const CallExpr* first = nullptr;
+    for (const CallExpr* check : check_points_) {
+      const clang::SourceLocation at = sm.getExpansionLoc(check->getBeginLoc());
+      if (sm.isBeforeInTranslationUnit(at, end) || at == end || !sm.isBeforeInTranslationUnit(at, body_end)) continue;
+      if (first == nullptr || sm.isBeforeInTranslationUnit(at, sm.getExpansionLoc(first->getBeginLoc())))
+        first = check;
+    }
+    return first;
+  }
+
   // The facts other units ask of calls in this one.
   static constexpr const char* kLastErrorRead = "the last error is read";
   static constexpr const char* kSynchronised = "the last error is read or a checked synchronisation waits";
