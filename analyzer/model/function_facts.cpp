@@ -36,6 +36,13 @@ const Origin* FunctionFacts::origin_of(const clang::Expr* pointer, const clang::
   }
   if (decl != nullptr && !llvm::isa<clang::FieldDecl>(decl)) return nullptr;
   const auto* field = llvm::dyn_cast_or_null<clang::FieldDecl>(pointer_base(pointer, true));
+  // batch.tokens.data() of any object: the field's type says where its elements are.
+  if (const char* container = field != nullptr ? pageable_container(field->getType()) : nullptr) {
+    if (decl_out != nullptr) *decl_out = field;
+    auto [it, fresh] = container_fields_.try_emplace(field);
+    if (fresh) it->second = Origin{MemKind::HostPageable, field->getLocation(), std::string("a ") + container + " member"};
+    return &it->second;
+  }
   const Provenance* summaries = provenance();
   const Origin* origin = field != nullptr && summaries != nullptr ? summaries->field_origin(*field) : nullptr;
   if (origin != nullptr && decl_out != nullptr) *decl_out = field;

@@ -65,6 +65,7 @@ class FunctionFacts {
   mutable std::optional<std::map<const clang::ValueDecl*, Origin>> own_origins_;
   mutable const std::map<const clang::ValueDecl*, Origin>* origins_ = nullptr;
   mutable std::optional<std::set<std::string>> nonblocking_;
+  mutable std::map<const clang::FieldDecl*, Origin> container_fields_;  // origin_of's answers for other objects' containers
 };
 
 // The facts of the function the checks are looking at. Every check's

@@ -11,21 +11,33 @@ using namespace clang;
 
 namespace {
 
-// std::vector with the default allocator (a vector with a pinned-memory
-// allocator is not pageable).
-bool is_std_vector(QualType type) {
-  const auto* record = type.getNonReferenceType()->getAsCXXRecordDecl();
-  if (record == nullptr || !record->getDeclName().isIdentifier() || record->getName() != "vector" ||
-      !record->isInStdNamespace())
-    return false;
-  const auto* specialization = dyn_cast<ClassTemplateSpecializationDecl>(record);
-  if (specialization == nullptr || specialization->getTemplateArgs().size() < 2) return true;
-  const TemplateArgument& allocator = specialization->getTemplateArgs()[1];
+bool default_allocator(const TemplateArgument& allocator) {
   if (allocator.getKind() != TemplateArgument::Type) return false;
-  const auto* allocator_record = allocator.getAsType()->getAsCXXRecordDecl();
-  return allocator_record != nullptr && allocator_record->getDeclName().isIdentifier() &&
-         allocator_record->getName() == "allocator" && allocator_record->isInStdNamespace();
+  const auto* record = allocator.getAsType()->getAsCXXRecordDecl();
+  return record != nullptr && record->getDeclName().isIdentifier() && record->getName() == "allocator" &&
+         record->isInStdNamespace();
 }
+
+}  // namespace
+
+const char* pageable_container(QualType type) {
+  const auto* record = type.getNonReferenceType()->getAsCXXRecordDecl();
+  if (record == nullptr || !record->getDeclName().isIdentifier() || !record->isInStdNamespace()) return nullptr;
+  const llvm::StringRef name = record->getName();
+  // std::array holds its elements inline, in whatever memory holds it.
+  if (name == "array") return "std::array";
+  // The allocator decides where the elements go (a pinned allocator pins them).
+  const unsigned allocator_at = name == "vector" ? 1 : name == "basic_string" ? 2 : 0;
+  if (allocator_at == 0) return nullptr;
+  const auto* specialization = dyn_cast<ClassTemplateSpecializationDecl>(record);
+  if (specialization != nullptr && specialization->getTemplateArgs().size() > allocator_at &&
+      !default_allocator(specialization->getTemplateArgs()[allocator_at]))
+    return nullptr;
+  return name == "vector" ? "std::vector" : "std::string";
+}
+
+namespace {
+bool is_pageable_container(QualType type) { return pageable_container(type) != nullptr; }
 
 }  // namespace
 
@@ -87,14 +99,14 @@ class OriginCollector {
     } else if (const auto* call = dyn_cast<CallExpr>(stmt)) {
       on_call(call);
     } else if (const auto* ref = dyn_cast<DeclRefExpr>(stmt)) {
-      if (isa<ParmVarDecl>(ref->getDecl())) on_vector_use(ref->getDecl(), "a std::vector parameter");
+      if (isa<ParmVarDecl>(ref->getDecl())) on_vector_use(ref->getDecl(), "a ", " parameter");
       else if (const auto* var = dyn_cast<VarDecl>(ref->getDecl()); var && !var->isLocalVarDecl())
-        on_vector_use(var, "a global std::vector");
+        on_vector_use(var, "a global ", "");
       else if (var && var->getType()->isReferenceType())
-        on_vector_use(var, "a reference to a std::vector");
+        on_vector_use(var, "a reference to a ", "");
     } else if (const auto* member = dyn_cast<MemberExpr>(stmt);
                member && isa<CXXThisExpr>(member->getBase()->IgnoreParenImpCasts())) {
-      on_vector_use(member->getMemberDecl(), "a std::vector member");
+      on_vector_use(member->getMemberDecl(), "a ", " member");
     } else if (isa<LambdaExpr>(stmt)) {
       return;  // a lambda body is another function
     }
@@ -125,8 +137,8 @@ class OriginCollector {
       return;
     if (var->getType()->isConstantArrayType() && !var->isStaticLocal()) {
       merge(var, Source{false, Origin{MemKind::HostPageable, var->getLocation(), "a stack array"}});
-    } else if (is_std_vector(var->getType()) && !var->getType()->isReferenceType()) {
-      merge(var, Source{false, Origin{MemKind::HostPageable, var->getLocation(), "std::vector"}});
+    } else if (is_pageable_container(var->getType()) && !var->getType()->isReferenceType()) {
+      merge(var, Source{false, Origin{MemKind::HostPageable, var->getLocation(), pageable_container(var->getType())}});
     } else if (var->getType()->isPointerType() && var->hasInit()) {
       merge(var, value_source(var->getInit()));
     }
@@ -141,14 +153,15 @@ class OriginCollector {
     if (base == nullptr) return source;
     if (auto known = entries_.find(base); known != entries_.end())
       return known->second.unknown || !known->second.origin ? source : Source{false, known->second.origin};
-    if (is_std_vector(base->getType()))
-      return Source{false, Origin{MemKind::HostPageable, base->getLocation(), "std::vector"}};
+    if (is_pageable_container(base->getType()))
+      return Source{false, Origin{MemKind::HostPageable, base->getLocation(), pageable_container(base->getType())}};
     return source;
   }
-  // A std::vector the function did not declare (parameter, member, global,
-  // reference) still holds pageable memory.
-  void on_vector_use(const ValueDecl* decl, const char* how) {
-    if (entries_.count(decl) || !is_std_vector(decl->getType())) return;
+  // A std::vector, std::array or std::string the function did not declare
+  // (parameter, member, global, reference) still holds pageable memory.
+  void on_vector_use(const ValueDecl* decl, const char* before, const char* after) {
+    if (entries_.count(decl) || !is_pageable_container(decl->getType())) return;
+    const std::string how = before + std::string(pageable_container(decl->getType())) + after;
     merge(decl, Source{false, Origin{MemKind::HostPageable, decl->getLocation(), how}});
   }
   void on_call(const CallExpr* call) {

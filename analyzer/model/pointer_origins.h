@@ -24,6 +24,11 @@ struct ValueSource {
 // variables are the caller's to look up.
 ValueSource classify_pointer_value(const clang::Expr* value, const OriginHints* hints = nullptr);
 
+// "std::vector", "std::array" or "std::string" when `type` (or a reference to
+// it) is one whose elements are pageable host memory: a vector or string
+// with the default allocator, any array; nullptr otherwise.
+const char* pageable_container(clang::QualType type);
+
 // Origins of the pointers a function body allocates or declares; a pointer
 // with two different origins, or assigned from anything else, is left out.
 std::map<const clang::ValueDecl*, Origin> pointer_origins(const clang::FunctionDecl& function,

@@ -94,6 +94,14 @@ class Collector : public RecursiveASTVisitor<Collector> {
     return Base::TraverseConstructorInitializer(init);
   }
 
+  // float* buf_ = (float*)malloc(n): the default of every constructor that
+  // does not initialise the field itself (an implicit one is not traversed).
+  bool VisitFieldDecl(FieldDecl* field) {
+    if (field->getType()->isPointerType() && field->hasInClassInitializer() && field->getInClassInitializer())
+      facts_.field_stores[field].push_back(Store{nullptr, field->getInClassInitializer()});
+    return true;
+  }
+
   bool VisitCallExpr(CallExpr* call) {
     on_call_stores(call);
     const FunctionDecl* callee = call->getDirectCallee();
