@@ -29,6 +29,7 @@ class Summariser {
   FunctionSummary run() {
     walk(function_.getBody(), false);
     FunctionSummary summary;
+    summary.params = parameter_fates();
     summary.frees = std::move(frees_);
     if (unknown_wait_) {
       summary.sync = SyncEffect{SyncKind::Device, {}};
@@ -103,6 +104,75 @@ class Summariser {
                               CXXTryStmt>(stmt) ||
                           (binary != nullptr && binary->isLogicalOp());
     for (const Stmt* child : stmt->children()) walk(child, conditional || branches);
+  }
+
+  // Uses for a pointer parameter every mention of which only uses its
+  // memory, Frees for one freed on every path (whatever else is done to it),
+  // Keeps otherwise.
+  std::vector<ParamFate> parameter_fates() const {
+    std::vector<ParamFate> fates(function_.getNumParams(), ParamFate::Keeps);
+    for (unsigned i = 0; i < fates.size(); ++i)
+      if (function_.getParamDecl(i)->getType()->isPointerType()) fates[i] = ParamFate::Uses;
+    std::vector<const Stmt*> parents;
+    scan_mentions(function_.getBody(), parents, false, fates);
+    for (const FreeEffect& free : frees_)
+      if (free.param < fates.size()) fates[free.param] = ParamFate::Frees;
+    return fates;
+  }
+
+  void scan_mentions(const Stmt* stmt, std::vector<const Stmt*>& parents, bool in_lambda,
+                     std::vector<ParamFate>& fates) const {
+    if (stmt == nullptr) return;
+    if (const auto* ref = dyn_cast<DeclRefExpr>(stmt)) {
+      const auto* param = dyn_cast<ParmVarDecl>(ref->getDecl());
+      if (param != nullptr && param->getDeclContext() == &function_ && (in_lambda || !only_uses(ref, parents)))
+        fates[param->getFunctionScopeIndex()] = ParamFate::Keeps;
+    }
+    in_lambda = in_lambda || isa<LambdaExpr>(stmt);  // a lambda may outlive the call
+    parents.push_back(stmt);
+    for (const Stmt* child : stmt->children()) scan_mentions(child, parents, in_lambda, fates);
+    parents.pop_back();
+  }
+
+  // Does this mention of a pointer parameter only read or write through it?
+  // `parents` leads from the body down to `ref`.
+  bool only_uses(const DeclRefExpr* ref, const std::vector<const Stmt*>& parents) const {
+    const Stmt* child = ref;
+    for (size_t i = parents.size(); i-- > 0;) {
+      const Stmt* up = parents[i];
+      const auto* unary = dyn_cast<UnaryOperator>(up);
+      const auto* binary = dyn_cast<BinaryOperator>(up);
+      if (isa<ImplicitCastExpr, ParenExpr, ExplicitCastExpr>(up) || (binary && binary->isAdditiveOp())) {
+        child = up;  // still a pointer into the same memory
+        continue;
+      }
+      if (isa<ArraySubscriptExpr, MemberExpr>(up)) {
+        // &p[i] / &p->x point into the memory again; p[i] / p->x are its contents.
+        const auto* address = i > 0 ? dyn_cast<UnaryOperator>(parents[i - 1]) : nullptr;
+        if (address == nullptr || address->getOpcode() != UO_AddrOf) return true;
+        child = parents[--i];
+        continue;
+      }
+      if (unary) return unary->getOpcode() != UO_AddrOf;  // &p hands on the variable itself
+      if (const auto* call = dyn_cast<CallExpr>(up)) return call_only_uses(call, child);
+      if (binary)
+        return binary->isComparisonOp() || binary->isLogicalOp() ||
+               (binary->isAssignmentOp() && binary->getLHS() == child);
+      if (const auto* conditional = dyn_cast<AbstractConditionalOperator>(up)) return conditional->getCond() == child;
+      return isa<IfStmt, WhileStmt, ForStmt, DoStmt, SwitchStmt, UnaryExprOrTypeTraitExpr>(up);
+    }
+    return true;
+  }
+
+  // `argument`, one of the call's arguments, is a pointer into the memory.
+  bool call_only_uses(const CallExpr* call, const Stmt* argument) const {
+    if (isa<CUDAKernelCallExpr>(call)) return true;
+    const std::string name = callee_name(call);
+    if (is_cuda_free(name) || name == "free") return false;  // a free on every path makes it Frees
+    if (is_cuda_runtime_api(name) || name == "memcpy" || name == "memset" || name == "__cudaPushCallConfiguration")
+      return true;
+    if (call->getCallee() == argument) return false;
+    return summaries_.argument_fate(call, dyn_cast<Expr>(argument), context_) == ParamFate::Uses;
   }
 
   void visit(const Stmt* stmt, bool conditional) {
@@ -209,6 +279,16 @@ const Expr* argument_for(const CallExpr* call, const HandleRef& handle) {
 std::string key_for(const CallExpr* call, const HandleRef& handle, const ASTContext& context) {
   if (handle.param < 0) return handle.key;
   return stream_key(argument_for(call, handle), context);
+}
+
+ParamFate SyncSummaries::argument_fate(const CallExpr* call, const Expr* argument, ASTContext& context) {
+  const FunctionSummary* summary = call != nullptr ? of(call->getDirectCallee(), context) : nullptr;
+  if (summary == nullptr) return ParamFate::Keeps;
+  const unsigned first = first_parameter_argument(call);
+  for (unsigned i = first; i < call->getNumArgs(); ++i)
+    if (call->getArg(i) == argument)
+      return i - first < summary->params.size() ? summary->params[i - first] : ParamFate::Keeps;
+  return ParamFate::Keeps;
 }
 
 SyncCall SyncSummaries::sync_of(const CallExpr* call, ASTContext& context) {

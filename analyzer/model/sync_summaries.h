@@ -36,6 +36,15 @@ struct FreeEffect {
   std::optional<HandleRef> stream;  // for stream-ordered frees
 };
 
+// What a call does to the memory a pointer parameter points to, as the
+// caller that allocated it sees it (GD007): frees it on every path, keeps it
+// beyond the call (stores it in a member, a global, a container or an
+// out-parameter, returns it, copies it into another pointer, frees it under
+// a condition, hands it to code without a summary), or only uses it (reads,
+// writes, copies, launches, helpers that only use it). The caller still owns
+// what it hands only to users.
+enum class ParamFate { Uses, Frees, Keeps };
+
 struct FunctionSummary {
   // What the host has waited for when a call returns, if anything. Several
   // different waits in one body, or a wait on something that means nothing
@@ -43,6 +52,8 @@ struct FunctionSummary {
   // missed finding is better than a false one.
   std::optional<SyncEffect> sync;
   std::vector<FreeEffect> frees;
+  // One per parameter; a parameter that is no pointer reads Keeps.
+  std::vector<ParamFate> params;
 };
 
 class SyncSummaries {
@@ -56,6 +67,10 @@ class SyncSummaries {
   const std::set<std::string>& shared_nonblocking_streams(clang::ASTContext& context);
   // The sync of a call of a TU function, in the caller's terms.
   SyncCall sync_of(const clang::CallExpr* call, clang::ASTContext& context);
+  // What the callee of `call` does to the memory passed as `argument` (one of
+  // the call's arguments, as written): Keeps when the callee has no summary
+  // (no body in this translation unit) or the argument has no parameter.
+  ParamFate argument_fate(const clang::CallExpr* call, const clang::Expr* argument, clang::ASTContext& context);
   // sync_of as as_sync asks for it; it refers to this object.
   HelperSyncLookup helper_sync(clang::ASTContext& context) {
     return [this, &context](const clang::CallExpr* call) { return sync_of(call, context); };
