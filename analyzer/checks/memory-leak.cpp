@@ -4,7 +4,8 @@
 // branch holds nothing) and reaches a return, a `goto` past the frees or the
 // end of the function unfreed. The pointer is no longer tracked once it
 // escapes (returned, stored elsewhere, handed to non-CUDA code such as an
-// RAII owner, captured by a lambda). A path that branches around a free it
+// RAII owner, captured by a lambda), except to a helper of the file whose
+// summary says it only uses that parameter. A path that branches around a free it
 // cannot relate to the allocation (`if (x) cudaFree(p)`, often paired with
 // `if (x) cudaMalloc(&p)`) is given up, not reported.
 // Per record: a pointer field allocated with a CUDA allocator in a record
@@ -19,6 +20,7 @@
 
 #include <clang/AST/ExprCXX.h>
 #include <clang/AST/ParentMapContext.h>
+#include <clang/Lex/Lexer.h>
 
 #include "check.h"
 #include "cuda_model.h"
@@ -117,10 +119,11 @@ class MemoryLeak : public FunctionCheck {
         [this](const CFGBlock& from, unsigned index, LeakPath& path) { return take_edge(from, index, path); });
     for (const LeakPath& path : exits)
       for (const auto& [var, alloc] : path.live) {
-        // Leaving main ends the program: only what no path frees is claimed there.
-        if (function->isMain() && !live_on_every_path(exits, var, alloc)) continue;
+        // Leaving main ends the program: only what no path frees is claimed
+        // there, or the one buffer a main that frees the others never frees.
+        if (function->isMain() && !live_on_every_path(exits, var, alloc) && !forgotten_among_freed(var)) continue;
         if (path.left_at != nullptr)
-          leak(alloc, var, path.left_at->getBeginLoc(), "this return");
+          leak(alloc, var, path.left_at->getBeginLoc(), return_named(path.left_at));
         else
           leak(alloc, var, function->getBody()->getEndLoc(), "the end of '" + function->getNameAsString() + "'");
       }
@@ -135,6 +138,23 @@ class MemoryLeak : public FunctionCheck {
       auto it = path.live.find(var);
       return it != path.live.end() && it->second == alloc;
     });
+  }
+
+  // Is `var` never freed in this function, which frees other buffers it
+  // allocated? Then forgetting it is no choice to let the exit release it.
+  bool forgotten_among_freed(const VarDecl* var) const {
+    if (frees_.count(var)) return false;
+    return std::any_of(frees_.begin(), frees_.end(), [&](const auto& entry) { return trackable(entry.first); });
+  }
+
+  // "this return", or the checking macro the return is written in: its
+  // failure branch is the path that leaks.
+  std::string return_named(const ReturnStmt* ret) const {
+    clang::SourceLocation loc = ret->getBeginLoc();
+    if (!loc.isMacroID()) return "this return";
+    while (sm().getImmediateMacroCallerLoc(loc).isMacroID()) loc = sm().getImmediateMacroCallerLoc(loc);
+    const StringRef macro = Lexer::getImmediateMacroName(loc, sm(), context_->getLangOpts());
+    return macro.empty() ? "this return" : "the return in " + macro.str() + " when the call it checks fails";
   }
 
   const Ownership& ownership() { return function_facts().ownership(*context_); }
@@ -155,8 +175,14 @@ class MemoryLeak : public FunctionCheck {
         refs(lambda->getBody());
         return;
       }
-      if (const auto* call = dyn_cast<CallExpr>(stmt); call && is_cuda_free(callee_name(call)) && call->getNumArgs() > 0)
+      if (const auto* call = dyn_cast<CallExpr>(stmt); call && is_cuda_free(callee_name(call)) && call->getNumArgs() > 0) {
         if (const auto* var = dyn_cast_or_null<VarDecl>(pointer_base(call->getArg(0)))) frees_[var].push_back(call);
+      } else if (call != nullptr && !isa<CUDAKernelCallExpr>(call)) {
+        // A helper of the file that frees its parameter is a free here.
+        for (const Expr* arg : call->arguments())
+          if (function_facts().sync_summaries().argument_fate(call, arg, *context_) == ParamFate::Frees)
+            if (const auto* var = dyn_cast_or_null<VarDecl>(pointer_base(arg))) frees_[var].push_back(call);
+      }
       for (const Stmt* child : stmt->children()) collect(child);
     };
     collect(body);
@@ -172,8 +198,11 @@ class MemoryLeak : public FunctionCheck {
     Finding finding = make(sm(), alloc->getBeginLoc(),
                            "'" + var->getNameAsString() + "' allocated by " + callee_name(alloc) +
                                " is not freed on the path that reaches " + exit_what +
-                               "; each call leaks it until the GPU runs out of memory. Free it on every path "
-                               "(or hold it in an RAII owner)");
+                               (function_->isMain()
+                                    ? "; main frees its other buffers but this one is still held when the program "
+                                      "ends (Compute Sanitizer's --leak-check reports it). Free it like the others"
+                                    : "; each call leaks it until the GPU runs out of memory. Free it on every path "
+                                      "(or hold it in an RAII owner)"));
     note(finding, sm(), exit_at, "the function is left here without freeing it");
     report(std::move(finding), alloc->getBeginLoc(), sm());
   }
@@ -228,8 +257,13 @@ class MemoryLeak : public FunctionCheck {
     if (const auto* call = dyn_cast<CallExpr>(up)) {
       if (isa<CUDAKernelCallExpr>(call)) return true;
       const std::string name = callee_name(call);
-      return is_cuda_runtime_api(name) || name == "__cudaPushCallConfiguration" || name == "memcpy" ||
-             name == "memset" || name.rfind("curand", 0) == 0;
+      if (is_cuda_runtime_api(name) || name == "__cudaPushCallConfiguration" || name == "memcpy" ||
+          name == "memset" || name.rfind("curand", 0) == 0)
+        return true;
+      // A helper of this file that only reads or writes through the pointer
+      // leaves it ours to free; one that frees or keeps it takes it over.
+      return function_facts().sync_summaries().argument_fate(call, dyn_cast<Expr>(child), *context_) ==
+             ParamFate::Uses;
     }
     if (isa<ArraySubscriptExpr, MemberExpr>(up)) return true;
     if (const auto* unary = dyn_cast<UnaryOperator>(up)) return unary->getOpcode() != UO_AddrOf;
