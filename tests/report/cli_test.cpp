@@ -122,9 +122,13 @@ TEST(ReportCli, BadInputExitsTwoWithAClearMessage) {
   EXPECT_NE(r.out.find("gpudiag report:"), std::string::npos);
   EXPECT_EQ(run("report").status, 2);  // missing argument
   EXPECT_EQ(run("report --json --sarif " + write_trace("c.gdtrace", false)).status, 2);
-  r = run("report " + dir.string());
+  // A folder is a job: one whose every trace is unreadable is bad input.
+  const auto garbage_only = dir / "garbage-only";
+  std::filesystem::create_directories(garbage_only);
+  std::ofstream(garbage_only / "rank0.json") << "{\"not\": \"a trace\"";
+  r = run("report " + garbage_only.string());
   EXPECT_EQ(r.status, 2) << r.out;
-  EXPECT_NE(r.out.find("no trace of the job could be read"), std::string::npos) << r.out;  // a folder is a job
+  EXPECT_NE(r.out.find("no trace of the job could be read"), std::string::npos) << r.out;
 }
 
 // A pipe is read once, whole: the format is detected from those bytes.
