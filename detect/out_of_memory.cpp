@@ -41,6 +41,14 @@ std::vector<OutOfMemory> failed_requests(const DetectContext& ctx) {
   return all;
 }
 
+// PyTorch's profiler and snapshots name the CPU allocator's memory as the
+// host's; a CUDA trace's host allocations are the pinned ones.
+std::string host_memory_label(const Trace& t) {
+  return t.source == TraceSource::Kineto || t.source == TraceSource::TorchSnapshot
+             ? "the host (PyTorch's CPU allocator)"
+             : "the host (pinned memory)";
+}
+
 std::string request_text(const OutOfMemory& oom) {
   return oom.requested_bytes ? fmt::format("a request for {}", format_bytes(oom.requested_bytes)) : std::string("a request");
 }
@@ -98,7 +106,7 @@ void detect_out_of_memory(const DetectContext& ctx, std::vector<Finding>& out) {
   for (const OutOfMemory& oom : failed_requests(ctx)) {
     const DeviceMemory* m = ctx.memory.device(oom.device);
     const std::uint64_t capacity = oom.capacity_bytes ? oom.capacity_bytes : (m ? m->capacity_bytes : 0);
-    const std::uint64_t live = m ? live_bytes_at(*m, oom.time_ns) : 0;
+    std::uint64_t live = m ? live_bytes_at(*m, oom.time_ns) : 0;
     // Reserved but unallocated memory at the failure: the caching
     // allocator's pool, or fragmentation when the request still did not fit.
     std::uint64_t unallocated = 0;
@@ -108,11 +116,13 @@ void detect_out_of_memory(const DetectContext& ctx, std::vector<Finding>& out) {
       for (const MemoryCounter& c : m->counters)
         if (c.time_ns <= oom.time_ns) last = &c;
       if (last && last->reserved_bytes > last->allocated_bytes) unallocated = last->reserved_bytes - last->allocated_bytes;
+      // The allocator's total written with the failure also counts what was
+      // allocated before a profiling window opened, which no block shows.
+      if (last && last->time_ns == oom.time_ns) live = std::max(live, last->allocated_bytes);
       for (std::uint32_t i = 0; i < m->blocks.size(); ++i)
         if (m->blocks[i].live_at(oom.time_ns)) live_blocks.push_back(i);
     }
-    const std::string where = oom.device == kHostDevice ? std::string("the host (pinned memory)")
-                                                        : ctx.trace.device_label(oom.device);
+    const std::string where = oom.device != kHostDevice ? t.device_label(oom.device) : host_memory_label(t);
     std::string msg;
     if (m && held_from_python(t, *m, live_blocks)) {
       msg = pytorch_terms(oom, where, capacity, live, unallocated);

@@ -42,5 +42,35 @@ TEST(UncheckedCudaError, OneAllocationFailureWithItsEventIsReportedOnce) {
   EXPECT_NE(oom[0].message.find("of 80.0 GiB capacity"), std::string::npos) << oom[0].message;
 }
 
+// PyTorch's profiler writes the CPU allocator's failure as Device Type 0
+// with the allocator's totals; a window that opened late saw none of the
+// blocks, so the totals are what was live.
+TEST(OutOfMemory, CpuAllocatorFailureInAKinetoTraceSaysWhatItsTotalsSay) {
+  Trace t;
+  t.source = TraceSource::Kineto;
+  alloc(t, 10, 0x1000, 1u << 20, kHostDevice);
+  t.memory_counters.push_back(
+      {.time_ns = 30, .device = kHostDevice, .allocated_bytes = 3ull << 30, .reserved_bytes = 3ull << 30});
+  t.ooms.push_back({.time_ns = 30, .requested_bytes = 2ull << 30, .device = kHostDevice});
+  const auto f = only(detect(t), "GD008");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_NE(f[0].message.find("out of memory on the host (PyTorch's CPU allocator): a request for 2.00 GiB failed "
+                              "with 3.00 GiB live"),
+            std::string::npos)
+      << f[0].message;
+  EXPECT_EQ(f[0].message.find("pinned"), std::string::npos) << f[0].message;
+
+  // In a CUDA trace the host's allocations are the pinned ones.
+  Trace pinned;
+  alloc(pinned, 10, 0x1000, 1u << 20, kHostDevice);
+  pinned.ooms.push_back({.time_ns = 30, .requested_bytes = 2ull << 30, .device = kHostDevice});
+  const auto p = only(detect(pinned), "GD008");
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_NE(p[0].message.find("out of memory on the host (pinned memory): a request for 2.00 GiB failed with "
+                              "1.00 MiB live"),
+            std::string::npos)
+      << p[0].message;
+}
+
 }  // namespace
 }  // namespace gpudiag
