@@ -128,6 +128,34 @@ std::vector<RankCollective> collectives_of(const Trace& trace, const Clock& cloc
   return out;
 }
 
+// Keeps each group's last calls; the ones before become signatures. The
+// number dropped is a multiple of the signatures' spacing, so that the kept
+// calls carry them on from the last one.
+void drop_old_collectives(RankSummary& s, CollectiveWindow window) {
+  const std::int64_t every = static_cast<std::int64_t>(std::max<std::size_t>(window.signature_every, 1));
+  std::map<std::string, std::int64_t> to_drop;
+  for (const RankCollective& c : s.collectives) ++to_drop[c.group];
+  for (auto& [group, n] : to_drop) n = std::max<std::int64_t>(n - static_cast<std::int64_t>(window.kept), 0) / every * every;
+  std::map<std::string, RankCollectivesDropped> dropped;
+  std::map<std::string, std::uint64_t> signature;
+  std::vector<RankCollective> last;
+  for (RankCollective& c : s.collectives) {
+    if (to_drop[c.group] == 0) {
+      last.push_back(std::move(c));
+      continue;
+    }
+    --to_drop[c.group];
+    RankCollectivesDropped& d = dropped[c.group];
+    d.group = c.group;
+    d.every = every;
+    std::uint64_t& sig = signature[c.group];
+    sig = collective_signature(sig, c);
+    if (++d.count % every == 0) d.signatures.push_back(sig);
+  }
+  s.collectives = std::move(last);
+  for (auto& [group, d] : dropped) s.collectives_dropped.push_back(std::move(d));
+}
+
 std::vector<RankStep> steps_of(const Trace& trace, const Report& report, const Clock& clock) {
   const std::vector<Interval>& iterations = report.phases.host_iterations;
   std::vector<RankStep> steps;
@@ -170,7 +198,7 @@ std::string RankSummary::name() const {
   return std::filesystem::path(path).filename().string();
 }
 
-RankSummary summarize_rank(const Trace& trace, const Report& report) {
+RankSummary summarize_rank(const Trace& trace, const Report& report, CollectiveWindow window) {
   const Clock clock(trace);
   RankSummary s;
   s.path = trace.path;
@@ -187,6 +215,7 @@ RankSummary summarize_rank(const Trace& trace, const Report& report) {
   s.failure = failure_of(trace, report, clock);
   s.collectives = collectives_of(trace, clock);
   s.steps = steps_of(trace, report, clock);
+  drop_old_collectives(s, window);
   for (const DeviceMemory& m : report.memory.devices)
     s.peaks.push_back({.device = m.device, .bytes = std::max(m.peak_bytes, m.peak_allocated_counter)});
   // Counted as HTA counts its temporal breakdown, so that a job's ranks read
@@ -196,6 +225,18 @@ RankSummary summarize_rank(const Trace& trace, const Report& report) {
                           .computation_ns = g.compute_ns, .communication_ns = g.communication_ns,
                           .exposed_comm_ns = g.exposed_comm_ns, .memcpy_ns = g.memory_ns});
   return s;
+}
+
+// FNV-1a over the op, a separator and the size: the same calls in the same
+// order give the same signature on every rank and host.
+std::uint64_t collective_signature(std::uint64_t signature, const RankCollective& c) {
+  constexpr std::uint64_t kPrime = 1099511628211ull, kBasis = 14695981039346656037ull;
+  std::uint64_t h = signature ? signature : kBasis;
+  const auto mix = [&](unsigned char byte) { h = (h ^ byte) * kPrime; };
+  for (const char ch : c.op) mix(static_cast<unsigned char>(ch));
+  mix(0);
+  for (int shift = 0; shift < 64; shift += 8) mix(static_cast<unsigned char>(c.bytes >> shift));
+  return h;
 }
 
 }  // namespace gpudiag

@@ -1,6 +1,8 @@
 // A rank's summary as JSON and back: what a Dask worker or
 // `gpudiag report --rank-summary` hands to the merge. Times are strings of
 // decimal digits: epoch nanoseconds do not survive readers that use doubles.
+#include <algorithm>
+#include <cctype>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -22,6 +24,15 @@ std::uint64_t ns_of(const json& j, const char* key) {
   const std::uint64_t value = std::stoull(text, &used);
   if (used != text.size() || text.empty() || text[0] == '-') throw std::invalid_argument(fmt::format("{}: not a count", key));
   return value;
+}
+
+// A signature is 16 hex digits, which no reader's doubles round.
+std::uint64_t hex_of(const json& j) {
+  const std::string text = j.get<std::string>();
+  const bool hex = !text.empty() && text.size() <= 16 &&
+                   std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isxdigit(c) != 0; });
+  if (!hex) throw std::invalid_argument(fmt::format("{}: not a signature", text));
+  return std::stoull(text, nullptr, 16);
 }
 
 json frames_json(const std::vector<Frame>& frames) {
@@ -72,6 +83,13 @@ json to_json(const RankSummary& s) {
                            {"unfinished", c.unfinished},
                            {"stack", frames_json(c.stack)}});
   j["collectives"] = std::move(collectives);
+  json dropped = json::array();
+  for (const RankCollectivesDropped& d : s.collectives_dropped) {
+    json signatures = json::array();
+    for (const std::uint64_t sig : d.signatures) signatures.push_back(fmt::format("{:016x}", sig));
+    dropped.push_back({{"group", d.group}, {"count", d.count}, {"every", d.every}, {"signatures", std::move(signatures)}});
+  }
+  j["collectives_dropped"] = std::move(dropped);
   json steps = json::array();
   for (const RankStep& st : s.steps)
     steps.push_back({{"number", st.number},
@@ -135,6 +153,17 @@ RankSummary rank_summary_from_json(const json& j) {
                                .bytes = c.at("bytes").get<std::uint64_t>(), .begin_ns = ns_of(c, "begin_ns"),
                                .end_ns = ns_of(c, "end_ns"), .unfinished = c.at("unfinished").get<bool>(),
                                .stack = frames_from(c.at("stack"))});
+    // Summaries written before collectives were capped have none dropped.
+    if (j.contains("collectives_dropped"))
+      for (const json& d : j["collectives_dropped"]) {
+        RankCollectivesDropped& dropped = s.collectives_dropped.emplace_back();
+        dropped.group = d.at("group").get<std::string>();
+        dropped.count = d.at("count").get<std::int64_t>();
+        dropped.every = d.at("every").get<std::int64_t>();
+        for (const json& sig : d.at("signatures")) dropped.signatures.push_back(hex_of(sig));
+        if (dropped.every <= 0 || dropped.count != dropped.every * static_cast<std::int64_t>(dropped.signatures.size()))
+          throw std::invalid_argument("collectives_dropped: the count is not the signatures' spacing times their number");
+      }
     for (const json& st : j.at("steps"))
       s.steps.push_back({.number = st.at("number").get<std::int64_t>(), .begin_ns = ns_of(st, "begin_ns"),
                          .end_ns = ns_of(st, "end_ns"), .collective_ns = st.at("collective_ns").get<std::uint64_t>(),

@@ -1,5 +1,5 @@
 // One rank's part of a job report: what the merge needs of a rank's trace,
-// and nothing that grows with its events but its collectives and steps. Each
+// and nothing that grows with its events but its steps. Each
 // rank's trace is loaded, analysed and summarised on its own (in parallel,
 // or as a Dask task), then dropped; the merge (job_report.h) reads only
 // summaries, so its memory does not grow with the traces' size.
@@ -41,6 +41,21 @@ struct RankCollective {
   std::vector<Frame> stack;  // where it was called, when the trace has it (innermost first, a few frames)
 };
 
+// A group's collectives before the last kept ones, as NCCL's flight recorder
+// keeps only the last calls: how many, and the signature of the ops and sizes
+// so far after every `every` calls, so that two ranks' earlier sequences can
+// still be told equal or not, and where they part within `every` calls.
+struct RankCollectivesDropped {
+  std::string group;
+  std::int64_t count = 0;  // a multiple of every
+  std::int64_t every = 0;
+  std::vector<std::uint64_t> signatures;  // after calls every, 2 * every, ..., count
+};
+struct CollectiveWindow {
+  std::size_t kept = 4096;  // at least this many of each group's last calls are kept
+  std::size_t signature_every = 1024;
+};
+
 // One iteration of the training loop and where its time went, from the
 // host's point of view: time in collectives (waiting for peers included),
 // in data loading (the DataLoader's ranges), on the GPU, and the rest.
@@ -77,7 +92,8 @@ struct RankSummary {
   std::vector<std::string> warnings;  // what the trace may be missing (report_warnings' messages)
   std::vector<Finding> findings;
   std::optional<RankFailure> failure;
-  std::vector<RankCollective> collectives;  // in time order
+  std::vector<RankCollective> collectives;  // in time order, each group's last ones (CollectiveWindow)
+  std::vector<RankCollectivesDropped> collectives_dropped;  // the groups that had more
   std::vector<RankStep> steps;
   struct Peak {
     std::int32_t device = 0;
@@ -91,7 +107,10 @@ struct RankSummary {
 };
 
 // The summary of one analysed trace.
-RankSummary summarize_rank(const Trace& trace, const Report& report);
+RankSummary summarize_rank(const Trace& trace, const Report& report, CollectiveWindow window = {});
+// The signature of a sequence of collectives: `signature` of the ones
+// before (0 for none), then `c`.
+std::uint64_t collective_signature(std::uint64_t signature, const RankCollective& c);
 
 // The summary as JSON and back, for summaries made elsewhere (Dask workers,
 // `gpudiag report --rank-summary`). from_json throws std::runtime_error
