@@ -25,12 +25,14 @@ struct LauncherVariables {
 
 // In order of precedence: torchrun's (torch.distributed's own, which it
 // reads also under srun or mpirun, where the launcher's are set too), then
-// Open MPI's, MPICH's (Hydra), Slurm's.
+// Open MPI's, MPICH's (Hydra), Slurm's. Slurm's world is the step's tasks:
+// an sbatch script also has SLURM_PROCID=0 and the job's SLURM_NTASKS, but
+// it is the launcher, not rank 0, and it has no step.
 inline constexpr LauncherVariables kLaunchers[] = {
     {"torchrun", "RANK", "LOCAL_RANK", "WORLD_SIZE"},
     {"openmpi", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_SIZE"},
     {"mpich", "PMI_RANK", "MPI_LOCALRANKID", "PMI_SIZE"},
-    {"slurm", "SLURM_PROCID", "SLURM_LOCALID", "SLURM_NTASKS"},
+    {"slurm", "SLURM_PROCID", "SLURM_LOCALID", "SLURM_STEP_NUM_TASKS"},
 };
 
 // A decimal number of at most 9 digits (no sign, no space), or -1.

@@ -31,7 +31,7 @@ std::vector<std::string> without_launcher_variables(std::vector<std::string> com
   std::vector<std::string> argv = {"/usr/bin/env"};
   for (const char* v : {"RANK", "LOCAL_RANK", "WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK",
                         "OMPI_COMM_WORLD_SIZE", "PMI_RANK", "MPI_LOCALRANKID", "PMI_SIZE", "SLURM_PROCID",
-                        "SLURM_LOCALID", "SLURM_NTASKS"})
+                        "SLURM_LOCALID", "SLURM_STEP_NUM_TASKS"})
     argv.insert(argv.end(), {"-u", v});
   argv.insert(argv.end(), command.begin(), command.end());
   return argv;

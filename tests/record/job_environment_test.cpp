@@ -34,7 +34,16 @@ TEST(JobEnvironment, EachLauncherSaysThePlaceWithItsOwnVariables) {
   expect_place({{"OMPI_COMM_WORLD_RANK", "5"}, {"OMPI_COMM_WORLD_LOCAL_RANK", "1"}, {"OMPI_COMM_WORLD_SIZE", "6"}}, 5,
                1, 6, "openmpi");
   expect_place({{"PMI_RANK", "2"}, {"MPI_LOCALRANKID", "0"}, {"PMI_SIZE", "4"}}, 2, 0, 4, "mpich");
-  expect_place({{"SLURM_PROCID", "7"}, {"SLURM_LOCALID", "3"}, {"SLURM_NTASKS", "16"}}, 7, 3, 16, "slurm");
+  expect_place({{"SLURM_PROCID", "7"}, {"SLURM_LOCALID", "3"}, {"SLURM_STEP_NUM_TASKS", "16"}}, 7, 3, 16, "slurm");
+}
+
+// sbatch's batch script is the job's launcher, not its rank 0: Slurm sets
+// SLURM_PROCID=0 and the job's SLURM_NTASKS there too, but only srun's tasks
+// have a step, and the step's task count.
+TEST(JobEnvironment, ASlurmBatchScriptIsNoRank) {
+  expect_place({{"SLURM_PROCID", "0"}, {"SLURM_LOCALID", "0"}, {"SLURM_NTASKS", "8"}, {"SLURM_JOB_ID", "200505"}},
+               -1, -1, 0, "");
+  expect_place({{"SLURM_PROCID", "5"}, {"SLURM_NTASKS", "16"}, {"SLURM_STEP_NUM_TASKS", "8"}}, 5, -1, 8, "slurm");
 }
 
 TEST(JobEnvironment, NoLaunchersVariablesSayNothing) {
@@ -56,7 +65,7 @@ TEST(JobEnvironment, TorchrunsVariablesComeFirstThenOpenMpiMpichAndSlurm) {
   const Env all = {{"RANK", "1"},         {"WORLD_SIZE", "4"},
                    {"OMPI_COMM_WORLD_RANK", "2"}, {"OMPI_COMM_WORLD_SIZE", "5"},
                    {"PMI_RANK", "3"},     {"PMI_SIZE", "6"},
-                   {"SLURM_PROCID", "4"}, {"SLURM_NTASKS", "7"}};
+                   {"SLURM_PROCID", "4"}, {"SLURM_STEP_NUM_TASKS", "7"}};
   expect_place(all, 1, -1, 4, "torchrun");
   Env env = all;
   env.erase("RANK");
@@ -72,7 +81,7 @@ TEST(JobEnvironment, VariablesThatAreNotARankBelowAWorldSizeSayNothing) {
   for (const std::string rank : {"", "x", "1x", " 1", "1 ", "+1", "-1", "0x1", "1.0", "4", "9", "1234567890"}) {
     SCOPED_TRACE("RANK='" + rank + "'");
     expect_place({{"RANK", rank}, {"WORLD_SIZE", "4"}}, -1, -1, 0, "");
-    expect_place({{"RANK", rank}, {"WORLD_SIZE", "4"}, {"SLURM_PROCID", "2"}, {"SLURM_NTASKS", "3"}}, 2, -1, 3, "slurm");
+    expect_place({{"RANK", rank}, {"WORLD_SIZE", "4"}, {"SLURM_PROCID", "2"}, {"SLURM_STEP_NUM_TASKS", "3"}}, 2, -1, 3, "slurm");
   }
   for (const std::string size : {"", "0", "-4", "four", "4.0", "99999999999"}) {
     SCOPED_TRACE("WORLD_SIZE='" + size + "'");

@@ -46,7 +46,7 @@ class ScopedEnv {
 
 const std::vector<std::string> kLauncherVariables = {
     "RANK",     "LOCAL_RANK",      "WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK",
-    "OMPI_COMM_WORLD_SIZE", "PMI_RANK", "MPI_LOCALRANKID", "PMI_SIZE", "SLURM_PROCID", "SLURM_LOCALID", "SLURM_NTASKS"};
+    "OMPI_COMM_WORLD_SIZE", "PMI_RANK", "MPI_LOCALRANKID", "PMI_SIZE", "SLURM_PROCID", "SLURM_LOCALID", "SLURM_STEP_NUM_TASKS"};
 
 std::int64_t clock_ns(clockid_t clock) {
   timespec ts{};
