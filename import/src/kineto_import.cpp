@@ -11,6 +11,7 @@
 #include "collective_names.h"
 #include "file_bytes.h"
 #include "gpudiag/import/load_trace.h"
+#include "gpudiag/range_names.h"
 #include "gpudiag/trace_io.h"
 #include "kineto_collectives.h"
 #include "kineto_json.h"
@@ -210,9 +211,10 @@ class KinetoImporter {
     // ours to validate (a bad escape in one must not reject the trace).
     if (category == Category::HostRange) {
       const std::string_view host_name = plain_name(ev);
-      // The steps, and the DataLoader's batches within them: how long each
-      // step waited for its data, which a job's straggler is often about.
-      if (host_name.starts_with("ProfilerStep#") || host_name.starts_with("enumerate(DataLoader)")) host_range(ev, host_name);
+      // The steps, and the waits for data within them (the DataLoader's, or
+      // the program's own range): how long each step waited for its data,
+      // which a job's straggler is often about.
+      if (host_name.starts_with("ProfilerStep#") || is_data_loading_range(host_name)) host_range(ev, host_name);
       else if (const auto kind = comm_kind(host_name)) comm_event(ev, *kind, host_name);
       return;
     }

@@ -11,6 +11,7 @@
 #include "gpudiag/analysis/temporal_breakdown.h"
 #include "gpudiag/api_kinds.h"
 #include "gpudiag/detect/detect.h"
+#include "gpudiag/range_names.h"
 
 namespace gpudiag {
 namespace {
@@ -34,14 +35,6 @@ std::int64_t profiler_step_number(std::string_view name) {
     n = n * 10 + (c - '0');
   }
   return n;
-}
-
-// PyTorch's profiler names the wait for a DataLoader's next batch
-// "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__" (or
-// _MultiProcessingDataLoaderIter); a program's own range may say
-// "data_loading".
-bool is_data_loading(std::string_view name) {
-  return name.starts_with("enumerate(DataLoader)") || name == "data_loading" || name == "data loading";
 }
 
 class Clock {
@@ -165,7 +158,7 @@ std::vector<RankStep> steps_of(const Trace& trace, const Report& report, const C
   for (const Range& r : trace.ranges) {
     const std::string_view name = trace.str(r.name);
     if (const std::int64_t n = profiler_step_number(name); n >= 0) numbers.emplace(r.start_ns, n);
-    if (is_data_loading(name)) loading.push_back({r.start_ns, r.end_ns});
+    if (is_data_loading_range(name)) loading.push_back({r.start_ns, r.end_ns});
   }
   for (const Collective& c : trace.collectives) in_collectives.push_back({c.begin_ns, std::max(c.end_ns, c.begin_ns)});
   loading = merge_intervals(std::move(loading));

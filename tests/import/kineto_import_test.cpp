@@ -197,6 +197,25 @@ TEST(KinetoImport, ProfilerStepsAreKeptAndOtherOperatorNamesAreNotParsed) {
   EXPECT_EQ(t.ranges[1].tid, t.ranges[0].tid);
 }
 
+// A step's wait for data is a straggler's usual cause: the DataLoader's own
+// range and a program's record_function that says so are kept, other
+// annotations are not.
+TEST(KinetoImport, RangesThatWaitForDataAreKept) {
+  const std::string json = R"json({"traceEvents": [
+    {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#3", "pid": 1, "tid": 11, "ts": 10, "dur": 90},
+    {"ph": "X", "cat": "user_annotation", "name": "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", "pid": 1, "tid": 11, "ts": 10, "dur": 5},
+    {"ph": "X", "cat": "user_annotation", "name": "data_loading", "pid": 1, "tid": 11, "ts": 20, "dur": 7},
+    {"ph": "X", "cat": "user_annotation", "name": "Load Batch", "pid": 1, "tid": 11, "ts": 30, "dur": 3},
+    {"ph": "X", "cat": "user_annotation", "name": "loading_weights", "pid": 1, "tid": 11, "ts": 40, "dur": 3},
+    {"ph": "X", "cat": "user_annotation", "name": "data_loading_and_a_name_too_long_to_be_one", "pid": 1, "tid": 11, "ts": 50, "dur": 3}
+  ]})json";
+  const Trace t = import_kineto_bytes(json, "data.json");
+  std::vector<std::string> kept;
+  for (const Range& r : t.ranges) kept.emplace_back(t.str(r.name));
+  EXPECT_EQ(kept, (std::vector<std::string>{"ProfilerStep#3", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__",
+                                            "data_loading", "Load Batch"}));
+}
+
 // Microseconds since the epoch with nanosecond decimals, as PyTorch writes
 // them in several set-ups: 19 significant digits, more than a double holds
 // (its step there is 0.25 us), read exactly or not at all.
