@@ -4,8 +4,10 @@
 // branch holds nothing) and reaches a return, a `goto` past the frees or the
 // end of the function unfreed. The pointer is no longer tracked once it
 // escapes (returned, stored elsewhere, handed to non-CUDA code such as an
-// RAII owner, captured by a lambda), except to a helper of the file whose
-// summary says it only uses that parameter. A path that branches around a free it
+// RAII owner, captured by a lambda), except to a helper whose summary says it
+// only uses that parameter: a helper of the file, or one defined in another
+// file of the run, whose unit says so (cross_unit.h). A function defined in
+// no file keeps what it is handed. A path that branches around a free it
 // cannot relate to the allocation (`if (x) cudaFree(p)`, often paired with
 // `if (x) cudaMalloc(&p)`) is given up, not reported.
 // Per record: a pointer field allocated with a CUDA allocator in a record
@@ -23,10 +25,12 @@
 #include <clang/Lex/Lexer.h>
 
 #include "check.h"
+#include "cross_unit.h"
 #include "cuda_model.h"
 #include "function_facts.h"
 #include "ownership.h"
 #include "path_states.h"
+#include "sync_summaries.h"
 
 namespace gpudiag::lint {
 namespace {
@@ -94,15 +98,23 @@ std::string record_name(const RecordDecl* record) {
   return "<anonymous>";
 }
 
+// What a unit says of a function it defines, for callers in other units:
+// "only uses" after the call of the function's parameter named by its key.
+constexpr const char* kOnlyUses = "the parameter is only used, not freed or kept";
+
 class MemoryLeak : public FunctionCheck {
  public:
-  void onStartOfTranslationUnit() override { reported_.clear(); }
+  void onStartOfTranslationUnit() override {
+    reported_.clear();
+    mangler_.reset();
+  }
 
  protected:
   void check(const FunctionFacts& facts) override {
     const FunctionDecl* function = &facts.function();
-    if (!facts.uses_cuda()) return;  // every allocation it tracks is a CUDA call
     context_ = &facts.context();
+    tell_other_units(*function);
+    if (!facts.uses_cuda()) return;  // every allocation it tracks is a CUDA call
     function_ = function;
     bool allocates = false;
     for_each_stmt(function->getBody(), [&](const Stmt* stmt) {
@@ -165,6 +177,7 @@ class MemoryLeak : public FunctionCheck {
     captured_.clear();
     frees_.clear();
     handed_to_fields_.clear();
+    handed_elsewhere_.clear();
     std::function<void(const Stmt*)> collect = [&](const Stmt* stmt) {
       if (stmt == nullptr) return;
       if (const auto* lambda = dyn_cast<LambdaExpr>(stmt)) {
@@ -204,7 +217,60 @@ class MemoryLeak : public FunctionCheck {
                                     : "; each call leaks it until the GPU runs out of memory. Free it on every path "
                                       "(or hold it in an RAII owner)"));
     note(finding, sm(), exit_at, "the function is left here without freeing it");
-    report(std::move(finding), alloc->getBeginLoc(), sm());
+    const auto elsewhere = handed_elsewhere_.find(var);
+    if (elsewhere == handed_elsewhere_.end()) {
+      report(std::move(finding), alloc->getBeginLoc(), sm());
+      return;
+    }
+    // Handed to functions of other files: a leak only if each of them only
+    // uses it, as their own files say.
+    DeferredFinding deferred;
+    CrossUnitCondition every_callee_only_uses;
+    std::vector<const CallExpr*> calls;
+    for (const auto& [key, call] : elsewhere->second) {
+      every_callee_only_uses &= CrossUnitCondition::after_every_call_of(key);
+      calls.push_back(call);
+    }
+    std::sort(calls.begin(), calls.end(), [&](const CallExpr* a, const CallExpr* b) {
+      return sm().isBeforeInTranslationUnit(a->getBeginLoc(), b->getBeginLoc());
+    });
+    for (const CallExpr* call : calls)
+      note(finding, sm(), call->getBeginLoc(),
+           "handed to '" + call->getDirectCallee()->getNameAsString() + "', defined in another file, which only uses it");
+    deferred.alternatives.push_back({kOnlyUses, every_callee_only_uses, finding.message});
+    deferred.finding = std::move(finding);
+    deferred.reported_when_none_holds = false;
+    report(std::move(deferred), alloc->getBeginLoc(), sm());
+  }
+
+  // The key of a function's parameter in the facts of the run.
+  std::string parameter_key(const FunctionDecl& function, unsigned param) {
+    if (!mangler_) mangler_.reset(context_->createMangleContext());
+    return linkage_name(function, *mangler_) + "#" + std::to_string(param);
+  }
+
+  // Whether each pointer parameter of a function other files can call is
+  // only used, for callers there that hand it their allocations.
+  void tell_other_units(const FunctionDecl& function) {
+    if (!function.isExternallyVisible() || function.isDependentContext() || function.isMain()) return;
+    const FunctionSummary* summary = function_facts().sync_summaries().of(&function, *context_);
+    if (summary == nullptr) return;
+    for (unsigned i = 0; i < function.getNumParams() && i < summary->params.size(); ++i)
+      if (function.getParamDecl(i)->getType()->isPointerType())
+        cross_unit_facts().add_call(kOnlyUses, parameter_key(function, i),
+                                    summary->params[i] == ParamFate::Uses ? CrossUnitCondition::always()
+                                                                          : CrossUnitCondition::none());
+  }
+
+  // The parameter `argument` goes to when the callee is defined in no
+  // header or file of this unit but other files may define it.
+  std::optional<std::string> parameter_elsewhere(const CallExpr* call, const Expr* argument) {
+    const FunctionDecl* callee = call->getDirectCallee();
+    if (callee == nullptr || callee->hasBody() || !callee->isExternallyVisible() || callee->isVariadic()) return {};
+    if (sm().isInSystemHeader(sm().getExpansionLoc(callee->getLocation()))) return {};
+    const std::optional<unsigned> param = parameter_of(call, argument);
+    if (!param) return {};
+    return parameter_key(*callee, *param);
   }
 
   // A field allocated here that the record's destroy function never frees
@@ -262,8 +328,12 @@ class MemoryLeak : public FunctionCheck {
         return true;
       // A helper of this file that only reads or writes through the pointer
       // leaves it ours to free; one that frees or keeps it takes it over.
-      return function_facts().sync_summaries().argument_fate(call, dyn_cast<Expr>(child), *context_) ==
-             ParamFate::Uses;
+      const auto* argument = dyn_cast<Expr>(child);
+      if (function_facts().sync_summaries().argument_fate(call, argument, *context_) == ParamFate::Uses) return true;
+      // One of another file: its file tells.
+      const auto key = parameter_elsewhere(call, argument);
+      if (key) handed_elsewhere_[cast<VarDecl>(ref->getDecl())].emplace(*key, call);
+      return key.has_value();
     }
     if (isa<ArraySubscriptExpr, MemberExpr>(up)) return true;
     if (const auto* unary = dyn_cast<UnaryOperator>(up)) return unary->getOpcode() != UO_AddrOf;
@@ -408,6 +478,9 @@ class MemoryLeak : public FunctionCheck {
   std::map<const VarDecl*, std::vector<const CallExpr*>> frees_;
   std::set<std::pair<const CallExpr*, const FieldDecl*>> handed_to_fields_;
   std::set<const CallExpr*> reported_;
+  // Pointer → the parameters of other files' functions it was handed to.
+  std::map<const VarDecl*, std::map<std::string, const CallExpr*>> handed_elsewhere_;
+  std::unique_ptr<MangleContext> mangler_;
 };
 
 GPUDIAG_REGISTER_CHECK(MemoryLeak, "memory-leak");

@@ -58,6 +58,7 @@ std::optional<Finding> CrossUnitFacts::settle(const DeferredFinding& deferred) c
     finding.message = *alternative.message;
     return finding;
   }
+  if (!deferred.reported_when_none_holds) return std::nullopt;
   return deferred.finding;
 }
 

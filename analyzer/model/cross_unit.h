@@ -45,6 +45,9 @@ struct DeferredFinding {
   };
   Finding finding;                        // as it stands when no alternative holds
   std::vector<Alternative> alternatives;  // the first that holds wins
+  // False: reported only when an alternative with a message holds (a
+  // finding that needs facts from other units to be true at all).
+  bool reported_when_none_holds = true;
 };
 
 // The facts of a whole run; units add theirs from several threads.

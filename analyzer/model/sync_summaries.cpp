@@ -281,14 +281,21 @@ std::string key_for(const CallExpr* call, const HandleRef& handle, const ASTCont
   return stream_key(argument_for(call, handle), context);
 }
 
-ParamFate SyncSummaries::argument_fate(const CallExpr* call, const Expr* argument, ASTContext& context) {
-  const FunctionSummary* summary = call != nullptr ? of(call->getDirectCallee(), context) : nullptr;
-  if (summary == nullptr) return ParamFate::Keeps;
+std::optional<unsigned> parameter_of(const CallExpr* call, const Expr* argument) {
+  const FunctionDecl* callee = call != nullptr ? call->getDirectCallee() : nullptr;
+  if (callee == nullptr) return std::nullopt;
   const unsigned first = first_parameter_argument(call);
   for (unsigned i = first; i < call->getNumArgs(); ++i)
     if (call->getArg(i) == argument)
-      return i - first < summary->params.size() ? summary->params[i - first] : ParamFate::Keeps;
-  return ParamFate::Keeps;
+      return i - first < callee->getNumParams() ? std::optional<unsigned>(i - first) : std::nullopt;
+  return std::nullopt;
+}
+
+ParamFate SyncSummaries::argument_fate(const CallExpr* call, const Expr* argument, ASTContext& context) {
+  const FunctionSummary* summary = call != nullptr ? of(call->getDirectCallee(), context) : nullptr;
+  if (summary == nullptr) return ParamFate::Keeps;
+  const std::optional<unsigned> param = parameter_of(call, argument);
+  return param && *param < summary->params.size() ? summary->params[*param] : ParamFate::Keeps;
 }
 
 SyncCall SyncSummaries::sync_of(const CallExpr* call, ASTContext& context) {

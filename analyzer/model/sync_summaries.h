@@ -82,6 +82,9 @@ class SyncSummaries {
   std::set<const clang::FunctionDecl*> in_progress_;  // recursion
 };
 
+// Which parameter of the callee `argument` (one of the call's arguments, as
+// written) is passed to; none for a variadic one or an indirect call.
+std::optional<unsigned> parameter_of(const clang::CallExpr* call, const clang::Expr* argument);
 // The caller's argument a HandleRef names, or nullptr for a callee-own handle.
 const clang::Expr* argument_for(const clang::CallExpr* call, const HandleRef& handle);
 // The caller's key for the handle.

@@ -75,5 +75,19 @@ TEST(CrossUnitFacts, SettleTakesTheFirstAlternativeThatHolds) {
   EXPECT_EQ(settled->message, "never checked");
 }
 
+// GD007's leak through another file's helper is true only when that file
+// says the helper only uses the buffer: with no word, nothing is reported.
+TEST(CrossUnitFacts, AFindingThatNeedsAFactIsDroppedWithoutIt) {
+  CrossUnitFacts facts;
+  DeferredFinding deferred;
+  deferred.finding.message = "leaked";
+  deferred.reported_when_none_holds = false;
+  deferred.alternatives.push_back({"only uses", CrossUnitCondition::after_every_call_of("_Z7forwardPf#0"), "leaked"});
+  EXPECT_FALSE(facts.settle(deferred));
+  facts.add_call("only uses", "_Z7forwardPf#0", CrossUnitCondition::always());
+  ASSERT_TRUE(facts.settle(deferred));
+  EXPECT_EQ(facts.settle(deferred)->message, "leaked");
+}
+
 }  // namespace
 }  // namespace gpudiag::lint
