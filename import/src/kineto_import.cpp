@@ -14,6 +14,7 @@
 #include "gpudiag/range_names.h"
 #include "gpudiag/trace_io.h"
 #include "kineto_collectives.h"
+#include "kineto_comm_events.h"
 #include "kineto_json.h"
 #include "kineto_names.h"
 
@@ -215,7 +216,7 @@ class KinetoImporter {
       // the program's own range): how long each step waited for its data,
       // which a job's straggler is often about.
       if (host_name.starts_with("ProfilerStep#") || is_data_loading_range(host_name)) host_range(ev, host_name);
-      else if (const auto kind = comm_kind(host_name)) comm_event(ev, *kind, host_name);
+      else if (const auto kind = import::KinetoCommReader::kind_of(host_name)) comms_reader_.host_event(ev, *kind, host_name);
       return;
     }
     const std::string_view name = str_field(ev, "name");
@@ -245,7 +246,7 @@ class KinetoImporter {
       }
       trace_.kernels.push_back(k);
       note_stream(device, stream);
-      if (const auto op = import::nccl_kernel_op(name)) nccl_kernel(k, *op, has_args ? &args : nullptr);
+      if (const auto op = import::nccl_kernel_op(name)) comms_reader_.kernel(k, *op, has_args ? &args : nullptr);
     } else if (category == Category::Memcpy) {
       const auto d = parse_memcpy_name(name);
       const auto bytes = static_cast<std::uint64_t>(std::max<std::int64_t>(0, iarg("bytes", 0)));
@@ -282,141 +283,11 @@ class KinetoImporter {
     return text[n] == '"' ? std::string_view(text, n) : std::string_view();
   }
 
-  static std::optional<import::KinetoCommEvent::Kind> comm_kind(std::string_view name) {
-    using Kind = import::KinetoCommEvent::Kind;
-    if (name == "record_param_comms") return Kind::Record;
-    if (name.starts_with("c10d::")) return Kind::Call;
-    if (name.starts_with("gloo:")) return Kind::Run;
-    if (name.starts_with("nccl:")) return Kind::Annotation;
-    return std::nullopt;
-  }
-
-  // An event of PyTorch's distributed layer (kineto_collectives.cpp says
-  // which and how they make collectives). Garbage in its args leaves what
-  // it says unsaid.
-  void comm_event(od::object& ev, import::KinetoCommEvent::Kind kind, std::string_view name) {
-    using Kind = import::KinetoCommEvent::Kind;
-    import::KinetoCommEvent e{.kind = kind};
-    e.tid = tid_of(number_field(ev, "tid"));
-    e.begin_ns = micros_to_ns(number_field(ev, "ts"));
-    e.end_ns = saturating_add(e.begin_ns, micros_to_ns(number_field(ev, "dur")));
-    if (kind != Kind::Record) e.op = trace_.intern(import::collective_op(name));
-    od::object args;
-    if (args_of(ev, args)) {
-      e.external_id = external_id(args);
-      if (kind == Kind::Record) {
-        od::value v;
-        std::string_view collective;
-        if (found(args.find_field_unordered("Collective name").get(v)) && found(v.get_string().get(collective))) {
-          e.named = true;
-          e.op = trace_.intern(import::collective_op(collective));
-        }
-        record_fields(args, e.group, e.seq, e.bytes);
-        // Older PyTorch's records have only record_shapes' inputs.
-        if (e.bytes == 0) e.bytes = first_input_bytes(args);
-      } else if (kind != Kind::Call) {  // a call's first input is a list of tensors: no shape
-        e.bytes = first_input_bytes(args);  // with record_shapes
-      }
-    }
-    comms_.host.push_back(e);
-  }
-
-  static std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b) { return b > UINT64_MAX - a ? UINT64_MAX : a + b; }
-
-  static std::int64_t external_id(od::object& args) {
-    const auto id = field(args, "External id");
-    return id && std::isfinite(*id) && *id >= 0 && *id < 0x1p62 ? static_cast<std::int64_t>(*id) : -1;
-  }
-
-  // What record_param_comms says of a collective, and Kineto copies onto its
-  // kernels: its group, its sequence number in the group, and the bytes of
-  // its input ("In msg nelems" elements of "dtype").
-  void record_fields(od::object& args, StringId& group, std::int64_t& seq, std::uint64_t& bytes) {
-    const auto elements = field(args, "In msg nelems");
-    const std::string_view dtype = str_field(args, "dtype");
-    bytes = elements ? import::element_bytes(*elements, dtype) : 0;
-    od::value v;
-    if (found(args.find_field_unordered("Process Group Name").get(v))) {
-      std::string_view text;
-      if (found(v.get_string().get(text))) {
-        group = trace_.intern(text);
-      } else {  // a number in some versions
-        const Number n = read_number(v);
-        if (n.kind == Number::Kind::Int || n.kind == Number::Kind::Uint)
-          group = trace_.intern(n.kind == Number::Kind::Int ? std::to_string(n.i) : std::to_string(n.u));
-      }
-    }
-    auto s = field(args, "Seq");
-    if (!s) s = field(args, "seq");
-    seq = s && std::isfinite(*s) && *s >= 0 && *s < 0x1p62 ? static_cast<std::int64_t>(*s) : Collective::kNoSeq;
-  }
-
-  // Bytes of the first input as record_shapes gives it: "Input Dims"
-  // [[321271], ...] of "Input type" ["float", ...]; 0 when not said.
-  static std::uint64_t first_input_bytes(od::object& args) {
-    double elements = -1;
-    od::value value;
-    od::array dims;
-    if (found(args.find_field_unordered("Input Dims").get(value)) && found(value.get_array().get(dims))) {
-      bool first = true;
-      for (auto item : dims) {  // walked to the end, as dims() does
-        od::value v;
-        if (auto err = std::move(item).get(v)) throw InvalidJson{err};
-        od::array shape;
-        if (!found(v.get_array().get(shape))) {
-          first = false;
-          continue;
-        }
-        double product = 1;
-        bool garbage = false;
-        for (auto d : shape) {
-          od::value dv;
-          if (auto err = std::move(d).get(dv)) throw InvalidJson{err};
-          const auto n = read_number(dv).as_double();
-          if (n && std::isfinite(*n) && *n >= 0) product *= *n;
-          else garbage = true;
-        }
-        if (first && !garbage) elements = product;
-        first = false;
-      }
-    }
-    std::string_view type;
-    od::array types;
-    if (found(args.find_field_unordered("Input type").get(value)) && found(value.get_array().get(types))) {
-      bool first = true;
-      for (auto item : types) {
-        od::value v;
-        if (auto err = std::move(item).get(v)) throw InvalidJson{err};
-        std::string_view s;
-        if (first && found(v.get_string().get(s))) type = s;
-        first = false;
-      }
-    }
-    return import::element_bytes(elements, type);
-  }
-
   // When the profiler stopped: what runs on past it is unfinished in the trace.
   void window_end(od::object& ev) {
     if (const std::uint64_t t = micros_to_ns(number_field(ev, "ts")); t > 0) comms_.window_end_ns = t;
   }
 
-  // An NCCL kernel: one collective, or the device side of one a record tells of.
-  void nccl_kernel(const Kernel& k, std::string_view op, od::object* args) {
-    import::KinetoCommKernel c{.start_ns = k.start_ns, .end_ns = k.end_ns, .device = k.device, .stream = k.stream,
-                               .correlation = k.correlation, .op = trace_.intern(op)};
-    if (args) {
-      // Kineto gives a kernel its own correlation id as "External id" when
-      // it links it to no host event.
-      c.external_id = external_id(*args);
-      if (c.external_id >= 0 && static_cast<std::uint64_t>(c.external_id) == k.correlation) c.external_id = -1;
-      od::value v;
-      std::string_view collective;
-      if (found(args->find_field_unordered("Collective name").get(v)) && found(v.get_string().get(collective)))
-        if (const std::string_view named = import::collective_op(collective); !named.empty()) c.op = trace_.intern(named);
-      record_fields(*args, c.group, c.seq, c.bytes);
-    }
-    comms_.kernels.push_back(c);
-  }
 
   void host_range(od::object& ev, std::string_view name) {
     const std::uint64_t start = micros_to_ns(number_field(ev, "ts"));
@@ -438,12 +309,6 @@ class KinetoImporter {
     else if (bytes < 0)
       trace_.frees.push_back({.time_ns = t, .addr = addr, .bytes = static_cast<std::uint64_t>(-bytes), .kind = kind, .device = device, .tid = tid});
     totals(args, t, device);
-  }
-
-  // The event's "args" object, if it has one.
-  static bool args_of(od::object& ev, od::object& args) {
-    od::value value;
-    return found(ev.find_field_unordered("args").get(value)) && found(value.get_object().get(args));
   }
 
   // Where an allocator event happened: "Device Type" 0 is the CPU (the host).
@@ -522,6 +387,7 @@ class KinetoImporter {
   std::string host_;
   std::optional<std::int64_t> base_time_ns_;
   import::KinetoComms comms_;
+  import::KinetoCommReader comms_reader_{trace_, comms_};
   std::map<std::pair<std::int32_t, std::uint64_t>, bool> streams_;
 };
 

@@ -116,6 +116,12 @@ inline std::int64_t int_field(od::object& o, std::string_view key, std::int64_t 
   return v && std::isfinite(*v) ? static_cast<std::int64_t>(*v) : fallback;
 }
 
+// The event's "args" object, if it has one.
+inline bool args_of(od::object& ev, od::object& args) {
+  od::value value;
+  return found(ev.find_field_unordered("args").get(value)) && found(value.get_object().get(args));
+}
+
 inline std::string_view str_field(od::object& o, std::string_view key) {
   od::value v;
   std::string_view s;
