@@ -13,6 +13,7 @@
 #include "flow.h"
 #include "function_facts.h"
 #include "guards.h"
+#include "query_branches.h"
 
 namespace gpudiag::lint {
 namespace {
@@ -70,7 +71,10 @@ class UnsyncedTransfer : public FunctionCheck {
     nonblocking_ = facts.nonblocking_streams();
     const auto& shared = function_facts().sync_summaries().shared_nonblocking_streams(facts.context());
     nonblocking_.insert(shared.begin(), shared.end());
-    run_forward(*facts.cfg(), State{}, [this](const Stmt* stmt, State& state, bool report) { step(stmt, state, report); });
+    status_ = status_queries(facts.function().getBody());
+    run_forward(
+        *facts.cfg(), State{}, [this](const Stmt* stmt, State& state, bool report) { step(stmt, state, report); },
+        [this](const CFGBlock& from, unsigned successor, State& state) { branch(from, successor, state); });
   }
 
  private:
@@ -115,7 +119,8 @@ class UnsyncedTransfer : public FunctionCheck {
     const SyncCall sync = as_sync(
         call, facts_->context(), [this](const Expr* pointer) { return facts_->origin_of(pointer); },
         function_facts().sync_summaries().helper_sync(facts_->context()));
-    apply(sync, call, state);
+    // A query waits only on the branch where it said the work is done (branch()).
+    if (!is_query(call)) apply(sync, call, state);
     if (auto copy = as_copy(call); copy && copy->async) {
       const ValueDecl* dst = nullptr;
       const Origin* origin = facts_->origin_of(copy->dst, &dst);
@@ -181,6 +186,15 @@ class UnsyncedTransfer : public FunctionCheck {
     }
   }
 
+  // The branch of a test of cudaStreamQuery / cudaEventQuery where the query
+  // reported the work done has waited for it; the other branch, for nothing.
+  void branch(const CFGBlock& from, unsigned successor, State& state) const {
+    if (successor > 1 || from.succ_size() != 2) return;
+    const auto* condition = dyn_cast_or_null<Expr>(from.getTerminatorCondition());
+    for (const CallExpr* query : queries_done_on(condition, successor == 0, status_, facts_->context()))
+      apply(query_wait(query, facts_->context()), query, state, false);
+  }
+
   // Does waiting for `sync` (not an event) cover the copy?
   bool covers(const SyncCall& sync, const Pending& pending, const State& state) const {
     if (sync_covers(sync, pending.stream, nonblocking_)) return true;
@@ -189,14 +203,17 @@ class UnsyncedTransfer : public FunctionCheck {
     return waited != state.waits.end() && waited->second.count(pending.copy) > 0;
   }
 
-  void apply(const SyncCall& sync, const CallExpr* at, State& state) const {
+  // `settles`: the sync waits whenever it runs (not only on one branch of a
+  // test), so when it runs on every path the copy ran on, it settles the copy.
+  void apply(const SyncCall& sync, const CallExpr* at, State& state, bool settles = true) const {
     if (sync.kind == SyncKind::None) return;
     const auto event = state.events.find(sync.key);
     const auto done = [&](const Pending& p) {
       const bool waited = sync.kind == SyncKind::Event
                               ? event != state.events.end() && event->second.count(p.copy) > 0
                               : covers(sync, p, state);
-      if (waited && runs_whenever(at, p.copy, facts_->function(), facts_->context())) state.settled.insert(p.copy);
+      if (waited && settles && runs_whenever(at, p.copy, facts_->function(), facts_->context()))
+        state.settled.insert(p.copy);
       return waited;
     };
     state.forget(done);
@@ -204,6 +221,7 @@ class UnsyncedTransfer : public FunctionCheck {
 
   const FunctionFacts* facts_ = nullptr;
   std::set<std::string> nonblocking_;
+  StatusQueries status_;
   std::set<const CallExpr*> reported_;
 };
 

@@ -35,6 +35,23 @@ float polls_an_event_recorded_before(const float* device, float* pinned, int n, 
   return pinned[0];  // CHECK: GD003
 }
 
+// The loop gives up after 100 polls, done or not.
+float polling_gives_up(const float* device, float* pinned, int n, cudaStream_t stream) {
+  CHECK(cudaMemcpyAsync(pinned, device, n * sizeof(float), cudaMemcpyDeviceToHost, stream));
+  int tries = 0;
+  while (cudaStreamQuery(stream) == cudaErrorNotReady && tries < 100) ++tries;
+  return pinned[0];  // CHECK: GD003
+}
+
+// Fixed: after the polls that gave up, a wait.
+float polls_then_waits(const float* device, float* pinned, int n, cudaStream_t stream) {
+  CHECK(cudaMemcpyAsync(pinned, device, n * sizeof(float), cudaMemcpyDeviceToHost, stream));
+  for (int tries = 0; tries < 100; ++tries)
+    if (cudaStreamQuery(stream) == cudaSuccess) break;
+  if (cudaStreamQuery(stream) != cudaSuccess) CHECK(cudaStreamSynchronize(stream));
+  return pinned[0];
+}
+
 // Fixed: the loop leaves once the stream is done.
 float polls_stream_until_done(const float* device, float* pinned, int n, cudaStream_t stream) {
   CHECK(cudaMemcpyAsync(pinned, device, n * sizeof(float), cudaMemcpyDeviceToHost, stream));
