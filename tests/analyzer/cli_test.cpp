@@ -68,6 +68,37 @@ void unchecked(float* d) {
       << run.out;
 }
 
+// GD003's message for memory a kernel writes names the launch's kernel, the
+// memory and its stream, and says when the kernel's body is not in the file
+// (then only its parameter types say what it writes).
+TEST(Cli, KernelWriterSaysWhenItsBodyIsNotSeen) {
+  const std::string dir = temp_dir("kernel-writer");
+  write_file(dir + "/writer.cu", R"(#include <cuda_runtime.h>
+__global__ void seen(float* out) { out[threadIdx.x] = 1.0f; }
+__global__ void unseen(float* out);
+float read_early(float* m, cudaStream_t s) {
+  cudaMallocManaged(&m, 1024);
+  seen<<<1, 256, 0, s>>>(m);
+  float first = m[0];
+  unseen<<<1, 256, 0, s>>>(m);
+  return first + m[1];
+}
+)");
+  const LintRun run = run_gpulint({"--checks=-*,GD003", dir + "/writer.cu"});
+  EXPECT_NE(run.out.find("writer.cu:7:17: error: 'm' (managed memory) is read on the host while kernel 'seen', "
+                         "launched on 's', may still be writing it"),
+            std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out.find("writer.cu:9:18: error: 'm' (managed memory) is read on the host while kernel 'unseen'"),
+            std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out.find("('unseen' has no body in this file: it is taken to write through its non-const pointer "
+                         "parameters)"),
+            std::string::npos)
+      << run.out;
+  EXPECT_EQ(run.out.find("('seen' has no body"), std::string::npos) << run.out;
+}
+
 TEST(Cli, TextJsonSarif) {
   const std::string dir = temp_dir("formats");
   write_file(dir + "/bug.cu", kBug);
