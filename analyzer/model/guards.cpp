@@ -1,10 +1,12 @@
 #include "guards.h"
 
 #include <optional>
+#include <string>
 
 #include <clang/AST/ExprCXX.h>
 #include <clang/AST/ParentMapContext.h>
 #include <clang/AST/StmtCXX.h>
+#include <clang/Lex/Lexer.h>
 
 #include "cuda_model.h"
 
@@ -75,6 +77,57 @@ bool under(const Stmt* stmt, const Guard& guard, const Stmt* body, ASTContext& c
   return false;
 }
 
+std::string spelled(const Stmt* stmt, ASTContext& context) {
+  if (stmt == nullptr) return {};
+  const CharSourceRange range = CharSourceRange::getTokenRange(stmt->getSourceRange());
+  return Lexer::getSourceText(range, context.getSourceManager(), context.getLangOpts()).str();
+}
+
+// Do two loops have the same header, as written (for: init and condition;
+// while: condition; range-for: range)? Then one runs its body whenever the
+// other did: `for (d = 0; d < n; ++d) launch on stream[d];` and then `for (d
+// = 0; d < n; ++d) sync stream[d];`. What the header reads may change
+// between them; a missed finding is better than a false one.
+bool same_header(const Stmt* a, const Stmt* b, ASTContext& context) {
+  if (a->getStmtClass() != b->getStmtClass()) return false;
+  const auto same = [&](const Stmt* x, const Stmt* y) {
+    const std::string text = spelled(x, context);
+    return !text.empty() && text == spelled(y, context);
+  };
+  if (const auto* loop = dyn_cast<ForStmt>(a)) {
+    const auto* twin = cast<ForStmt>(b);
+    return same(loop->getCond(), twin->getCond()) &&
+           (loop->getInit() == nullptr ? twin->getInit() == nullptr : same(loop->getInit(), twin->getInit()));
+  }
+  if (const auto* loop = dyn_cast<WhileStmt>(a)) return same(loop->getCond(), cast<WhileStmt>(b)->getCond());
+  if (const auto* loop = dyn_cast<CXXForRangeStmt>(a))
+    return same(loop->getRangeInit(), cast<CXXForRangeStmt>(b)->getRangeInit());
+  return false;
+}
+
+const Stmt* loop_body(const Stmt* loop) {
+  if (const auto* l = dyn_cast<ForStmt>(loop)) return l->getBody();
+  if (const auto* l = dyn_cast<WhileStmt>(loop)) return l->getBody();
+  if (const auto* l = dyn_cast<CXXForRangeStmt>(loop)) return l->getBody();
+  return nullptr;
+}
+
+// Is `earlier` in the body of another loop with the same header as `loop`?
+bool in_twin_loop(const Stmt* loop, const Stmt* earlier, ASTContext& context) {
+  DynTypedNode node = DynTypedNode::create(*earlier);
+  for (int depth = 0; depth < 512; ++depth) {
+    auto parents = context.getParents(node);
+    if (parents.empty() || parents[0].get<LambdaExpr>() != nullptr || parents[0].get<FunctionDecl>() != nullptr)
+      return false;
+    const Stmt* parent = parents[0].get<Stmt>();
+    if (parent != nullptr && parent != loop && node.get<Stmt>() != nullptr && loop_body(parent) == node.get<Stmt>() &&
+        same_header(parent, loop, context))
+      return true;
+    node = parents[0];
+  }
+  return false;
+}
+
 // Does entering `child` of `parent` happen whenever `earlier` ran? `region`
 // holds both statements: a flag written outside it keeps its value between them.
 bool entered_whenever(const Stmt* parent, const Stmt* child, const Stmt* earlier, const Stmt* region,
@@ -88,10 +141,14 @@ bool entered_whenever(const Stmt* parent, const Stmt* child, const Stmt* earlier
     return unchanged_in(branch.var, region, body, context) && under(earlier, branch, body, context);
   }
   if (isa<DoStmt>(parent)) return true;  // its body runs at least once
-  if (const auto* loop = dyn_cast<ForStmt>(parent)) return child == loop->getInit() || child == loop->getCond();
-  if (const auto* loop = dyn_cast<WhileStmt>(parent)) return child == loop->getCond();
+  if (const auto* loop = dyn_cast<ForStmt>(parent))
+    return child == loop->getInit() || child == loop->getCond() ||
+           (child == loop->getBody() && in_twin_loop(loop, earlier, context));
+  if (const auto* loop = dyn_cast<WhileStmt>(parent))
+    return child == loop->getCond() || (child == loop->getBody() && in_twin_loop(loop, earlier, context));
   if (const auto* loop = dyn_cast<CXXForRangeStmt>(parent))
-    return child != loop->getBody() && child != loop->getLoopVarStmt();
+    return (child != loop->getBody() && child != loop->getLoopVarStmt()) ||
+           (child == loop->getBody() && in_twin_loop(loop, earlier, context));
   if (const auto* select = dyn_cast<SwitchStmt>(parent)) return child == select->getCond() || child == select->getInit();
   if (const auto* choice = dyn_cast<ConditionalOperator>(parent)) return child == choice->getCond();
   if (const auto* logic = dyn_cast<BinaryOperator>(parent); logic && logic->isLogicalOp())

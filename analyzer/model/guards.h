@@ -16,8 +16,11 @@ namespace gpudiag::lint {
 // testing a plain local or parameter (`if (v)`, `if (!v)`) that nothing
 // writes inside the innermost statement holding both (nor a lambda captures
 // by reference), with `earlier` inside an `if` taking the same branch on the
-// same variable. A `do { } while (0)` body always runs. Anything else (a
-// lambda, a condition that is not a plain variable) answers false.
+// same variable. A loop's body also counts when `earlier` is in the body of
+// another loop with the same header as written (a launch loop over the
+// devices, then a sync loop over them). A `do { } while (0)` body always
+// runs. Anything else (a lambda, a condition that is not a plain variable)
+// answers false.
 bool runs_whenever(const clang::Stmt* later, const clang::Stmt* earlier, const clang::FunctionDecl& function,
                    clang::ASTContext& context);
 

@@ -69,3 +69,20 @@ float sync_in_a_loop(float* host, const float* device, size_t n, bool async, int
     if (async) CHECK(cudaStreamSynchronize(stream));
   return host[0];  // CHECK: GD003
 }
+
+// One copy per stream, then a sync of each stream in a loop with the same
+// header: the second loop runs whenever the first did.
+float per_stream_loops(float* host, const float* device, size_t n, cudaStream_t* streams, int count) {
+  for (int s = 0; s < count; ++s)
+    CHECK(cudaMemcpyAsync(host, device, n * sizeof(float), cudaMemcpyDeviceToHost, streams[s]));
+  for (int s = 0; s < count; ++s) CHECK(cudaStreamSynchronize(streams[s]));
+  return host[0];
+}
+
+// The sync loop stops one stream short.
+float sync_loop_stops_short(float* host, const float* device, size_t n, cudaStream_t* streams, int count) {
+  for (int s = 0; s < count; ++s)
+    CHECK(cudaMemcpyAsync(host, device, n * sizeof(float), cudaMemcpyDeviceToHost, streams[s]));
+  for (int s = 0; s < count - 1; ++s) CHECK(cudaStreamSynchronize(streams[s]));
+  return host[0];  // CHECK: GD003
+}

@@ -116,6 +116,26 @@ float other_stream_waits_for_the_launch(int n, cudaStream_t compute, cudaStream_
   return first;
 }
 
+// One launch per device's stream, then a sync of each in a loop over the
+// same devices.
+float launch_loop_then_sync_loop(int n, const int* devices, cudaStream_t* streams, int count) {
+  float* result = managed_buffer(n);
+  int d = 0;
+  while (d < count) {
+    CHECK(cudaSetDevice(devices[d]));
+    fill<<<(n + 255) / 256, 256, 0, streams[d++]>>>(result, n);
+    CHECK(cudaGetLastError());
+  }
+  d = 0;
+  while (d < count) {
+    CHECK(cudaSetDevice(devices[d]));
+    CHECK(cudaStreamSynchronize(streams[d++]));
+  }
+  const float first = result[0];
+  CHECK(cudaFree(result));
+  return first;
+}
+
 // The polling loop leaves only once the stream is done.
 float polls_until_done(int n, cudaStream_t stream) {
   float* result = managed_buffer(n);

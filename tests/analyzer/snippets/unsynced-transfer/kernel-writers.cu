@@ -108,6 +108,19 @@ float only_another_stream_waits(int n, cudaStream_t compute, cudaStream_t copies
   return first;
 }
 
+// The sync loop skips the first device's stream.
+float sync_loop_skips_a_stream(int n, cudaStream_t* streams, int count) {
+  float* result = managed_buffer(n);
+  for (int d = 0; d < count; ++d) {
+    fill<<<(n + 255) / 256, 256, 0, streams[d]>>>(result, n);
+    CHECK(cudaGetLastError());
+  }
+  for (int d = 1; d < count; ++d) CHECK(cudaStreamSynchronize(streams[d]));
+  const float first = result[0];  // CHECK: GD003
+  CHECK(cudaFree(result));
+  return first;
+}
+
 // The polling loop gives up after 100 tries, done or not.
 float polling_loop_gives_up(int n, cudaStream_t stream) {
   float* result = managed_buffer(n);
