@@ -198,6 +198,12 @@ class UnsyncedTransfer : public FunctionCheck {
           origin = facts_->origin_of(alias->second, &decl);
       if (origin == nullptr || decl == nullptr || (origin->kind != MemKind::Managed && origin->kind != MemKind::HostPinned))
         continue;
+      // A volatile pointee is memory the kernel shares with the host while it
+      // runs (a flag one side sets and the other polls), on purpose.
+      const QualType param = launch.kernel != nullptr && i < launch.kernel->getNumParams()
+                                 ? launch.kernel->getParamDecl(i)->getType()
+                                 : launch.args[i]->IgnoreParenImpCasts()->getType();
+      if (param->isPointerType() && param->getPointeeType().isVolatileQualified()) continue;
       ParamWrite writes = ParamWrite::No;
       if (launch.kernel != nullptr) {
         writes = kernel_writes_.writes(launch.kernel, i);

@@ -1,8 +1,10 @@
 // Launches that do not write the memory the host reads: a const parameter,
 // a parameter the body only reads, a kernel that writes another argument,
-// memory the kernel cannot reach (pageable).
+// memory the kernel cannot reach (pageable), a volatile latch the host and
+// the kernel share while it runs.
 #include <cuda_runtime.h>
 #include <cstdlib>
+#include <thread>
 #include <vector>
 
 #define CHECK(call) do { if ((call) != cudaSuccess) abort(); } while (0)
@@ -18,6 +20,9 @@ __global__ void reads_only(float* in, float* out) {
 }
 // Compiled in another file: a const pointee is never written, whatever the body.
 __global__ void defined_elsewhere(const float* in, float* out);
+// Compiled in another file: spins until the host sets the latch. A volatile
+// pointee is memory shared with the host while the kernel runs, on purpose.
+__global__ void wait_for_release(volatile unsigned* latch);
 
 float* managed_buffer(int n) {
   float* buffer = nullptr;
@@ -80,4 +85,17 @@ float pageable_memory(int n, cudaStream_t stream) {
   CHECK(cudaStreamSynchronize(stream));
   CHECK(cudaFree(out));
   return first;
+}
+
+// The host releases the kernel it launched by writing the latch.
+void release_a_spinning_kernel(cudaStream_t stream) {
+  unsigned* latch = nullptr;
+  CHECK(cudaMallocHost(&latch, sizeof(unsigned)));
+  *latch = 0;
+  wait_for_release<<<1, 1, 0, stream>>>(latch);
+  CHECK(cudaGetLastError());
+  std::this_thread::yield();
+  *latch = 1;
+  CHECK(cudaStreamSynchronize(stream));
+  CHECK(cudaFreeHost(latch));
 }
