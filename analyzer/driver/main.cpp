@@ -38,7 +38,7 @@ int main(int argc, char** argv) {
   CLI::App app{"gpulint: finds GPU programming errors (GD001..GD012) in CUDA/C++ sources"};
   std::string build_dir, checks, format = "text", output, fail_on = "warning", config_file;
   unsigned jobs = 1;
-  bool show_rules = false, allow_parse_errors = false;
+  bool show_rules = false, allow_parse_errors = false, no_preamble = false;
   std::vector<std::string> paths;
   app.add_option("-p,--build-dir", build_dir, "Folder holding compile_commands.json");
   app.add_option("--checks", checks, "Comma-separated globs over rule ids/names; '-' disables (e.g. '*,-GD010')");
@@ -49,6 +49,8 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"note", "warning", "error"}));
   app.add_flag("--allow-parse-errors", allow_parse_errors,
                "A file that does not parse is a note, not an error (as AllowParseErrors: true in .gpulint.yaml)");
+  app.add_flag("--no-preamble", no_preamble,
+               "Parse the CUDA headers in every file instead of once per compile command (for comparing)");
   app.add_option("--config", config_file, "Use this .gpulint.yaml for every file instead of searching upward");
   app.add_flag("--list-rules", show_rules, "List the rules gpulint checks and exit");
   app.add_option("paths", paths, "Files or folders (every translation unit under them)");
@@ -74,6 +76,7 @@ int main(int argc, char** argv) {
   options.cli_checks = checks;
   options.allow_parse_errors = allow_parse_errors;
   options.jobs = jobs;
+  options.shared_preamble = !no_preamble;
   options.paths = gpudiag::lint::default_tool_paths(argv[0]);
   if (!config_file.empty()) {
     std::string error;

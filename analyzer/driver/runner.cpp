@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <regex>
 #include <set>
 #include <thread>
@@ -16,11 +17,11 @@
 #include <clang/Frontend/CompilerInstance.h>
 #include <clang/Frontend/FrontendAction.h>
 #include <clang/Tooling/Tooling.h>
-#include <llvm/Support/VirtualFileSystem.h>
 
 #include "check.h"
 #include "function_facts.h"
 #include "gpudiag/catalogue.h"
+#include "shared_preamble.h"
 #include "suppress.h"
 
 namespace gpudiag::lint {
@@ -31,6 +32,7 @@ class ParseHealth : public clang::DiagnosticConsumer {
  public:
   void HandleDiagnostic(clang::DiagnosticsEngine::Level level, const clang::Diagnostic& info) override {
     clang::DiagnosticConsumer::HandleDiagnostic(level, info);
+    if (level >= clang::DiagnosticsEngine::Error && is_preamble_failure(info.getID())) preamble_failed = true;
     if (level < clang::DiagnosticsEngine::Error || !first_error.message.empty()) return;
     llvm::SmallString<256> text;
     info.FormatDiagnostic(text);
@@ -39,6 +41,7 @@ class ParseHealth : public clang::DiagnosticConsumer {
       first_error.location = to_location(info.getSourceManager(), info.getLocation());
   }
   Note first_error;
+  bool preamble_failed = false;  // the shared preamble could not be used: the file is parsed again without
 };
 
 // What one translation unit found: its findings in report order, and those
@@ -104,8 +107,9 @@ class Sink : public FindingSink {
 
 class LintConsumer : public clang::ASTConsumer {
  public:
-  LintConsumer(const LintConfig& config, const std::string& cli_checks, UnitFindings& out, CrossUnitFacts& cross_unit)
-      : sink_(config, out) {
+  LintConsumer(const LintConfig& config, const std::string& cli_checks, UnitFindings& out, CrossUnitFacts& cross_unit,
+               const bool& discarded)
+      : sink_(config, out), discarded_(discarded) {
     for (const auto& info : registered_checks()) {
       if (!check_enabled(config.checks, info.id(), info.name()) || !check_enabled(cli_checks, info.id(), info.name()))
         continue;
@@ -115,14 +119,18 @@ class LintConsumer : public clang::ASTConsumer {
     }
   }
   void HandleTranslationUnit(clang::ASTContext& context) override {
+    if (discarded_) return;  // parsed again without the preamble; its facts must not count twice
     // Nothing is reported inside system headers, so the matchers (and the
     // parent map some checks ask for) only walk the user's own declarations:
     // the CUDA and standard headers are most of every translation unit.
+    // Those of a shared preamble stay unread (noload_decls): it holds only
+    // system headers and gpulint's own declarations.
     const clang::SourceManager& sm = context.getSourceManager();
     std::vector<clang::Decl*> user_decls;
-    for (clang::Decl* decl : context.getTranslationUnitDecl()->decls()) {
+    for (clang::Decl* decl : context.getTranslationUnitDecl()->noload_decls()) {
       const clang::SourceLocation where = decl->getLocation();
-      if (where.isValid() && !sm.isInSystemHeader(sm.getExpansionLoc(where))) user_decls.push_back(decl);
+      if (!decl->isFromASTFile() && where.isValid() && !sm.isInSystemHeader(sm.getExpansionLoc(where)))
+        user_decls.push_back(decl);
     }
     context.setTraversalScope(user_decls);
     finder_.matchAST(context);
@@ -130,6 +138,7 @@ class LintConsumer : public clang::ASTConsumer {
 
  private:
   Sink sink_;
+  const bool& discarded_;
   FunctionFactsCache functions_;
   std::vector<std::unique_ptr<Check>> checks_;
   clang::ast_matchers::MatchFinder finder_;
@@ -137,10 +146,11 @@ class LintConsumer : public clang::ASTConsumer {
 
 class LintAction : public clang::ASTFrontendAction {
  public:
-  LintAction(const LintConfig& config, const std::string& cli_checks, UnitFindings& out, CrossUnitFacts& cross_unit)
-      : config_(config), cli_checks_(cli_checks), out_(out), cross_unit_(cross_unit) {}
+  LintAction(const LintConfig& config, const std::string& cli_checks, UnitFindings& out, CrossUnitFacts& cross_unit,
+             const bool& discarded)
+      : config_(config), cli_checks_(cli_checks), out_(out), cross_unit_(cross_unit), discarded_(discarded) {}
   std::unique_ptr<clang::ASTConsumer> CreateASTConsumer(clang::CompilerInstance&, llvm::StringRef) override {
-    return std::make_unique<LintConsumer>(config_, cli_checks_, out_, cross_unit_);
+    return std::make_unique<LintConsumer>(config_, cli_checks_, out_, cross_unit_, discarded_);
   }
 
  private:
@@ -148,6 +158,7 @@ class LintAction : public clang::ASTFrontendAction {
   const std::string& cli_checks_;
   UnitFindings& out_;
   CrossUnitFacts& cross_unit_;
+  const bool& discarded_;
 };
 
 constexpr std::string_view kParseErrorRule = "clang-diagnostic-error";
@@ -174,35 +185,39 @@ Finding parse_failure(const std::string& file, const Note& first_error, unsigned
 // clang 19's CUDA host view lacks declarations nvcc's host pass has (cache-hint
 // intrinsics, host min/max, CUDA 12 signatures, headers nvcc includes
 // implicitly); code written for nvcc parses once they are force-included.
-// Only CUDA compiles get them: translate_command marks those --cuda-host-only.
-void add_nvcc_host_view(std::vector<std::string>& argv, const ToolPaths& paths) {
-  if (argv.empty() || std::find(argv.begin(), argv.end(), "--cuda-host-only") == argv.end()) return;
-  if (paths.compat_dir.empty()) return;
+// "" when the compat folder lacks it.
+std::string nvcc_host_view(const ToolPaths& paths) {
+  if (paths.compat_dir.empty()) return {};
   const std::string header = (std::filesystem::path(paths.compat_dir) / "nvcc_host_view.h").string();
   std::error_code ec;
-  if (!std::filesystem::exists(header, ec)) return;
-  argv.insert(argv.end() - 1, {"-include", header});  // the source stays last
+  return std::filesystem::exists(header, ec) ? header : std::string();
 }
 
-// Analyses one item; what it knows of calls into other units goes to `cross_unit`.
-UnitFindings lint_one(const WorkItem& item, const LintConfig& config, const RunOptions& options,
-                      CrossUnitFacts& cross_unit) {
-  UnitFindings unit;
+// The clang argv item is parsed with, source last. Only CUDA compiles get
+// the host view: translate_command marks those --cuda-host-only.
+std::vector<std::string> command_for(const WorkItem& item, const LintConfig& config, const RunOptions& options,
+                                     const std::string& host_view) {
   std::vector<std::string> argv = item.command.empty()
                                       ? default_command(item.file, options.paths, config.extra_args)
                                       : translate_command(item.command, item.file, options.paths, config.extra_args);
-  add_nvcc_host_view(argv, options.paths);
-  auto filesystem = llvm::vfs::createPhysicalFileSystem();
-  filesystem->setCurrentWorkingDirectory(item.directory);
-  llvm::IntrusiveRefCntPtr<clang::FileManager> files(
-      new clang::FileManager(clang::FileSystemOptions(), llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem>(
-                                                             filesystem.release())));
+  if (!host_view.empty() && std::find(argv.begin(), argv.end(), "--cuda-host-only") != argv.end())
+    argv.insert(argv.end() - 1, {"-include", host_view});  // the source stays last
+  return argv;
+}
+
+// Analyses one item with clang argv `argv`, after the precompiled `preamble`
+// when there is one; what it knows of calls into other units goes to `cross_unit`.
+UnitFindings lint_one(const WorkItem& item, const std::vector<std::string>& argv, const std::string& preamble,
+                      const LintConfig& config, const RunOptions& options, CrossUnitFacts& cross_unit) {
+  UnitFindings unit;
   ParseHealth health;
-  auto action = std::make_unique<LintAction>(config, options.cli_checks, unit, cross_unit);
-  clang::tooling::ToolInvocation invocation(argv, std::move(action), files.get(),
+  auto action = std::make_unique<LintAction>(config, options.cli_checks, unit, cross_unit, health.preamble_failed);
+  auto files = files_in(item.directory);
+  clang::tooling::ToolInvocation invocation(with_preamble(argv, preamble), std::move(action), files.get(),
                                             std::make_shared<clang::PCHContainerOperations>());
   invocation.setDiagnosticConsumer(&health);
   const bool ok = invocation.run();
+  if (health.preamble_failed) return lint_one(item, argv, {}, config, options, cross_unit);
   if (health.getNumErrors() > 0 || !ok) {
     Note first = health.first_error;
     if (first.message.empty()) first.message = "clang could not run the compile command";
@@ -259,6 +274,16 @@ RunResult run_checks(const std::vector<WorkItem>& items, const RunOptions& optio
     if (!path.empty()) validate(config);
   if (!result.errors.empty()) return result;
 
+  const std::string host_view = nvcc_host_view(options.paths);
+  std::vector<std::vector<std::string>> commands;
+  std::vector<std::string> directories;
+  for (size_t index = 0; index < items.size(); ++index) {
+    commands.push_back(command_for(items[index], *config_of[index], options, host_view));
+    directories.push_back(items[index].directory);
+  }
+  std::optional<SharedPreambles> preambles;
+  if (options.shared_preamble) preambles.emplace(commands, directories, host_view);
+
   std::vector<UnitFindings> per_item(items.size());
   CrossUnitFacts cross_unit;
   std::mutex mutex;  // guards the progress counter's output
@@ -267,7 +292,8 @@ RunResult run_checks(const std::vector<WorkItem>& items, const RunOptions& optio
   auto worker = [&] {
     for (size_t index = next++; index < items.size(); index = next++) {
       const WorkItem& item = items[index];
-      per_item[index] = lint_one(item, *config_of[index], options, cross_unit);
+      const std::string preamble = preambles ? preambles->preamble_for(index) : std::string();
+      per_item[index] = lint_one(item, commands[index], preamble, *config_of[index], options, cross_unit);
       const size_t finished = ++done;
       if (options.progress) {
         std::lock_guard lock(mutex);

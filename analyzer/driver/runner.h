@@ -19,6 +19,7 @@ struct RunOptions {
   bool allow_parse_errors = false;         // --allow-parse-errors: a file that does not parse is a note
   unsigned jobs = 1;
   bool progress = false;                   // a counter on stderr
+  bool shared_preamble = true;             // --no-preamble: every file parses the headers it shares itself
   ToolPaths paths;
 };
 
