@@ -4,6 +4,7 @@
 #include <fstream>
 #include <optional>
 #include <regex>
+#include <set>
 
 namespace gpudiag::lint {
 namespace {
@@ -13,12 +14,6 @@ struct Include {
   std::string name;  // between the delimiters
   bool angled = false;
   std::string spelled() const { return angled ? "<" + name + ">" : "\"" + name + "\""; }
-};
-
-// A file's includes: those of its leading block, and every one after it.
-struct FileIncludes {
-  std::vector<Include> top;
-  std::vector<Include> rest;
 };
 
 // `line` without its comments; `in_comment` carries a /* */ across lines.
@@ -45,46 +40,35 @@ std::string without_comments(const std::string& line, bool& in_comment) {
   return first == std::string::npos ? std::string() : out.substr(first, last - first + 1);
 }
 
-// The leading block ends at the first line that is not an #include, a
-// #pragma once or a header's include guard, as clangd's preamble bounds do
-// for includes (a #define ends it here: what follows may depend on it).
-FileIncludes read_includes(std::istream& in) {
+// The includes of the leading block, which ends at the first line that is
+// not an #include, a #pragma once or a header's include guard, as clangd's
+// preamble bounds do for includes (a #define ends it here: what follows may
+// depend on it).
+std::vector<Include> top_includes(std::istream& in) {
   static const std::regex include_line(R"(^#\s*include\s*([<"])([^>"]+)[>"].*)");
   static const std::regex pragma_once(R"(^#\s*pragma\s+once\b.*)");
   static const std::regex ifndef_line(R"(^#\s*ifndef\s+(\w+)\s*$)");
   static const std::regex define_line(R"(^#\s*define\s+(\w+)\s*$)");
-  FileIncludes out;
-  bool top = true, in_comment = false, any_directive = false;
+  std::vector<Include> out;
+  bool in_comment = false, any_directive = false;
   std::string guard;  // an #ifndef at the very top, until its #define follows
   std::string raw;
   std::smatch match;
   while (std::getline(in, raw)) {
     const std::string line = without_comments(raw, in_comment);
     if (line.empty()) continue;
-    const bool is_include = std::regex_match(line, match, include_line);
-    Include include;
-    if (is_include) include = Include{match[2].str(), match[1].str() == "<"};
-    if (top) {
-      if (!guard.empty()) {
-        const bool closes = std::regex_match(line, match, define_line) && match[1].str() == guard;
-        guard.clear();
-        if (closes) continue;
-        top = false;  // a plain #ifndef: what follows is conditional
-      } else if (is_include) {
-        out.top.push_back(include);
-        any_directive = true;
-        continue;
-      } else if (std::regex_match(line, pragma_once)) {
-        continue;
-      } else if (!any_directive && std::regex_match(line, match, ifndef_line)) {
-        guard = match[1].str();
-        any_directive = true;
-        continue;
-      } else {
-        top = false;
-      }
+    if (!guard.empty()) {
+      // A plain #ifndef: what follows is conditional.
+      if (!std::regex_match(line, match, define_line) || match[1].str() != guard) break;
+      guard.clear();
+    } else if (std::regex_match(line, match, include_line)) {
+      out.push_back(Include{match[2].str(), match[1].str() == "<"});
+    } else if (!any_directive && std::regex_match(line, match, ifndef_line)) {
+      guard = match[1].str();
+    } else if (!std::regex_match(line, pragma_once)) {
+      break;
     }
-    if (is_include) out.rest.push_back(include);
+    any_directive = true;
   }
   return out;
 }
@@ -136,33 +120,29 @@ IncludeSearch include_search(const std::vector<std::string>& argv, const std::st
   return search;
 }
 
-void PreambleHeaders::add_file(const std::string& file, const IncludeSearch& search) { scan(file, search, false); }
+namespace {
 
-std::vector<std::string> PreambleHeaders::headers() const {
-  std::vector<std::string> out;
-  static const std::regex delimiters(R"(^[<"](.*)[>"]$)");
-  std::smatch match;
-  for (const auto& spelled : order_)
-    if (std::regex_match(spelled, match, delimiters) && !late_.count(match[1].str())) out.push_back(spelled);
-  return out;
-}
-
-void PreambleHeaders::scan(const std::string& path, const IncludeSearch& search, bool late) {
-  if (!(late ? scanned_late_ : scanned_).insert(path).second) return;
+// Adds the top system includes of `path` (and of the user headers among
+// them) to `out`; `read` keeps a header included twice from being read again.
+void collect(const std::string& path, const IncludeSearch& search, std::set<std::string>& read,
+             std::set<std::string>& seen, std::vector<std::string>& out) {
+  if (!read.insert(path).second) return;
   std::ifstream in(path);
   if (!in) return;
-  const FileIncludes includes = read_includes(in);
   const std::string dir = fs::path(path).parent_path().string();
-  auto take = [&](const Include& include, bool include_late) {
-    if (auto header = find_user_header(include, dir, search)) {
-      scan(*header, search, include_late);
-      return;
-    }
-    if (include_late) late_.insert(include.name);
-    else if (seen_.insert(include.name).second) order_.push_back(include.spelled());
-  };
-  for (const auto& include : includes.top) take(include, late);
-  for (const auto& include : includes.rest) take(include, true);
+  for (const Include& include : top_includes(in)) {
+    if (auto header = find_user_header(include, dir, search)) collect(*header, search, read, seen, out);
+    else if (seen.insert(include.name).second) out.push_back(include.spelled());
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> top_system_includes(const std::string& file, const IncludeSearch& search) {
+  std::set<std::string> read, seen;
+  std::vector<std::string> out;
+  collect(file, search, read, seen, out);
+  return out;
 }
 
 }  // namespace gpudiag::lint

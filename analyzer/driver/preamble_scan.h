@@ -1,9 +1,8 @@
-// The system headers a group of files includes at the top, read as text before
-// anything is parsed: what the group's shared preamble (shared_preamble.h)
-// precompiles once instead of once per file.
+// The system headers a file includes at its top, read as text before
+// anything is parsed: what a shared preamble (shared_preamble.h) may
+// precompile for it.
 #pragma once
 
-#include <set>
 #include <string>
 #include <vector>
 
@@ -21,27 +20,11 @@ struct IncludeSearch {
 // against `directory` (the command's working directory).
 IncludeSearch include_search(const std::vector<std::string>& argv, const std::string& directory);
 
-// Gathers, over the files of one compile command added in order, the system
-// includes (spelled as written: "<cuda_runtime.h>", "\"cublas_v2.h\"") at the
-// top of each file and of the user headers it includes there: its leading
-// block of #include lines, as clangd's preamble is. A system header that any
-// of them includes elsewhere (after a #define, under an #if, in a header
-// included there) is left out: precompiled, it would come before what the
-// file puts ahead of it.
-class PreambleHeaders {
- public:
-  void add_file(const std::string& file, const IncludeSearch& search);
-  // In the order first seen.
-  std::vector<std::string> headers() const;
-
- private:
-  void scan(const std::string& path, const IncludeSearch& search, bool late);
-
-  std::vector<std::string> order_;
-  std::set<std::string> seen_;
-  std::set<std::string> late_;
-  std::set<std::string> scanned_;       // user files read for their top includes
-  std::set<std::string> scanned_late_;  // user files read with every include late
-};
+// The system includes (spelled as written: "<cuda_runtime.h>",
+// "\"cublas_v2.h\"") of `file`'s leading block of #include lines, as
+// clangd's preamble bounds read it, and of the user headers it includes
+// there, in the order they come. They come before any #define or code of the
+// file, so precompiling them ahead of it changes nothing they see.
+std::vector<std::string> top_system_includes(const std::string& file, const IncludeSearch& search);
 
 }  // namespace gpudiag::lint

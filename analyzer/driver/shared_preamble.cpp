@@ -18,16 +18,16 @@
 #include <clang/Tooling/Tooling.h>
 #include <llvm/Support/VirtualFileSystem.h>
 
+#include "preamble_plan.h"
 #include "preamble_scan.h"
 
 namespace gpudiag::lint {
 namespace fs = std::filesystem;
 
-struct SharedPreambles::Group {
-  std::vector<std::string> command;  // its first item's
+struct SharedPreambles::Preamble {
+  std::vector<std::string> command;  // of its first file
   std::string directory;
-  PreambleHeaders headers;
-  size_t members = 0;
+  std::vector<std::string> headers;  // the system includes after the wrapper
   std::once_flag once;
   std::string pch;  // "" until built, and when building failed
 };
@@ -131,26 +131,33 @@ class QuietCount : public clang::DiagnosticConsumer {};
 
 SharedPreambles::SharedPreambles(const std::vector<std::vector<std::string>>& commands,
                                  const std::vector<std::string>& directories, std::string own_include)
-    : own_include_(std::move(own_include)), group_of_(commands.size(), nullptr) {
-  std::map<std::string, Group*> by_key;
-  for (size_t index = 0; index < commands.size(); ++index) {
-    const auto& argv = commands[index];
-    if (!can_share(argv, own_include_)) continue;
-    auto [it, inserted] = by_key.try_emplace(key_of(argv, directories[index]), nullptr);
-    if (inserted) {
-      groups_.push_back(std::make_unique<Group>());
-      it->second = groups_.back().get();
-      it->second->command = argv;
-      it->second->directory = directories[index];
+    : own_include_(std::move(own_include)), preamble_of_(commands.size(), nullptr) {
+  std::map<std::string, std::vector<size_t>> by_command;  // in item order
+  for (size_t index = 0; index < commands.size(); ++index)
+    if (can_share(commands[index], own_include_))
+      by_command[key_of(commands[index], directories[index])].push_back(index);
+  for (const auto& [key, members] : by_command) {
+    // A file alone with its command would pay for a preamble and gain nothing.
+    if (members.size() < 2) continue;
+    const IncludeSearch search = include_search(commands[members.front()], directories[members.front()]);
+    std::vector<std::vector<std::string>> tops;
+    for (size_t index : members) tops.push_back(top_system_includes(commands[index].back(), search));
+    PreamblePlan plan = plan_preambles(tops);
+    const size_t first = preambles_.size();
+    for (auto& headers : plan.preambles) {
+      preambles_.push_back(std::make_unique<Preamble>());
+      preambles_.back()->headers = std::move(headers);
     }
-    Group& group = *it->second;
-    group.headers.add_file(argv.back(), include_search(argv, directories[index]));
-    ++group.members;
-    group_of_[index] = &group;
+    for (size_t member = 0; member < members.size(); ++member) {
+      if (plan.preamble_of[member] < 0) continue;
+      Preamble& preamble = *preambles_[first + static_cast<size_t>(plan.preamble_of[member])];
+      if (preamble.command.empty()) {
+        preamble.command = commands[members[member]];
+        preamble.directory = directories[members[member]];
+      }
+      preamble_of_[members[member]] = &preamble;
+    }
   }
-  // A file alone with its command would pay for the preamble and gain nothing.
-  for (auto& group : group_of_)
-    if (group && group->members < 2) group = nullptr;
 }
 
 SharedPreambles::~SharedPreambles() {
@@ -170,37 +177,41 @@ std::string SharedPreambles::folder() {
 }
 
 std::string SharedPreambles::preamble_for(size_t index) {
-  Group* group = index < group_of_.size() ? group_of_[index] : nullptr;
-  if (!group) return {};
-  std::call_once(group->once, [&] { build(*group); });
-  return group->pch;
+  Preamble* preamble = index < preamble_of_.size() ? preamble_of_[index] : nullptr;
+  if (!preamble) return {};
+  std::call_once(preamble->once, [&] { build(*preamble); });
+  return preamble->pch;
 }
 
 std::vector<std::string> SharedPreambles::headers_for(size_t index) const {
-  const Group* group = index < group_of_.size() ? group_of_[index] : nullptr;
-  return group ? group->headers.headers() : std::vector<std::string>{};
+  const Preamble* preamble = index < preamble_of_.size() ? preamble_of_[index] : nullptr;
+  return preamble ? preamble->headers : std::vector<std::string>{};
 }
 
-void SharedPreambles::build(Group& group) {
+bool SharedPreambles::has_preamble(size_t index) const {
+  return index < preamble_of_.size() && preamble_of_[index] != nullptr;
+}
+
+void SharedPreambles::build(Preamble& preamble) {
   const std::string dir = folder();
   if (dir.empty()) return;
   size_t number = 0;
-  while (number < groups_.size() && groups_[number].get() != &group) ++number;
+  while (number < preambles_.size() && preambles_[number].get() != &preamble) ++number;
   const std::string stem = dir + "/preamble-" + std::to_string(number);
   const std::string source = stem + ".cu", pch = stem + ".pch";
   {
     // A header some configurations lack (an optional library's) is left
     // out here and reported by the file that includes it.
     std::ofstream out(source);
-    for (const auto& header : group.headers.headers())
+    for (const auto& header : preamble.headers)
       out << "#if __has_include(" << header << ")\n#include " << header << "\n#endif\n";
     if (!out) return;
   }
-  std::vector<std::string> argv = group.command;
+  std::vector<std::string> argv = preamble.command;
   argv.back() = source;
   bool user_file_seen = false;
   QuietCount diagnostics;
-  auto files = files_in(group.directory);
+  auto files = files_in(preamble.directory);
   clang::tooling::ToolInvocation invocation(argv, std::make_unique<BuildPreamble>(pch, own_include_, user_file_seen),
                                             files.get(), std::make_shared<clang::PCHContainerOperations>());
   invocation.setDiagnosticConsumer(&diagnostics);
@@ -210,7 +221,7 @@ void SharedPreambles::build(Group& group) {
     fs::remove(pch, ec);
     return;
   }
-  group.pch = pch;
+  preamble.pch = pch;
 }
 
 std::vector<std::string> with_preamble(std::vector<std::string> argv, const std::string& pch) {

@@ -1,12 +1,13 @@
-// What the CUDA files of a run share, parsed once: for each distinct compile
-// command (the source left out) that two or more CUDA files have, a
-// precompiled header of clang's CUDA runtime wrapper, gpulint's own
-// -include (compat/nvcc_host_view.h) and the system headers the files include
-// at their top (preamble_scan.h). Each file is then parsed with -include-pch:
-// the headers are guarded, so the file's own #include of one is skipped.
-// Only system headers go in (a user header would have its findings and
-// NOLINT comments read from the file itself), and a preamble clang cannot
-// build or load leaves its files to parse every header themselves.
+// What the CUDA files of a run share, parsed once: among the CUDA files of
+// one compile command (the source left out), two or more, precompiled
+// headers of clang's CUDA runtime wrapper, gpulint's own -include
+// (compat/nvcc_host_view.h) and system headers that each file served
+// includes at its top itself (preamble_scan.h, preamble_plan.h). Each file is
+// then parsed with -include-pch: the headers are guarded, so the file's own
+// #include of one is skipped. Only system headers go in (a user header has
+// its findings and NOLINT comments read from the file itself), and a
+// preamble clang cannot build or load leaves its files to parse every header
+// themselves.
 #pragma once
 
 #include <memory>
@@ -33,17 +34,19 @@ class SharedPreambles {
   // The precompiled preamble of item `index`, built by the first caller for
   // its command while the others wait, or "" when it has none.
   std::string preamble_for(size_t index);
-  // The system includes its preamble holds after the wrapper; empty when none.
+  // Whether item `index` is planned a preamble, and the system includes it
+  // holds after the wrapper.
+  bool has_preamble(size_t index) const;
   std::vector<std::string> headers_for(size_t index) const;
 
  private:
-  struct Group;
-  void build(Group& group);
+  struct Preamble;
+  void build(Preamble& preamble);
   std::string folder();
 
   std::string own_include_;
-  std::vector<std::unique_ptr<Group>> groups_;
-  std::vector<Group*> group_of_;  // per item; null when it has no preamble
+  std::vector<std::unique_ptr<Preamble>> preambles_;
+  std::vector<Preamble*> preamble_of_;  // per item; null when it has none
   std::mutex folder_mutex_;
   std::string folder_;  // made on the first build
 };

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "flags.h"
+#include "preamble_plan.h"
 #include "preamble_scan.h"
 #include "scratch_dir.h"
 #include "shared_preamble.h"
@@ -21,34 +22,27 @@ void write(const std::string& path, const std::string& text) {
   std::ofstream(path) << text;
 }
 
-TEST(PreambleHeaders, KeepsTheTopSystemIncludesAndReadsTheUsersHeaders) {
+TEST(TopSystemIncludes, KeepsTheLeadingBlockAndReadsTheUsersHeadersThere) {
   const std::string dir = gpudiag::test::scratch_dir("preamble-top");
   write(dir + "/a.cu", "// a kernel\n/* two\n   lines */\n#include <stdio.h>\n#include \"common.h\"\n"
-                       "#include <cuda_runtime.h>  // the runtime\n\n__global__ void k() {}\n"
+                       "#include <cuda_runtime.h>  // the runtime\n#include <stdio.h>\n\n__global__ void k() {}\n"
                        "#include <vector>\n");
   write(dir + "/common.h", "#ifndef COMMON_H\n#define COMMON_H\n#pragma once\n#include <cublas_v2.h>\n#endif\n");
-  write(dir + "/b.cu", "#include <cuda_runtime.h>\n#include <cooperative_groups.h>\n");
-  PreambleHeaders headers;
-  headers.add_file(dir + "/a.cu", {});
-  headers.add_file(dir + "/b.cu", {});
   // common.h is the user's: read, never kept; <vector> comes after code.
-  EXPECT_EQ(headers.headers(),
-            (Headers{"<stdio.h>", "<cublas_v2.h>", "<cuda_runtime.h>", "<cooperative_groups.h>"}));
+  EXPECT_EQ(top_system_includes(dir + "/a.cu", {}), (Headers{"<stdio.h>", "<cublas_v2.h>", "<cuda_runtime.h>"}));
 }
 
-TEST(PreambleHeaders, LeavesOutAHeaderThatAnyFileIncludesAfterItsTop) {
-  const std::string dir = gpudiag::test::scratch_dir("preamble-late");
-  write(dir + "/a.cu", "#include <math.h>\n#include \"late.h\"\n#include <cuda_bf16.h>\n");
-  // After a #define, under an #if, and in a user header included late.
-  write(dir + "/b.cu", "#define _USE_MATH_DEFINES\n#include <math.h>\n#if X\n#include <cuda_bf16.h>\n#endif\n");
-  write(dir + "/c.cu", "#include <stdio.h>\nint x;\n#include \"late.h\"\n");
-  write(dir + "/late.h", "#include <cuda_fp16.h>\n");
-  PreambleHeaders headers;
-  for (const char* file : {"/a.cu", "/b.cu", "/c.cu"}) headers.add_file(dir + file, {});
-  EXPECT_EQ(headers.headers(), (Headers{"<stdio.h>"}));
+TEST(TopSystemIncludes, EndAtADefineOrAConditional) {
+  const std::string dir = gpudiag::test::scratch_dir("preamble-end");
+  write(dir + "/define.cu", "#include <math.h>\n#define _USE_MATH_DEFINES\n#include <cuda_bf16.h>\n");
+  write(dir + "/if.cu", "#include <stdio.h>\n#if X\n#include <cuda_fp16.h>\n#endif\n");
+  write(dir + "/ifndef.cu", "#ifndef NO_CG\n#include <cooperative_groups.h>\n#endif\n");
+  EXPECT_EQ(top_system_includes(dir + "/define.cu", {}), (Headers{"<math.h>"}));
+  EXPECT_EQ(top_system_includes(dir + "/if.cu", {}), (Headers{"<stdio.h>"}));
+  EXPECT_EQ(top_system_includes(dir + "/ifndef.cu", {}), (Headers{})) << "an #ifndef that is no include guard";
 }
 
-TEST(PreambleHeaders, AnAngledIncludeFoundInAnIncludeFolderIsTheUsers) {
+TEST(TopSystemIncludes, AnAngledIncludeFoundInAnIncludeFolderIsTheUsers) {
   const std::string dir = gpudiag::test::scratch_dir("preamble-idir");
   write(dir + "/src/k.cu", "#include <helper_cuda.h>\n#include \"quoted_system.h\"\n");
   write(dir + "/common/helper_cuda.h", "#include <cuda_runtime.h>\n");
@@ -56,9 +50,20 @@ TEST(PreambleHeaders, AnAngledIncludeFoundInAnIncludeFolderIsTheUsers) {
                                               dir + "/src");
   ASSERT_EQ(search.user_dirs, (Headers{dir + "/common"}));
   ASSERT_EQ(search.quote_dirs, (Headers{"/q"}));
-  PreambleHeaders headers;
-  headers.add_file(dir + "/src/k.cu", search);
-  EXPECT_EQ(headers.headers(), (Headers{"<cuda_runtime.h>", "\"quoted_system.h\""}));
+  EXPECT_EQ(top_system_includes(dir + "/src/k.cu", search), (Headers{"<cuda_runtime.h>", "\"quoted_system.h\""}));
+}
+
+TEST(PlanPreambles, SharesTheHeadersThatSaveMostAmongTheFilesThatIncludeThemAll) {
+  const PreamblePlan plan = plan_preambles({{"<a>", "<b>", "<c>"}, {"<b>", "<a>"}, {"<a>", "<b>", "<d>"}, {"<e>"}, {}});
+  EXPECT_EQ(plan.preambles, (std::vector<Headers>{{"<a>", "<b>"}, {}}));
+  EXPECT_EQ(plan.preamble_of, (std::vector<int>{0, 0, 0, 1, 1})) << "the two left share the wrapper's";
+}
+
+TEST(PlanPreambles, MoreHeadersForFewerFilesWhenThatSavesMore) {
+  const PreamblePlan plan = plan_preambles({{"<a>", "<b>", "<c>", "<d>"}, {"<a>", "<b>", "<c>", "<d>"}, {"<a>"}});
+  EXPECT_EQ(plan.preambles, (std::vector<Headers>{{"<a>", "<b>", "<c>", "<d>"}}));
+  EXPECT_EQ(plan.preamble_of, (std::vector<int>{0, 0, -1})) << "a file left alone gets none";
+  EXPECT_EQ(plan_preambles({{"<a>"}}).preamble_of, (std::vector<int>{-1}));
 }
 
 // Clang argv for `file` as gpulint builds it without a database.
@@ -89,6 +94,26 @@ TEST(SharedPreambles, CudaFilesOfOneCommandShareOnePreamble) {
     folder = fs::path(shared).parent_path().string();
   }
   EXPECT_FALSE(fs::exists(folder)) << "the preambles are removed with the run";
+}
+
+TEST(SharedPreambles, AFileGetsOnlyHeadersItIncludesItself) {
+  const std::string dir = gpudiag::test::scratch_dir("preamble-own-headers");
+  write(dir + "/sys/x.h", "#pragma once\n#define Complex 0\n");
+  for (const char* name : {"/a.cu", "/b.cu"}) write(dir + name, "#include <x.h>\n__global__ void k() {}\n");
+  for (const char* name : {"/c.cu", "/d.cu"}) write(dir + name, "typedef float Complex;\n");
+  const std::vector<std::string> extra = {"-isystem", dir + "/sys"};
+  std::vector<std::vector<std::string>> commands;
+  for (const char* name : {"/a.cu", "/b.cu", "/c.cu", "/d.cu"}) commands.push_back(command(dir + name, extra));
+  SharedPreambles preambles(commands, std::vector<std::string>(4, dir), "");
+  EXPECT_EQ(preambles.headers_for(0), (Headers{"<x.h>"}));
+  EXPECT_EQ(preambles.headers_for(1), (Headers{"<x.h>"}));
+  EXPECT_EQ(preambles.headers_for(2), (Headers{})) << "c.cu would see x.h's macro";
+  ASSERT_TRUE(preambles.has_preamble(2)) << "c.cu and d.cu share the wrapper's";
+  const std::string with_x = preambles.preamble_for(0), wrapper_only = preambles.preamble_for(2);
+  EXPECT_FALSE(with_x.empty());
+  EXPECT_FALSE(wrapper_only.empty());
+  EXPECT_NE(with_x, wrapper_only);
+  EXPECT_EQ(preambles.preamble_for(3), wrapper_only);
 }
 
 TEST(SharedPreambles, OnlyGpulintsOwnIncludeMayBeInAPreamble) {
