@@ -10,7 +10,9 @@ build would run gpulint: a unit folder (--unit-marker) is a program, and
 without a marker the whole tree is one, so a launch helper called from
 another file of the program is judged by those calls. A crash is pinned to
 its program and does not hide the others; --per-file runs one process per
-file instead, to pin it to a file. The compile
+file instead, to pin it to a file. gpulint shares the headers its CUDA files
+parse (its precompiled preambles) only among the files of one process, so a
+one-file program gains nothing from them: bench_lint.py measures that gain. The compile
 commands are written to a generated compile_commands.json in the form the code
 base's own build uses (nvcc for .cu, c++ for host sources), so gpulint's flag
 translation is exercised too. The include paths a file needs come from options:
