@@ -142,7 +142,10 @@ class UncheckedCudaError : public Check {
     // Functions passed around as pointers (benchmark harnesses, dispatch
     // tables, callbacks): some of their calls are out of sight.
     for (const auto& [ref, function] : function_refs_)
-      if (!callee_refs_.count(ref)) address_taken_.insert(function);
+      if (!callee_refs_.count(ref)) {
+        address_taken_.insert(function);
+        if (returned(ref)) returned_.insert(function);
+      }
     mangler_.reset(context_->createMangleContext());
     checks_or_synchronisations_ = check_points_;
     checks_or_synchronisations_.insert(checks_or_synchronisations_.end(), synchronisations_.begin(),
@@ -338,7 +341,11 @@ class UncheckedCudaError : public Check {
     }
     const bool seen_elsewhere = other_units_call(function);
     if (!called) {
-      if (depth == 0 && address_taken_.count(function) && !thread_entries_.count(function))
+      // A function a getter returns (`return launch_q8<...>;`, a dispatch
+      // table by type) is called by the program through the pointer, out of
+      // sight, at any depth; one only passed on is a callback's root.
+      if ((depth == 0 || returned_.count(function)) && address_taken_.count(function) &&
+          !thread_entries_.count(function))
         condition = CrossUnitCondition::always();
       else if (seen_elsewhere)
         condition = after_calls_in_every_unit(names);
@@ -416,6 +423,22 @@ class UncheckedCudaError : public Check {
   static bool overrides_something(const FunctionDecl* function) {
     const auto* method = dyn_cast<CXXMethodDecl>(function);
     return method != nullptr && method->size_overridden_methods() > 0;
+  }
+
+  // `ref` is what a function returns: `return f;` or `return &f;`.
+  bool returned(const DeclRefExpr* ref) const {
+    DynTypedNode node = DynTypedNode::create(*ref);
+    for (int depth = 0; depth < 4; ++depth) {
+      auto parents = context_->getParents(node);
+      if (parents.empty()) return false;
+      const Stmt* parent = parents[0].get<Stmt>();
+      if (parent == nullptr) return false;
+      if (isa<ReturnStmt>(parent)) return true;
+      const auto* address = dyn_cast<UnaryOperator>(parent);
+      if (!isa<ImplicitCastExpr, ParenExpr>(parent) && !(address && address->getOpcode() == UO_AddrOf)) return false;
+      node = parents[0];
+    }
+    return false;
   }
 
   bool is_check_point(const CallExpr* call, const std::string& name) const {
@@ -555,6 +578,7 @@ class UncheckedCudaError : public Check {
   std::vector<std::pair<const DeclRefExpr*, const FunctionDecl*>> function_refs_;
   std::set<const DeclRefExpr*> callee_refs_;
   std::set<const FunctionDecl*> address_taken_;
+  std::set<const FunctionDecl*> returned_;  // address taken by a return
   std::set<const CXXRecordDecl*> thread_lambdas_;  // closure classes
   std::set<const FunctionDecl*> thread_entries_;   // functions started as threads
   std::vector<const CallExpr*> checks_or_synchronisations_;
