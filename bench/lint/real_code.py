@@ -25,7 +25,7 @@ translation is exercised too. The include paths a file needs come from options:
   --extra-arg ARG        any other compiler argument
   --arg-for REGEX=ARG    ARG for the files whose path in the tree matches REGEX
 
---preset cuda-samples / llm.c fills these in the way those projects build.
+--preset cuda-samples / llm.c / ggml-cuda / cccl-examples fills these in the way those projects build.
 Headers of the tree are reported too (HeaderFilterRegex is the tree), and a
 finding in a header included by several files counts once. Lines read are
 those of the sources plus the tree's headers that some file includes by name.
@@ -44,6 +44,8 @@ import time
 SOURCE_EXTENSIONS = (".cu", ".cpp", ".cc", ".cxx", ".C")  # what gpulint walks into
 HEADER_EXTENSIONS = (".h", ".cuh", ".hpp", ".hxx", ".hh", ".inl", ".cu.h")
 PARSE_ERROR_RULE = "clang-diagnostic-error"
+# nvcc switches spelt with one dash, which a host compiler would not take.
+NVCC_ONLY = {"-use_fast_math", "-arch"}
 
 # How the public projects this is measured on build (their CMakeLists/Makefile).
 PRESETS = {
@@ -65,6 +67,41 @@ PRESETS = {
         "define": [], "extra_arg": ["--use_fast_math"], "std": "c++17",
         "arg_for": [(r"^([^/]+\.cu|llmc/.*)$", "-DENABLE_BF16"), (r"^([^/]+\.cu|llmc/.*)$", "-DMULTI_GPU"),
                     (r"^dev/cuda/matmul_(forward|backward)\.cu$", "-Xcompiler=-fopenmp")],
+    },
+    # ggml's CUDA backend in a ggml checkout (src/ggml-cuda/CMakeLists.txt with
+    # the defaults): every ggml-cuda/*.cu, the fattn-tile/fattn-mma/mmq/mmf
+    # template instances and only four fattn-vec ones (GGML_CUDA_FA_ALL_QUANTS
+    # off); -use_fast_math -extended-lambda (given as --extended-lambda, the
+    # spelling gpulint's flag translation knows); GGML_SCHED_MAX_COPIES=4 and
+    # GGML_CUDA_PEER_MAX_BATCH_SIZE=128 from the top-level CMake, and
+    # GGML_CUDA_USE_GRAPHS as llama.cpp builds it (GGML_CUDA_GRAPHS on). The
+    # rest of the checkout (CPU and other backends, tests, examples) and the
+    # HIP/MUSA vendor headers are not part of it.
+    "ggml-cuda": {
+        "include_dir": ["include", "src", "src/ggml-cuda"], "unit_marker": None, "unit_include": [],
+        "define": ["GGML_USE_CUDA", "GGML_CUDA_USE_GRAPHS", "GGML_SCHED_MAX_COPIES=4",
+                   "GGML_CUDA_PEER_MAX_BATCH_SIZE=128"],
+        "extra_arg": ["-use_fast_math", "--extended-lambda", "-arch=sm_90"], "arg_for": [], "std": "c++17",
+        "exclude": [r"^(?!src/ggml-cuda/|src/[^/]+\.h$|include/)", r"^src/ggml-cuda/vendors/(hip|musa)\.h$",
+                    r"^src/ggml-cuda/template-instances/fattn-vec-instance-(?!(f16-f16|q4_0-q4_0|q8_0-q8_0|bf16-bf16)\.cu$)"],
+    },
+    # NVIDIA/cccl's own Thrust and CUB example programs, at the tag whose
+    # headers CUDA 13.0 ships (v3.0.1: /usr/local/cuda/include/cccl). Each
+    # thrust/examples/*.cu and cub/examples/*/example_*.cu is its own
+    # executable (their CMakeLists glob them one by one), built with
+    # -I thrust/examples (include/timer.h) or -I cub/examples, and
+    # THRUST_EXAMPLE_DEVICE_SIDE under nvcc; cpp_integration/ (device.cu with
+    # host.cpp, built by hand per its README) is one program. The CUB examples
+    # include cub/test/test_util.h, which includes c2h/include (cccl.c2h). The
+    # rest of the checkout (the libraries' own headers and tests) is no part
+    # of it: the headers are CUDA's.
+    "cccl-examples": {
+        "include_dir": ["c2h/include"], "unit_marker": None, "unit_include": [],
+        "define": [], "extra_arg": [], "std": "c++17", "per_file": True,
+        "together": [r"thrust/examples/cpp_integration/"],
+        "arg_for": [(r"^thrust/examples/", "-I{tree}/thrust/examples"), (r"^cub/examples/", "-I{tree}/cub/examples"),
+                    (r"^thrust/examples/.*\.cu$", "-DTHRUST_EXAMPLE_DEVICE_SIDE")],
+        "exclude": [r"^(?!thrust/examples/|cub/examples/|cub/test/(test_util|mersenne)\.h$|c2h/include/)"],
     },
 }
 
@@ -137,23 +174,29 @@ def compile_command(path, tree, args):
                 includes.append(candidate)
     flags = [f"-I{i}" for i in includes] + [f"-D{d}" for d in args.define]
     relative = os.path.relpath(path, tree)
-    flags += [arg for pattern, arg in args.arg_for if re.search(pattern, relative)]
+    flags += [arg.replace("{tree}", tree) for pattern, arg in args.arg_for if re.search(pattern, relative)]
     if path.endswith(".cu"):
         command = ["nvcc", f"-std={args.std}"] + args.extra_arg + flags + ["-c", path, "-o", path + ".o"]
     else:
         # Host sources: the host compiler, with nvcc-only switches left out.
-        host_extra = [a for a in args.extra_arg if not a.startswith("--")]
+        host_extra = [a for a in args.extra_arg if not a.startswith("--") and a.split("=")[0] not in NVCC_ONLY]
         command = ["c++", f"-std={args.std}"] + host_extra + flags + ["-c", path, "-o", path + ".o"]
     return {"directory": os.path.dirname(path), "file": path, "arguments": command}
 
 
-def programs(sources, tree, marker, per_file):
-    """The files gpulint analyses together: one list per program."""
-    if per_file:
-        return [[path] for path in sources]
+def programs(sources, tree, marker, per_file, together):
+    """The files gpulint analyses together: one list per program. With
+    per_file, each file is a program, except the files whose path in the tree
+    starts with a `together` pattern's match: those are one program."""
     groups = {}
     for path in sources:
-        groups.setdefault(unit_folder(path, tree, marker) or tree, []).append(path)
+        if per_file:
+            relative = os.path.relpath(path, tree)
+            match = next((m for m in (re.match(p, relative) for p in together) if m), None)
+            key = ("together", match.group(0)) if match else path
+        else:
+            key = unit_folder(path, tree, marker) or tree
+        groups.setdefault(key, []).append(path)
     return list(groups.values())
 
 
@@ -217,6 +260,10 @@ def main():
     args.define = preset.get("define", []) + args.define
     args.extra_arg = preset.get("extra_arg", []) + args.extra_arg
     args.std = args.std or preset.get("std", "c++17")
+    args.exclude = preset.get("exclude", []) + args.exclude
+    # A preset whose programs are single files (the CCCL examples) says so.
+    args.per_file = args.per_file or preset.get("per_file", False)
+    args.together = preset.get("together", [])
     arg_for = list(preset.get("arg_for", []))
     for item in args.arg_for:
         pattern, sep, arg = item.partition("=")
@@ -246,7 +293,8 @@ def main():
         with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
             results = list(pool.map(lambda item: run_one(args.gpulint, work, config, item[0], item[1], args.timeout,
                                                          args.jobs),
-                                    enumerate(programs(sources, tree, args.unit_marker, args.per_file))))
+                                    enumerate(programs(sources, tree, args.unit_marker, args.per_file,
+                                                           args.together))))
         wall = time.perf_counter() - started
     finally:
         shutil.rmtree(work, ignore_errors=True)
