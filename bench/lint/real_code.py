@@ -71,8 +71,8 @@ PRESETS = {
     # ggml's CUDA backend in a ggml checkout (src/ggml-cuda/CMakeLists.txt with
     # the defaults): every ggml-cuda/*.cu, the fattn-tile/fattn-mma/mmq/mmf
     # template instances and only four fattn-vec ones (GGML_CUDA_FA_ALL_QUANTS
-    # off); -use_fast_math -extended-lambda (given as --extended-lambda, the
-    # spelling gpulint's flag translation knows); GGML_SCHED_MAX_COPIES=4 and
+    # off); -use_fast_math -extended-lambda (written --extended-lambda here;
+    # gpulint drops either spelling); GGML_SCHED_MAX_COPIES=4 and
     # GGML_CUDA_PEER_MAX_BATCH_SIZE=128 from the top-level CMake, and
     # GGML_CUDA_USE_GRAPHS as llama.cpp builds it (GGML_CUDA_GRAPHS on). The
     # rest of the checkout (CPU and other backends, tests, examples) and the
