@@ -230,11 +230,26 @@ class UncheckedCudaError : public Check {
     if (launch->getBeginLoc().isMacroID())
       for (const CallExpr* check : check_points_)
         if (sm.getExpansionLoc(check->getBeginLoc()) == sm.getExpansionLoc(launch->getBeginLoc())) return true;
-    DynTypedNode node = DynTypedNode::create(*launch);
-    for (int depth = 0; depth < 64; ++depth) {
+    return read_next(launch, {.through_blocks = true, .max_depth = 64}, [](const Stmt*) { return false; });
+  }
+
+  // Where read_next looks: up to `max_depth` parents above the site; past
+  // the end of each enclosing block (never out of a lambda's body) or only
+  // in the first.
+  struct Following {
+    bool through_blocks = false;
+    int max_depth = 16;
+  };
+
+  // Do the statements after `site` read the last error before anything
+  // clears it, or calls something other than what `passes` lets by?
+  template <class Passes>
+  bool read_next(const Stmt* site, Following where, Passes passes) const {
+    DynTypedNode node = DynTypedNode::create(*site);
+    for (int depth = 0; depth < where.max_depth; ++depth) {
       auto parents = context_->getParents(node);
       if (parents.empty() || parents[0].get<Stmt>() == nullptr) return false;
-      if (isa<LambdaExpr>(parents[0].get<Stmt>())) return false;
+      if (where.through_blocks && isa<LambdaExpr>(parents[0].get<Stmt>())) return false;
       if (const auto* block = parents[0].get<CompoundStmt>()) {
         const Stmt* statement = node.get<Stmt>();
         bool after = false;
@@ -242,10 +257,11 @@ class UncheckedCudaError : public Check {
           if (after) {
             if (clears_last_error(sibling)) return false;
             if (reads_last_error(sibling)) return true;
-            if (calls_anything(sibling)) return false;
+            if (calls_anything(sibling) && !passes(sibling)) return false;
           }
           after = after || sibling == statement;
         }
+        if (!where.through_blocks) return false;
       }
       node = parents[0];
     }
@@ -464,27 +480,8 @@ class UncheckedCudaError : public Check {
   // is read, so the failure is noticed where it happened. A check further
   // on, after other work, is the "unrelated error later" the rule is about.
   bool last_error_checked_later(const Expr* call) const {
-    DynTypedNode node = DynTypedNode::create(*call);
-    for (int depth = 0; depth < 16; ++depth) {
-      auto parents = context_->getParents(node);
-      if (parents.empty()) return false;
-      if (const auto* block = parents[0].get<CompoundStmt>()) {
-        const Stmt* statement = node.get<Stmt>();
-        bool after = false;
-        for (const Stmt* sibling : block->body()) {
-          if (after) {
-            if (clears_last_error(sibling)) return false;
-            if (reads_last_error(sibling)) return true;
-            if (!is_unchecked_runtime_call(sibling) && calls_anything(sibling)) return false;
-          }
-          after = after || sibling == statement;
-        }
-        return false;
-      }
-      if (parents[0].get<Stmt>() == nullptr) return false;
-      node = parents[0];
-    }
-    return false;
+    return read_next(call, {.through_blocks = false, .max_depth = 16},
+                     [this](const Stmt* sibling) { return is_unchecked_runtime_call(sibling); });
   }
 
   static bool calls_anything(const Stmt* stmt) {
