@@ -253,6 +253,10 @@ class MemoryLeak : public FunctionCheck {
   // only used, for callers there that hand it their allocations.
   void tell_other_units(const FunctionDecl& function) {
     if (!function.isExternallyVisible() || function.isDependentContext() || function.isMain()) return;
+    // Most functions take no pointer: no summary is worth building for them.
+    const auto params = function.parameters();
+    if (std::none_of(params.begin(), params.end(), [](const ParmVarDecl* p) { return p->getType()->isPointerType(); }))
+      return;
     const FunctionSummary* summary = function_facts().sync_summaries().of(&function, *context_);
     if (summary == nullptr) return;
     for (unsigned i = 0; i < function.getNumParams() && i < summary->params.size(); ++i)
