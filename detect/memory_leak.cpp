@@ -12,7 +12,10 @@
 // included; the error is the finding). Only for whole-process
 // recordings (.gdtrace, traces built in code): a profiler window (Kineto,
 // nsys) ends while the program still legitimately holds its memory, and so
-// does the detail of a bounded trace (--max-size) without a loop. A PyTorch
+// does the detail of a bounded trace (--max-size) without a loop: its leak
+// is a call site whose memory still held when the detail begins was
+// allocated all through the part it dropped (also when its loop is too
+// short to show growth). A PyTorch
 // memory snapshot, taken while its program ran: a call site whose live
 // memory grows through the allocator's history.
 #include <algorithm>
@@ -130,40 +133,91 @@ bool held_until_exit_on_purpose(const Trace& t, const DeviceMemory& m, const Blo
 }
 
 
+// Live bytes by call site, of the blocks `counted` accepts, at `begin` and
+// at the ends of `kSpans` equal spans from there to `end`.
+constexpr std::size_t kSpans = 16;
+struct LiveBySite {
+  std::uint64_t begin = 0, end = 0;
+  std::map<StackId, std::array<std::uint64_t, kSpans + 1>> at;
+};
+
+template <class Counted>
+LiveBySite live_by_call_site(const DeviceMemory& m, std::uint64_t begin, std::uint64_t end, Counted counted) {
+  LiveBySite live{begin, end, {}};
+  for (const Block& b : m.blocks) {
+    if (b.stack == kNoStack || !counted(b)) continue;
+    auto& at = live.at[b.stack];
+    for (std::size_t k = 0; k <= kSpans; ++k)
+      if (b.live_at(begin + (end - begin) * k / kSpans)) at[k] += b.bytes;
+  }
+  return live;
+}
+
+// What a call site's live memory did from the first span it held any.
+struct Growth {
+  std::string growth, over, from, to;  // bytes, time, bytes, bytes
+  std::size_t rises = 0, spans = 0;
+};
+
+// A finding, worded by `words` from its Growth, for each call site whose
+// live memory grows span after span and never shrinks.
+template <class Words>
+void report_call_sites_that_grow(const DetectContext& ctx, const LiveBySite& live, Words words,
+                                 std::vector<Finding>& out) {
+  for (const auto& [stack, at] : live.at) {
+    std::size_t first = 0;
+    while (first <= kSpans && at[first] == 0) ++first;
+    if (first >= kSpans) continue;
+    const std::size_t rises = rises_of_a_leak(std::span(at).subspan(first), 3);
+    if (rises == 0) continue;
+    const std::size_t spans = kSpans - first;
+    Finding f = make_finding(ctx, words(Growth{format_bytes(at[kSpans] - at[first]),
+                                               format_duration((live.end - live.begin) * spans / kSpans),
+                                               format_bytes(at[first]), format_bytes(at[kSpans]), rises, spans}));
+    f.stack = frames_of(ctx.trace, stack);
+    out.push_back(std::move(f));
+  }
+}
+
 // A memory snapshot's history has no kernels to find a loop by, and it
 // was taken while the program ran: what a call site holds at its end is no
 // leak. One whose live memory grows through the history, span after span,
 // and never shrinks, is.
 void report_growth_by_call_site(const DetectContext& ctx, const DeviceMemory& m, std::vector<Finding>& out) {
-  constexpr std::size_t kSpans = 16;
   const std::uint64_t begin = ctx.trace.begin_ns(), end = ctx.trace.end_ns();
   if (end <= begin || m.blocks.empty()) return;
-  std::map<StackId, std::array<std::uint64_t, kSpans + 1>> live;  // at each span's end, by call site
-  for (const Block& b : m.blocks) {
-    auto& at = live[b.stack];
-    for (std::size_t k = 0; k <= kSpans; ++k)
-      if (b.live_at(begin + (end - begin) * k / kSpans)) at[k] += b.bytes;
-  }
-  for (const auto& [stack, at] : live) {
-    if (stack == kNoStack) continue;
-    std::size_t first = 0;
-    while (first <= kSpans && at[first] == 0) ++first;
-    if (first >= kSpans) continue;
-    const std::size_t grew = rises_of_a_leak(std::span(at).subspan(first), 3);
-    if (grew == 0) continue;
-    const std::size_t spans = kSpans - first;
-    const std::uint64_t growth = at[kSpans] - at[first];
-    Finding f = make_finding(
-        ctx, fmt::format("live memory on {} allocated here grew by {} over the last {} of the history (from {} to {}), "
-                         "in {} of its {} spans and never less: something keeps what this line allocates (a tensor "
-                         "appended to a list, a loss kept with its graph, a cache without a bound); at this rate the "
-                         "run ends out of memory",
-                         where(ctx.trace, m.device), format_bytes(growth),
-                         format_duration((end - begin) * spans / kSpans), format_bytes(at[first]),
-                         format_bytes(at[kSpans]), grew, spans));
-    f.stack = frames_of(ctx.trace, stack);
-    out.push_back(std::move(f));
-  }
+  const auto words = [&](const Growth& g) {
+    return fmt::format("live memory on {} allocated here grew by {} over the last {} of the history (from {} to {}), "
+                       "in {} of its {} spans and never less: something keeps what this line allocates (a tensor "
+                       "appended to a list, a loss kept with its graph, a cache without a bound); at this rate the "
+                       "run ends out of memory",
+                       where(ctx.trace, m.device), g.growth, g.over, g.from, g.to, g.rises, g.spans);
+  };
+  report_call_sites_that_grow(ctx, live_by_call_site(m, begin, end, [](const Block&) { return true; }), words, out);
+}
+
+// The detail of a bounded trace: of the part dropped before it, the trace
+// kept only the allocations still live when the detail begins. What a step
+// allocated and freed there is gone, so live memory there is not known, and
+// the detail's loop may be too short to grow by a leak's measure. What was
+// kept is: a call site that allocated it span after span through the
+// dropped part leaks, where one that allocated it once (parameters,
+// optimiser state) does not. A caching allocator keeps its segments so on
+// purpose.
+void report_growth_kept_across_the_dropped_part(const DetectContext& ctx, const DeviceMemory& m,
+                                                std::vector<Finding>& out) {
+  const Trace& t = ctx.trace;
+  const std::uint64_t begin = t.begin_ns(), end = t.part_detail_from_ns;
+  if (end <= begin || m.blocks.empty()) return;
+  const auto kept = [&](const Block& b) { return b.live_at(end) && !held_until_exit_on_purpose(t, m, b); };
+  const auto words = [&](const Growth& g) {
+    return fmt::format("memory on {} allocated here and still held when the trace's detail begins grew by {} over "
+                       "the {} before it (from {} to {}), in {} of its {} spans: something the run allocates again "
+                       "and again is kept (a tensor appended to a list, a loss kept with its graph, a buffer never "
+                       "freed); at this rate the run ends out of memory",
+                       where(t, m.device), g.growth, g.over, g.from, g.to, g.rises, g.spans);
+  };
+  report_call_sites_that_grow(ctx, live_by_call_site(m, begin, end, kept), words, out);
 }
 
 }  // namespace
@@ -176,14 +230,21 @@ void detect_memory_leak(const DetectContext& ctx, std::vector<Finding>& out) {
   }
   if (t.source == TraceSource::Kineto || t.source == TraceSource::Nsys) return;
   if (ctx.phases.has_loop()) {
-    for (const DeviceMemory& m : ctx.memory.devices) report_growth(ctx, m, out);
+    for (const DeviceMemory& m : ctx.memory.devices) {
+      const std::size_t found = out.size();
+      report_growth(ctx, m, out);
+      if (out.size() == found && t.detail_of_bounded()) report_growth_kept_across_the_dropped_part(ctx, m, out);
+    }
     return;
   }
   if (!t.crashes.empty()) return;
   // A bounded trace whose detail shows no loop: its run went on before, and
   // what is live at the end (parameters, optimiser state) is what a loop in
-  // the dropped part holds. Growth is judged where a loop shows; nothing else.
-  if (t.detail_of_bounded()) return;
+  // the dropped part holds. Only what grew through the run is a leak.
+  if (t.detail_of_bounded()) {
+    for (const DeviceMemory& m : ctx.memory.devices) report_growth_kept_across_the_dropped_part(ctx, m, out);
+    return;
+  }
   if (std::any_of(t.api_calls.begin(), t.api_calls.end(), [](const ApiCall& a) { return is_kernel_error(a.status); }))
     return;
   // A trace that lacks its end shows only that a block was not freed by the

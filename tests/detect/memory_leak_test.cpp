@@ -1,8 +1,14 @@
 // GD007 memory-leak: memory still live at exit, grouped by stack, and what
-// is held until exit on purpose or could not be freed.
+// is held until exit on purpose or could not be freed; a bounded trace's
+// leak that grew before its detail.
+#include <filesystem>
+
 #include <gtest/gtest.h>
 
 #include "detect_support.h"
+#include "gpudiag/report/report.h"
+#include "gpudiag/trace_io.h"
+#include "test_support.h"
 #include "trace_builder.h"
 
 namespace gpudiag {
@@ -81,6 +87,58 @@ TEST(MemoryLeak, ACachingAllocatorsSegmentsAndLibraryHandlesHeldUntilExitAreNoLe
   const auto leaks = only(detect(t), "GD007");
   ASSERT_EQ(leaks.size(), 1u);
   EXPECT_EQ(leaks[0].message.rfind("64 B in 1 allocation", 0), 0u) << leaks[0].message;
+}
+
+// 12000 1 ms steps after weights made once: each step's activations are
+// freed within it, and from step `keep_from` on each step keeps 256 B of
+// logits (`keep_from` past the end: none).
+Trace long_loop_keeping_logits_from(int keep_from) {
+  constexpr int kSteps = 12000;
+  Trace t = training_loop(kSteps, 0, 1'000'000);
+  alloc(t, 1000, 0x10000000, 64u << 20, 0, stack_named(t, "init_weights", "train.cpp", 10));
+  const StackId forward = stack_named(t, "forward", "train.cpp", 20), keep = stack_named(t, "keep_logits", "train.cpp", 30);
+  for (int s = 0; s < kSteps; ++s) {
+    const std::uint64_t base = 1'000'000 + 1'000'000ull * s;
+    alloc(t, base + 100'000, 0x40000000, 256u << 10, 0, forward);
+    free_at(t, base + 900'000, 0x40000000);
+    if (s >= keep_from) alloc(t, base + 950'000, 0x80000000 + 256ull * s, 256, 0, keep);
+  }
+  t.sort_by_time();
+  return t;
+}
+
+// The same run bounded at its smallest bound: the detail's last steps are
+// too few for their growth to be a leak's (under 1 MiB), and the dropped
+// part kept the logits still held, allocated all through it.
+std::vector<Finding> leaks_when_bounded(const Trace& run) {
+  const std::filesystem::path dir = test::temp_path("bounded-leak");
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "run.gdtrace").string();
+  write_gdtrace(run, path, 1u << 20);
+  const Trace bounded = read_gdtrace(path);
+  EXPECT_TRUE(bounded.bounded());
+  std::vector<Finding> leaks;
+  for (const Finding& f : analyze(bounded).findings)
+    if (f.rule_id == "GD007") leaks.push_back(f);
+  return leaks;
+}
+
+TEST(MemoryLeak, ABoundedTraceFindsALeakThatGrewInThePartItDropped) {
+  const Trace run = long_loop_keeping_logits_from(1000);
+  const auto whole = only(detect(run), "GD007");
+  ASSERT_EQ(whole.size(), 1u);
+  EXPECT_NE(whole[0].message.find("grew by 2.69 MiB over 11998 iterations"), std::string::npos) << whole[0].message;
+  const auto leaks = leaks_when_bounded(run);
+  ASSERT_EQ(leaks.size(), 1u);
+  EXPECT_NE(leaks[0].message.find("allocated here and still held when the trace's detail begins grew by"),
+            std::string::npos)
+      << leaks[0].message;
+  ASSERT_FALSE(leaks[0].stack.empty());
+  EXPECT_EQ(leaks[0].stack[0].address, 0x1000u + 30) << "keep_logits's frame (a .gdtrace keeps addresses)";
+}
+
+TEST(MemoryLeak, ABoundedTraceOfAHealthyLoopHasNoLeak) {
+  EXPECT_TRUE(leaks_when_bounded(long_loop_keeping_logits_from(12000)).empty());
 }
 
 }  // namespace
