@@ -40,35 +40,71 @@ std::string without_comments(const std::string& line, bool& in_comment) {
   return first == std::string::npos ? std::string() : out.substr(first, last - first + 1);
 }
 
+// The lines of a file without their comments, blank ones skipped.
+class Lines {
+ public:
+  explicit Lines(std::istream& in) : in_(in) {}
+  bool next(std::string& line) {
+    for (std::string raw; std::getline(in_, raw);) {
+      line = without_comments(raw, in_comment_);
+      if (!line.empty()) return true;
+    }
+    return false;
+  }
+
+ private:
+  std::istream& in_;
+  bool in_comment_ = false;
+};
+
+// `line` is a conditional's first line (`#if`, `#ifdef`, `#ifndef`) or one
+// inside it; reads on to its `#endif`: whether every line of each branch is
+// an MSVC `#pragma warning`, which clang ignores outside MSVC mode, so that
+// whichever branch is taken changes nothing after it (Windows-only warning
+// settings at the top of a header).
+bool only_msvc_warnings_to_endif(std::string line, Lines& lines) {
+  static const std::regex opens(R"(^#\s*if(n?def)?\b.*)");
+  static const std::regex branch(R"(^#\s*(else|elif)\b.*)");
+  static const std::regex closes(R"(^#\s*endif\b.*)");
+  static const std::regex msvc_warning(R"(^#\s*pragma\s+warning\s*\(.*)");
+  if (std::regex_match(line, opens) && !lines.next(line)) return false;
+  for (;;) {
+    if (std::regex_match(line, closes)) return true;
+    if (!std::regex_match(line, branch) && !std::regex_match(line, msvc_warning)) return false;
+    if (!lines.next(line)) return false;
+  }
+}
+
 // The includes of the leading block, which ends at the first line that is
-// not an #include, a #pragma once or a header's include guard, as clangd's
-// preamble bounds do for includes (a #define ends it here: what follows may
-// depend on it).
+// not an #include, a #pragma once, a header's include guard or a
+// conditional of MSVC warning pragmas, as clangd's preamble bounds do for
+// includes (a #define ends it here: what follows may depend on it).
 std::vector<Include> top_includes(std::istream& in) {
   static const std::regex include_line(R"(^#\s*include\s*([<"])([^>"]+)[>"].*)");
   static const std::regex pragma_once(R"(^#\s*pragma\s+once\b.*)");
   static const std::regex ifndef_line(R"(^#\s*ifndef\s+(\w+)\s*$)");
   static const std::regex define_line(R"(^#\s*define\s+(\w+)\s*$)");
+  static const std::regex conditional(R"(^#\s*if(n?def)?\b.*)");
   std::vector<Include> out;
-  bool in_comment = false, any_directive = false;
+  Lines lines(in);
+  bool any_directive = false;
   std::string guard;  // an #ifndef at the very top, until its #define follows
-  std::string raw;
   std::smatch match;
-  while (std::getline(in, raw)) {
-    const std::string line = without_comments(raw, in_comment);
-    if (line.empty()) continue;
+  for (std::string line; lines.next(line); any_directive = true) {
     if (!guard.empty()) {
-      // A plain #ifndef: what follows is conditional.
-      if (!std::regex_match(line, match, define_line) || match[1].str() != guard) break;
+      const bool defines_guard = std::regex_match(line, match, define_line) && match[1].str() == guard;
       guard.clear();
+      // Else a plain #ifndef: a conditional, of which this is a line.
+      if (!defines_guard && !only_msvc_warnings_to_endif(line, lines)) break;
     } else if (std::regex_match(line, match, include_line)) {
       out.push_back(Include{match[2].str(), match[1].str() == "<"});
     } else if (!any_directive && std::regex_match(line, match, ifndef_line)) {
       guard = match[1].str();
+    } else if (std::regex_match(line, conditional)) {
+      if (!only_msvc_warnings_to_endif(line, lines)) break;
     } else if (!std::regex_match(line, pragma_once)) {
       break;
     }
-    any_directive = true;
   }
   return out;
 }
