@@ -25,7 +25,7 @@ size_t size(const Bits& bits) {
 
 }  // namespace
 
-PreamblePlan plan_preambles(const std::vector<std::vector<std::string>>& tops) {
+PreamblePlan plan_preambles(const std::vector<std::vector<std::string>>& tops, const HeaderSetCost& cost) {
   PreamblePlan plan;
   plan.preamble_of.assign(tops.size(), -1);
   std::map<std::string, size_t> bit_of;
@@ -54,13 +54,32 @@ PreamblePlan plan_preambles(const std::vector<std::vector<std::string>>& tops) {
       consider(common);
     }
 
+  std::vector<std::string> header_of(bit_of.size());
+  for (const auto& [header, bit] : bit_of) header_of[bit] = header;
+  std::vector<std::uint64_t> costs;
+  for (const Bits& candidate : candidates) {
+    if (!cost) {
+      costs.push_back(size(candidate));
+      continue;
+    }
+    std::vector<std::string> headers;
+    for (size_t bit = 0; bit < header_of.size(); ++bit)
+      if (candidate[bit / 64] >> (bit % 64) & 1) headers.push_back(header_of[bit]);
+    costs.push_back(cost(headers));
+  }
+
+  // Each step shares the candidate that saves the most over what the files
+  // that include it all already save (their current preamble's cost), less
+  // building it once; those files move to it.
+  std::vector<std::uint64_t> saved(tops.size(), 0);
   while (true) {
-    size_t best = candidates.size(), best_saving = 0;
+    size_t best = candidates.size();
+    std::uint64_t best_saving = 0;
     for (size_t c = 0; c < candidates.size(); ++c) {
-      size_t users = 0;
+      std::uint64_t gain = 0;
       for (size_t file = 0; file < tops.size(); ++file)
-        if (plan.preamble_of[file] < 0 && subset(candidates[c], sets[file])) ++users;
-      const size_t saving = users > 1 ? size(candidates[c]) * (users - 1) : 0;
+        if (costs[c] > saved[file] && subset(candidates[c], sets[file])) gain += costs[c] - saved[file];
+      const std::uint64_t saving = gain > costs[c] ? gain - costs[c] : 0;
       if (saving > best_saving) {
         best = c;
         best_saving = saving;
@@ -70,15 +89,28 @@ PreamblePlan plan_preambles(const std::vector<std::vector<std::string>>& tops) {
     const int number = static_cast<int>(plan.preambles.size());
     plan.preambles.emplace_back();
     for (size_t file = 0; file < tops.size(); ++file) {
-      if (plan.preamble_of[file] >= 0 || !subset(candidates[best], sets[file])) continue;
+      if (costs[best] <= saved[file] || !subset(candidates[best], sets[file])) continue;
       if (plan.preambles.back().empty())  // in the order its first file includes them
         for (const auto& header : tops[file]) {
           const size_t bit = bit_of.at(header);
           if (candidates[best][bit / 64] >> (bit % 64) & 1) plan.preambles.back().push_back(header);
         }
       plan.preamble_of[file] = number;
+      saved[file] = costs[best];
     }
   }
+  // Preambles whose every file moved to a larger one.
+  std::vector<int> renumbered(plan.preambles.size(), -1);
+  std::vector<std::vector<std::string>> kept;
+  for (int& preamble : plan.preamble_of) {
+    if (preamble < 0) continue;
+    if (renumbered[static_cast<size_t>(preamble)] < 0) {
+      renumbered[static_cast<size_t>(preamble)] = static_cast<int>(kept.size());
+      kept.push_back(std::move(plan.preambles[static_cast<size_t>(preamble)]));
+    }
+    preamble = renumbered[static_cast<size_t>(preamble)];
+  }
+  plan.preambles = std::move(kept);
 
   size_t left = 0;
   for (int preamble : plan.preamble_of) left += preamble < 0;

@@ -18,6 +18,7 @@
 #include <clang/Tooling/Tooling.h>
 #include <llvm/Support/VirtualFileSystem.h>
 
+#include "header_cost.h"
 #include "preamble_plan.h"
 #include "preamble_scan.h"
 
@@ -142,7 +143,10 @@ SharedPreambles::SharedPreambles(const std::vector<std::vector<std::string>>& co
     const IncludeSearch search = include_search(commands[members.front()], directories[members.front()]);
     std::vector<std::vector<std::string>> tops;
     for (size_t index : members) tops.push_back(top_system_includes(commands[index].back(), search));
-    PreamblePlan plan = plan_preambles(tops);
+    HeaderCosts costs(commands[members.front()], directories[members.front()]);
+    PreamblePlan plan = plan_preambles(tops, [&](const std::vector<std::string>& headers) {
+      return costs.bytes(headers) + headers.size();  // a header's count breaks ties
+    });
     const size_t first = preambles_.size();
     for (auto& headers : plan.preambles) {
       preambles_.push_back(std::make_unique<Preamble>());

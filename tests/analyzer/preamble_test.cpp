@@ -3,10 +3,12 @@
 // the CUDA files that share a command (shared_preamble.h).
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include <gtest/gtest.h>
 
 #include "flags.h"
+#include "header_cost.h"
 #include "preamble_plan.h"
 #include "preamble_scan.h"
 #include "scratch_dir.h"
@@ -42,6 +44,25 @@ TEST(TopSystemIncludes, EndAtADefineOrAConditional) {
   EXPECT_EQ(top_system_includes(dir + "/ifndef.cu", {}), (Headers{})) << "an #ifndef that is no include guard";
 }
 
+// cuda-samples' helper_functions.h: Windows warning settings between its
+// guard and its includes. A conditional that could change anything after it
+// (a #define, a #pragma pack, an #include) still ends the block.
+TEST(TopSystemIncludes, ReadOnPastAConditionalOfMsvcWarningPragmasOnly) {
+  const std::string dir = gpudiag::test::scratch_dir("preamble-msvc");
+  write(dir + "/helpers.h", "#ifndef HELPERS_H_\n#define HELPERS_H_\n\n#ifdef WIN32\n#pragma warning(disable : 4996)\n"
+                            "#else\n#endif\n\n#include <math.h>\n#include <vector>\n#endif\n");
+  write(dir + "/a.cu", "#include \"helpers.h\"\n#if defined(_MSC_VER)\n#pragma warning(push)\n#endif\n#include <stdio.h>\n");
+  EXPECT_EQ(top_system_includes(dir + "/a.cu", {}), (Headers{"<math.h>", "<vector>", "<stdio.h>"}));
+  write(dir + "/define.cu", "#ifdef WIN32\n#pragma warning(disable : 4996)\n#define NOMINMAX\n#endif\n#include <math.h>\n");
+  write(dir + "/pack.cu", "#include <stdio.h>\n#ifdef WIN32\n#pragma pack(1)\n#endif\n#include <math.h>\n");
+  write(dir + "/nested.cu", "#ifdef WIN32\n#ifdef X\n#pragma warning(push)\n#endif\n#endif\n#include <math.h>\n");
+  write(dir + "/guard_then_code.h", "#ifndef G\n#pragma warning(push)\nint x;\n#endif\n#include <math.h>\n");
+  EXPECT_EQ(top_system_includes(dir + "/define.cu", {}), (Headers{}));
+  EXPECT_EQ(top_system_includes(dir + "/pack.cu", {}), (Headers{"<stdio.h>"}));
+  EXPECT_EQ(top_system_includes(dir + "/nested.cu", {}), (Headers{}));
+  EXPECT_EQ(top_system_includes(dir + "/guard_then_code.h", {}), (Headers{}));
+}
+
 TEST(TopSystemIncludes, AnAngledIncludeFoundInAnIncludeFolderIsTheUsers) {
   const std::string dir = gpudiag::test::scratch_dir("preamble-idir");
   write(dir + "/src/k.cu", "#include <helper_cuda.h>\n#include \"quoted_system.h\"\n");
@@ -66,9 +87,80 @@ TEST(PlanPreambles, MoreHeadersForFewerFilesWhenThatSavesMore) {
   EXPECT_EQ(plan_preambles({{"<a>"}}).preamble_of, (std::vector<int>{-1}));
 }
 
+// Costs by header, summed over a set.
+HeaderSetCost costs(std::map<std::string, std::uint64_t> by_header) {
+  return [by_header](const Headers& headers) {
+    std::uint64_t total = 0;
+    for (const auto& header : headers) total += by_header.at(header);
+    return total;
+  };
+}
+
+// Thrust's device_vector.h takes seconds to parse, <stdio.h> next to nothing:
+// two files that share the heavy header save more than five that share the
+// light one.
+TEST(PlanPreambles, AHeavyHeaderOfFewFilesOutweighsALightOneOfMany) {
+  const std::vector<Headers> tops = {{"<stdio.h>"}, {"<stdio.h>"}, {"<stdio.h>"}, {"<stdio.h>", "<thrust.h>"},
+                                     {"<stdio.h>", "<thrust.h>"}};
+  const PreamblePlan plan = plan_preambles(tops, costs({{"<stdio.h>", 1}, {"<thrust.h>", 100}}));
+  EXPECT_EQ(plan.preambles, (std::vector<Headers>{{"<stdio.h>"}, {"<stdio.h>", "<thrust.h>"}}));
+  EXPECT_EQ(plan.preamble_of, (std::vector<int>{0, 0, 0, 1, 1}));
+  const PreamblePlan by_count = plan_preambles(tops);
+  EXPECT_EQ(by_count.preambles, (std::vector<Headers>{{"<stdio.h>"}})) << "counted, the five files' header wins";
+}
+
+// A file moves from the preamble it has to a larger one when that saves it
+// more than building the larger one costs; a preamble every file left is
+// not built. Numbered in the order of the files.
+TEST(PlanPreambles, FilesMoveToALargerPreambleThatSavesThemMore) {
+  std::vector<Headers> tops(10, Headers{"<cg.h>"});
+  tops.insert(tops.end(), 3, Headers{"<cg.h>", "<thrust.h>"});
+  const PreamblePlan moved = plan_preambles(tops, costs({{"<cg.h>", 10}, {"<thrust.h>", 20}}));
+  EXPECT_EQ(moved.preambles, (std::vector<Headers>{{"<cg.h>"}, {"<cg.h>", "<thrust.h>"}}));
+  std::vector<int> expected(10, 0);
+  expected.insert(expected.end(), 3, 1);
+  EXPECT_EQ(moved.preamble_of, expected);
+  EXPECT_EQ(plan_preambles(tops, costs({{"<cg.h>", 10}, {"<thrust.h>", 2}})).preambles,
+            (std::vector<Headers>{{"<cg.h>"}}))
+      << "thrust.h saves three files less than parsing it once costs";
+  // <a> first (six files), then each half moves to its own larger set.
+  const std::vector<Headers> halves = {{"<a>", "<b>"}, {"<a>", "<b>"}, {"<a>", "<b>"},
+                                       {"<a>", "<c>"}, {"<a>", "<c>"}, {"<a>", "<c>"}};
+  const PreamblePlan emptied = plan_preambles(halves, costs({{"<a>", 10}, {"<b>", 10}, {"<c>", 10}}));
+  EXPECT_EQ(emptied.preambles, (std::vector<Headers>{{"<a>", "<b>"}, {"<a>", "<c>"}}));
+  EXPECT_EQ(emptied.preamble_of, (std::vector<int>{0, 0, 0, 1, 1, 1}));
+}
+
 // Clang argv for `file` as gpulint builds it without a database.
 std::vector<std::string> command(const std::string& file, const std::vector<std::string>& extra = {}) {
   return default_command(file, default_tool_paths(""), extra);
+}
+
+// The bytes a header reaches through the command's search: -isystem and
+// -I folders, headers beside their includer, #include_next to the next
+// folder, each file once, and nothing of what the command pre-includes.
+TEST(HeaderCosts, AreTheBytesOfTheFilesAHeaderReachesBeyondThePreIncludedOnes) {
+  const std::string dir = gpudiag::test::scratch_dir("header-cost");
+  const std::string kilobyte(1000, 'x');
+  write(dir + "/sys/heavy.h", "#include <heavy/a.h>\n  #  include \"b.h\"\n#include <missing.h>\n");
+  write(dir + "/sys/heavy/a.h", "#include <heavy/a.h>\n#include_next <next.h>\n//" + kilobyte + "\n");
+  write(dir + "/sys/b.h", "#if 0\n#include <twice.h>\n#endif\n//" + kilobyte + "\n");
+  write(dir + "/sys/next.h", "//" + kilobyte + kilobyte + "\n");
+  write(dir + "/sys2/next.h", "//" + kilobyte + "\n");
+  write(dir + "/sys2/twice.h", "//" + kilobyte + "\n");
+  write(dir + "/user/pre.h", "#include <twice.h>\n");
+  write(dir + "/a.cu", "");
+  const std::vector<std::string> argv = {"clang++", "-x", "c++", "-fsyntax-only", "-isystem", dir + "/sys",
+                                         "-isystem", dir + "/sys2", "-include", "user/pre.h", dir + "/a.cu"};
+  HeaderCosts costs(argv, dir);
+  const auto size = [](const std::string& path) { return fs::file_size(path); };
+  const std::uint64_t heavy = size(dir + "/sys/heavy.h") + size(dir + "/sys/heavy/a.h") + size(dir + "/sys/b.h") +
+                              size(dir + "/sys2/next.h");
+  EXPECT_EQ(costs.bytes({"<heavy.h>"}), heavy) << "twice.h is pre-included; sys/next.h is passed over";
+  EXPECT_EQ(costs.bytes({"<heavy.h>", "<b.h>"}), heavy) << "b.h counted once";
+  EXPECT_EQ(costs.bytes({"<twice.h>"}), 0u);
+  EXPECT_EQ(costs.bytes({"<missing.h>"}), 0u);
+  EXPECT_EQ(costs.bytes({"<next.h>"}), size(dir + "/sys/next.h")) << "the first found";
 }
 
 TEST(SharedPreambles, CudaFilesOfOneCommandShareOnePreamble) {
