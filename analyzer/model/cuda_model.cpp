@@ -1,5 +1,8 @@
 #include "cuda_model.h"
 
+#include <algorithm>
+#include <iterator>
+
 #include <clang/AST/Attr.h>
 #include <clang/AST/DeclCXX.h>
 #include <clang/AST/ExprCXX.h>
@@ -144,14 +147,20 @@ bool is_cuda_free(std::string_view callee) {
 
 bool is_status_type(QualType type) {
   if (type.isNull()) return false;
-  const std::string name = type.getUnqualifiedType().getAsString();
   static constexpr std::string_view kStatus[] = {
       "cudaError_t", "enum cudaError", "cudaError", "CUresult", "enum cudaError_enum", "cudnnStatus_t",
       "cublasStatus_t", "curandStatus_t", "cufftResult", "cufftResult_t", "cusparseStatus_t",
       "cusolverStatus_t", "ncclResult_t", "nvrtcResult", "cublasLtStatus_t"};
-  for (auto status : kStatus)
-    if (name == status) return true;
-  return false;
+  const auto named = [](std::string_view name) {
+    return std::find(std::begin(kStatus), std::end(kStatus), name) != std::end(kStatus);
+  };
+  if (named(type.getUnqualifiedType().getAsString())) return true;
+  // Through aliases down to the status: CUB's functions return
+  // `::cuda::std::enable_if_t<..., cudaError_t>`.
+  for (const TypedefType* alias = type->getAs<TypedefType>(); alias != nullptr;
+       alias = alias->desugar()->getAs<TypedefType>())
+    if (named(alias->getDecl()->getName())) return true;
+  return named(type.getCanonicalType().getUnqualifiedType().getAsString());
 }
 
 bool is_device_or_global(const FunctionDecl* function) {
