@@ -13,9 +13,9 @@ project needs) come after `--`. Best of --repeat runs. Ratios are printed last.
 gpulint parses the headers the CUDA files share once per run (a precompiled
 preamble); --compare-preamble times it with --no-preamble too and fails when
 the two reports differ in any byte. Measured with it (analyzer/README.md has
-the times): gpulint / clang-tidy 0.342 on llm.c dev/cuda (--no-preamble 0.665
-in the same run) and 0.930 on cuda-samples Samples/ with -I Common
-(--no-preamble 1.485), reports identical.
+the times): gpulint / clang-tidy 0.345 on llm.c dev/cuda (--no-preamble 1.047
+in the same run) and 0.371 on cuda-samples Samples/ with -I Common
+(--no-preamble 0.862), reports identical.
 """
 import argparse
 import json
