@@ -218,6 +218,81 @@ bool KernelWrites::call_stores(const CallExpr& call, const Aliases& aliases, int
   return false;
 }
 
+namespace {
+
+// The kernel an argument names: `fill`, `&fill`, `(const void*)fill`.
+const FunctionDecl* kernel_named(const Expr* function) {
+  if (function == nullptr) return nullptr;
+  function = function->IgnoreParenCasts();
+  if (const auto* address = dyn_cast<UnaryOperator>(function); address && address->getOpcode() == UO_AddrOf)
+    function = address->getSubExpr()->IgnoreParenCasts();
+  const auto* ref = dyn_cast<DeclRefExpr>(function);
+  return ref != nullptr ? dyn_cast<FunctionDecl>(ref->getDecl()) : nullptr;
+}
+
+// The elements of a local `void* args[] = {&a, &n}` array, or nullopt.
+std::optional<std::vector<const Expr*>> args_array(const Expr* array) {
+  const auto* args = dyn_cast_or_null<VarDecl>(pointer_base(array));
+  const auto* list = args != nullptr && args->getInit() != nullptr
+                         ? dyn_cast<InitListExpr>(args->getInit()->IgnoreParenImpCasts())
+                         : nullptr;
+  if (list == nullptr) return std::nullopt;
+  return std::vector<const Expr*>(list->inits().begin(), list->inits().end());
+}
+
+bool is_launch_ex(const std::string& name) { return name == "cudaLaunchKernelEx" || name == "cudaLaunchKernelExC"; }
+
+// The stream of a cudaLaunchKernelEx's `&config`: the one value the function
+// assigns to `config.stream`, else the initialiser's (`= {}`: the default
+// stream, nullptr). nullopt when that is not known: no initialiser, two
+// assignments, or the config handed to another function that may set it.
+std::optional<const Expr*> config_stream(const Expr* config) {
+  const auto* address = dyn_cast_or_null<UnaryOperator>(config ? config->IgnoreParenImpCasts() : nullptr);
+  const auto* ref = address != nullptr && address->getOpcode() == UO_AddrOf
+                        ? dyn_cast<DeclRefExpr>(address->getSubExpr()->IgnoreParenImpCasts())
+                        : nullptr;
+  const auto* variable = ref != nullptr ? dyn_cast<VarDecl>(ref->getDecl()) : nullptr;
+  const auto* function = variable != nullptr && variable->isLocalVarDecl()
+                             ? dyn_cast_or_null<FunctionDecl>(variable->getParentFunctionOrMethod())
+                             : nullptr;
+  if (function == nullptr || function->getBody() == nullptr) return std::nullopt;
+  const auto is_config = [&](const Expr* e) {
+    const auto* r = dyn_cast<DeclRefExpr>(e->IgnoreParenImpCasts());
+    return r != nullptr && r->getDecl() == variable;
+  };
+  std::vector<const Expr*> assigned;
+  bool handed_on = false;
+  for_each_stmt(function->getBody(), [&](const Stmt* stmt) {
+    if (const auto* assign = dyn_cast<BinaryOperator>(stmt); assign && assign->getOpcode() == BO_Assign) {
+      const auto* member = dyn_cast<MemberExpr>(assign->getLHS()->IgnoreParenImpCasts());
+      if (member != nullptr && is_config(member->getBase()) && member->getMemberDecl()->getName() == "stream")
+        assigned.push_back(assign->getRHS());
+    } else if (const auto* call = dyn_cast<CallExpr>(stmt); call && !is_launch_ex(callee_name(call))) {
+      for (const Expr* arg : call->arguments())
+        if (const auto* taken = dyn_cast<UnaryOperator>(arg->IgnoreParenImpCasts());
+            taken && taken->getOpcode() == UO_AddrOf && is_config(taken->getSubExpr()))
+          handed_on = true;
+    }
+  });
+  if (handed_on || assigned.size() > 1) return std::nullopt;
+  if (assigned.size() == 1) return assigned.front();
+  const auto* init = variable->getInit() ? dyn_cast<InitListExpr>(variable->getInit()->IgnoreParenImpCasts()) : nullptr;
+  const auto* record = variable->getType()->getAsRecordDecl();
+  if (init == nullptr || record == nullptr) return std::nullopt;
+  unsigned index = 0;
+  for (const FieldDecl* field : record->fields()) {
+    if (field->getName() == "stream") {
+      if (index >= init->getNumInits()) return nullptr;
+      const Expr* value = init->getInit(index);
+      return isa<ImplicitValueInitExpr>(value) ? nullptr : value;
+    }
+    ++index;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::optional<LaunchArgs> launch_args(const CallExpr* call) {
   if (const auto* launch = dyn_cast_or_null<CUDAKernelCallExpr>(call)) {
     LaunchArgs out{launch->getDirectCallee(), {}, launch_stream(launch)};
@@ -225,25 +300,29 @@ std::optional<LaunchArgs> launch_args(const CallExpr* call) {
     return out;
   }
   const std::string name = callee_name(call);
-  if (name != "cudaLaunchKernel" && name != "cudaLaunchCooperativeKernel") return std::nullopt;
-  // cudaLaunchKernel((void*)kernel, grid, block, args, shmem, stream), args
-  // a local `void* args[] = {&a, &n}`.
-  const Expr* function = call_arg(call, 0);
-  const Expr* array = call_arg(call, 3);
-  if (function == nullptr || array == nullptr) return std::nullopt;
-  function = function->IgnoreParenCasts();
-  if (const auto* address = dyn_cast<UnaryOperator>(function); address && address->getOpcode() == UO_AddrOf)
-    function = address->getSubExpr()->IgnoreParenCasts();
-  const auto* kernel_ref = dyn_cast<DeclRefExpr>(function);
-  const auto* kernel = kernel_ref != nullptr ? dyn_cast<FunctionDecl>(kernel_ref->getDecl()) : nullptr;
-  const auto* args = dyn_cast_or_null<VarDecl>(pointer_base(array));
-  const auto* list = args != nullptr && args->getInit() != nullptr
-                         ? dyn_cast<InitListExpr>(args->getInit()->IgnoreParenImpCasts())
-                         : nullptr;
-  if (kernel == nullptr || list == nullptr) return std::nullopt;
-  LaunchArgs out{kernel, {}, call_arg(call, 5)};
-  for (const Expr* init : list->inits()) out.args.push_back(init);
-  return out;
+  if (name == "cudaLaunchKernel" || name == "cudaLaunchCooperativeKernel") {
+    // cudaLaunchKernel((void*)kernel, grid, block, args, shmem, stream).
+    const FunctionDecl* kernel = kernel_named(call_arg(call, 0));
+    auto args = args_array(call_arg(call, 3));
+    if (kernel == nullptr || !args) return std::nullopt;
+    return LaunchArgs{kernel, std::move(*args), call_arg(call, 5)};
+  }
+  if (is_launch_ex(name)) {
+    // cudaLaunchKernelEx(&config, kernel, a, n), the template, or
+    // cudaLaunchKernelExC(&config, (void*)kernel, args).
+    const FunctionDecl* kernel = kernel_named(call_arg(call, 1));
+    const std::optional<const Expr*> stream = config_stream(call_arg(call, 0));
+    if (kernel == nullptr || !stream) return std::nullopt;
+    if (name == "cudaLaunchKernelExC") {
+      auto args = args_array(call_arg(call, 2));
+      if (!args) return std::nullopt;
+      return LaunchArgs{kernel, std::move(*args), *stream};
+    }
+    LaunchArgs out{kernel, {}, *stream};
+    for (unsigned i = 2; i < call->getNumArgs(); ++i) out.args.push_back(call->getArg(i));
+    return out;
+  }
+  return std::nullopt;
 }
 
 }  // namespace gpudiag::lint

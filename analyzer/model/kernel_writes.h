@@ -40,16 +40,19 @@ class KernelWrites {
 };
 
 // What a launch passes to each kernel parameter, and the kernel: the
-// arguments of k<<<...>>>(a, b), or the `void* args[] = {&a, &b}` array of
-// cudaLaunchKernel / cudaLaunchCooperativeKernel (each element `&a` stands
-// for a). `stream` is the launch's stream (nullptr: the default stream).
+// arguments of k<<<...>>>(a, b) and of cudaLaunchKernelEx(&config, k, a, b),
+// or the `void* args[] = {&a, &b}` array of cudaLaunchKernel,
+// cudaLaunchCooperativeKernel and cudaLaunchKernelExC (each element `&a`
+// stands for a). `stream` is the launch's stream (nullptr: the default
+// stream); a cudaLaunchKernelEx's is its config's.
 struct LaunchArgs {
   const clang::FunctionDecl* kernel = nullptr;  // nullptr when launched through a pointer
   std::vector<const clang::Expr*> args;
   const clang::Expr* stream = nullptr;
 };
-// A launch, or nullopt for any other call (and for cudaLaunchKernel whose
-// argument array is not a local array initialised in place).
+// A launch, or nullopt for any other call (and for a cudaLaunchKernel whose
+// argument array is not a local array initialised in place, or a
+// cudaLaunchKernelEx whose config's stream is not known).
 std::optional<LaunchArgs> launch_args(const clang::CallExpr* call);
 
 }  // namespace gpudiag::lint

@@ -223,6 +223,36 @@ float handed_on_before_the_sync(int n, cudaStream_t stream) {
   return first;
 }
 
+// cudaLaunchKernelEx on the stream its configuration names, and a sync of
+// that stream.
+float launch_kernel_ex(int n) {
+  cudaStream_t stream = nullptr;
+  CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  float* result = managed_buffer(n);
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3((n + 255) / 256);
+  config.blockDim = dim3(256);
+  config.stream = stream;
+  CHECK(cudaLaunchKernelEx(&config, fill, result, n));
+  CHECK(cudaStreamSynchronize(stream));
+  const float first = result[0];
+  CHECK(cudaFree(result));
+  CHECK(cudaStreamDestroy(stream));
+  return first;
+}
+
+// The C form on the default stream (the config's zero), and a device sync.
+float launch_kernel_ex_c(int n) {
+  float* result = pinned_buffer(n);
+  void* args[] = {&result, &n};
+  cudaLaunchConfig_t config = {dim3((n + 255) / 256), dim3(256)};
+  CHECK(cudaLaunchKernelExC(&config, (const void*)fill, args));
+  CHECK(cudaStreamSynchronize(0));
+  const float first = result[0];
+  CHECK(cudaFreeHost(result));
+  return first;
+}
+
 // A volatile flag the host polls while the kernel runs: the host means to
 // read it before the launch is done.
 void waits_for_a_flag(cudaStream_t stream) {

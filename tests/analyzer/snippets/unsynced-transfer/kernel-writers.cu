@@ -196,6 +196,37 @@ float launch_kernel_api(int n, cudaStream_t stream) {
   return first;
 }
 
+// cudaLaunchKernelEx: the stream is the launch configuration's, and
+// synchronising the default stream does not wait for it.
+float launch_kernel_ex(int n) {
+  cudaStream_t stream = nullptr;
+  CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  float* result = managed_buffer(n);
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3((n + 255) / 256);
+  config.blockDim = dim3(256);
+  config.stream = stream;
+  CHECK(cudaLaunchKernelEx(&config, fill, result, n));
+  CHECK(cudaStreamSynchronize(0));
+  const float first = result[0];  // CHECK: GD003
+  CHECK(cudaStreamSynchronize(stream));
+  CHECK(cudaFree(result));
+  CHECK(cudaStreamDestroy(stream));
+  return first;
+}
+
+// Its C form, with an argument array and the stream in the initialiser.
+float launch_kernel_ex_c(int n, cudaStream_t stream) {
+  float* result = pinned_buffer(n);
+  void* args[] = {&result, &n};
+  const cudaLaunchConfig_t config = {dim3((n + 255) / 256), dim3(256), 0, stream, nullptr, 0};
+  CHECK(cudaLaunchKernelExC(&config, (const void*)fill, args));
+  const float first = result[0];  // CHECK: GD003
+  CHECK(cudaStreamSynchronize(stream));
+  CHECK(cudaFreeHost(result));
+  return first;
+}
+
 // The host writes what the kernel is still writing.
 void host_writes_during_launch(int n, cudaStream_t stream) {
   float* result = managed_buffer(n);
