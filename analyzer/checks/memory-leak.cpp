@@ -104,10 +104,7 @@ constexpr const char* kOnlyUses = "the parameter is only used, not freed or kept
 
 class MemoryLeak : public FunctionCheck {
  public:
-  void onStartOfTranslationUnit() override {
-    reported_.clear();
-    mangler_.reset();
-  }
+  void onStartOfTranslationUnit() override { reported_.clear(); }
 
  protected:
   void check(const FunctionFacts& facts) override {
@@ -245,8 +242,7 @@ class MemoryLeak : public FunctionCheck {
 
   // The key of a function's parameter in the facts of the run.
   std::string parameter_key(const FunctionDecl& function, unsigned param) {
-    if (!mangler_) mangler_.reset(context_->createMangleContext());
-    return linkage_name(function, *mangler_) + "#" + std::to_string(param);
+    return function_facts().linkage_name(function, *context_) + "#" + std::to_string(param);
   }
 
   // Whether each pointer parameter of a function other files can call is
@@ -484,7 +480,6 @@ class MemoryLeak : public FunctionCheck {
   std::set<const CallExpr*> reported_;
   // Pointer → the parameters of other files' functions it was handed to.
   std::map<const VarDecl*, std::map<std::string, const CallExpr*>> handed_elsewhere_;
-  std::unique_ptr<MangleContext> mangler_;
 };
 
 GPUDIAG_REGISTER_CHECK(MemoryLeak, "memory-leak");

@@ -20,6 +20,7 @@
 #include "check.h"
 #include "config.h"
 #include "cuda_model.h"
+#include "function_facts.h"
 #include "sync_model.h"
 
 namespace gpudiag::lint {
@@ -146,7 +147,6 @@ class UncheckedCudaError : public Check {
         address_taken_.insert(function);
         if (returned(ref)) returned_.insert(function);
       }
-    mangler_.reset(context_->createMangleContext());
     checks_or_synchronisations_ = check_points_;
     checks_or_synchronisations_.insert(checks_or_synchronisations_.end(), synchronisations_.begin(),
                                        synchronisations_.end());
@@ -294,7 +294,7 @@ class UncheckedCudaError : public Check {
   void tell_other_units() {
     for (const auto& [callee, sites] : callers_) {
       if (!other_units_call(callee)) continue;
-      const std::string name = linkage_name(*callee, *mangler_);
+      const std::string name = function_facts().linkage_name(*callee, *context_);
       for (const auto& [call, outer] : sites) {
         // As in followed_by_callers: a call of itself is followed by what follows its other calls.
         if (outer != nullptr && outer->getCanonicalDecl() == callee) continue;
@@ -395,7 +395,7 @@ class UncheckedCudaError : public Check {
     CrossUnitCondition condition = CrossUnitCondition::always();
     for (const FunctionDecl* name : names)
       if (!overrides_something(name))
-        condition &= CrossUnitCondition::after_every_call_of(linkage_name(*name, *mangler_));
+        condition &= CrossUnitCondition::after_every_call_of(function_facts().linkage_name(*name, *context_));
     return condition;
   }
 
@@ -583,7 +583,6 @@ class UncheckedCudaError : public Check {
   std::map<std::tuple<const FunctionDecl*, const std::vector<const CallExpr*>*, int>,
            std::optional<CrossUnitCondition>>
       by_callers_;
-  std::unique_ptr<MangleContext> mangler_;
 };
 
 GPUDIAG_REGISTER_CHECK(UncheckedCudaError, "unchecked-cuda-error");

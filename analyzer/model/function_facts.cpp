@@ -1,5 +1,6 @@
 #include "function_facts.h"
 
+#include "cross_unit.h"
 #include "flow.h"
 #include "pointer_origins.h"
 
@@ -71,6 +72,14 @@ const Ownership& FunctionFactsCache::ownership(clang::ASTContext& context) {
     ownership_context_ = &context;
   }
   return *ownership_;
+}
+
+std::string FunctionFactsCache::linkage_name(const clang::FunctionDecl& function, clang::ASTContext& context) {
+  if (!mangler_ || mangler_context_ != &context) {
+    mangler_.reset(context.createMangleContext());
+    mangler_context_ = &context;
+  }
+  return gpudiag::lint::linkage_name(function, *mangler_);
 }
 
 }  // namespace gpudiag::lint

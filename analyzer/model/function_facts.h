@@ -15,6 +15,7 @@
 #include <string>
 
 #include <clang/AST/ASTContext.h>
+#include <clang/AST/Mangle.h>
 #include <clang/Analysis/CFG.h>
 
 #include "cuda_model.h"
@@ -81,6 +82,9 @@ class FunctionFactsCache {
   const Provenance& provenance(clang::ASTContext& context);
   // Who frees what the translation unit allocates (GD007), built on first use.
   const Ownership& ownership(clang::ASTContext& context);
+  // The name other units know `function` by (cross_unit.h), from one
+  // mangler for the translation unit of `context`.
+  std::string linkage_name(const clang::FunctionDecl& function, clang::ASTContext& context);
 
  private:
   std::unique_ptr<FunctionFacts> current_;
@@ -88,6 +92,8 @@ class FunctionFactsCache {
   std::unique_ptr<Provenance> provenance_;
   std::unique_ptr<Ownership> ownership_;
   const clang::ASTContext* ownership_context_ = nullptr;
+  std::unique_ptr<clang::MangleContext> mangler_;
+  const clang::ASTContext* mangler_context_ = nullptr;
 };
 
 }  // namespace gpudiag::lint
