@@ -57,17 +57,22 @@ class Lines {
   bool in_comment_ = false;
 };
 
+// The first line of a conditional: `#if`, `#ifdef`, `#ifndef`.
+bool opens_conditional(const std::string& line) {
+  static const std::regex opens(R"(^#\s*if(n?def)?\b.*)");
+  return std::regex_match(line, opens);
+}
+
 // `line` is a conditional's first line (`#if`, `#ifdef`, `#ifndef`) or one
 // inside it; reads on to its `#endif`: whether every line of each branch is
 // an MSVC `#pragma warning`, which clang ignores outside MSVC mode, so that
 // whichever branch is taken changes nothing after it (Windows-only warning
 // settings at the top of a header).
 bool only_msvc_warnings_to_endif(std::string line, Lines& lines) {
-  static const std::regex opens(R"(^#\s*if(n?def)?\b.*)");
   static const std::regex branch(R"(^#\s*(else|elif)\b.*)");
   static const std::regex closes(R"(^#\s*endif\b.*)");
   static const std::regex msvc_warning(R"(^#\s*pragma\s+warning\s*\(.*)");
-  if (std::regex_match(line, opens) && !lines.next(line)) return false;
+  if (opens_conditional(line) && !lines.next(line)) return false;
   for (;;) {
     if (std::regex_match(line, closes)) return true;
     if (!std::regex_match(line, branch) && !std::regex_match(line, msvc_warning)) return false;
@@ -84,7 +89,6 @@ std::vector<Include> top_includes(std::istream& in) {
   static const std::regex pragma_once(R"(^#\s*pragma\s+once\b.*)");
   static const std::regex ifndef_line(R"(^#\s*ifndef\s+(\w+)\s*$)");
   static const std::regex define_line(R"(^#\s*define\s+(\w+)\s*$)");
-  static const std::regex conditional(R"(^#\s*if(n?def)?\b.*)");
   std::vector<Include> out;
   Lines lines(in);
   bool any_directive = false;
@@ -100,7 +104,7 @@ std::vector<Include> top_includes(std::istream& in) {
       out.push_back(Include{match[2].str(), match[1].str() == "<"});
     } else if (!any_directive && std::regex_match(line, match, ifndef_line)) {
       guard = match[1].str();
-    } else if (std::regex_match(line, conditional)) {
+    } else if (opens_conditional(line)) {
       if (!only_msvc_warnings_to_endif(line, lines)) break;
     } else if (!std::regex_match(line, pragma_once)) {
       break;
