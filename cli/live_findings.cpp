@@ -191,11 +191,14 @@ std::vector<std::string> LiveFindings::chunk(std::int64_t pid, std::uint16_t typ
   const char* data = payload.data();
   const auto n = static_cast<std::uint32_t>(payload.size());
 
-  const auto event = [&](const RawEvent& e) {
+  // `in_order`: the event is one of all the thread's events, not a sample.
+  const auto event = [&](const RawEvent& e, bool in_order) {
     switch (static_cast<EventKind>(e.kind)) {
       case EventKind::Alloc:
       case EventKind::Free:
-      case EventKind::KernelArg: p.pending.emplace(e.t0, e); break;
+      case EventKind::KernelArg:
+        if (in_order) p.pending.emplace(e.t0, e);
+        break;
       case EventKind::Device: {
         const auto d = gdtrace::decode<DeviceDesc>(e, FileIds{});
         p.device_names[d.id] = p.str(d.name);
@@ -214,7 +217,7 @@ std::vector<std::string> LiveFindings::chunk(std::int64_t pid, std::uint16_t typ
       case EventKind::Api: {
         const auto a = gdtrace::decode<ApiCall>(e, FileIds{});
         const std::string name = p.str(a.name);
-        if (a.symbol != 0) p.pending.emplace(e.t0, e);  // names the kernel its arguments go to
+        if (a.symbol != 0 && in_order) p.pending.emplace(e.t0, e);  // names the kernel its arguments go to
         if (a.status == 0 || a.status == kCudaNotReady || reports_earlier_error(name)) break;
         const std::string& where = p.where(a.stack);
         if (a.status == kCudaOutOfMemory && is_allocation_call(name)) {
@@ -238,7 +241,18 @@ std::vector<std::string> LiveFindings::chunk(std::int64_t pid, std::uint16_t typ
     case ChunkType::DeflatedEvents: {
       gdtrace::EventRecords records;
       if (!gdtrace::read_event_records(static_cast<ChunkType>(type), data, n, p.inflater, p.inflated, records)) break;
-      for (std::size_t i = 0; i < records.count; ++i) event(records[i]);
+      for (std::size_t i = 0; i < records.count; ++i) event(records[i], true);
+      break;
+    }
+    case ChunkType::Retained: {
+      // What the recorder kept of a segment it dropped, which the watch may
+      // never have read: its out-of-memory and failed calls are said (once,
+      // as always); its allocations, frees and kernel arguments are a
+      // sample of the dropped part, which orders nothing.
+      gdtrace::EventRecords records;
+      std::uint32_t seq = 0;
+      if (!gdtrace::read_retained_records(data, n, p.inflater, p.inflated, seq, records)) break;
+      for (std::size_t i = 0; i < records.count; ++i) event(records[i], false);
       break;
     }
     case ChunkType::String:

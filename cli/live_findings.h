@@ -51,7 +51,9 @@ class GdtraceTail {
 // - an out-of-memory (OutOfMemory event, or an allocation call that
 //   returned it): GD008 out-of-memory;
 // - a crash (Crash chunk), worded as every report words it;
-// - a call that returned an error (Api event): GD006 unchecked-cuda-error.
+// - a call that returned an error (Api event): GD006 unchecked-cuda-error;
+// - the last two also in what a bounded recording kept of a segment it
+//   dropped (Retained chunk): the watch may not have read the segment.
 // Each problem is said once: by rule and where it happened. Allocations,
 // frees and kernel arguments are judged in time order, once the recorder's
 // Drained markers say every thread's events up to then are in (the threads'

@@ -171,6 +171,21 @@ TEST(LiveFindings, AnOutOfMemoryIsGD008) {
             "of 32.0 MiB");
 }
 
+// A segment can be dropped before the watch opens it (a slow watch, a busy
+// recorder): what the recorder kept of it still says its errors, and its
+// sample of allocations and launches judges nothing.
+TEST(LiveFindings, WhatABoundedRecordingKeptOfADroppedSegmentSaysItsErrorsOnly) {
+  Fed fed;
+  fed(ChunkType::String, string_chunk(1, "_Z5scalePfi"));
+  fed(ChunkType::Retained,
+      events(device_alloc(100), device_free(200),
+             ApiCall{.start_ns = 300, .end_ns = 300, .name = 1, .correlation = 9, .symbol = 1}, arg(300, kBlock + 16),
+             OutOfMemory{.time_ns = 400, .requested_bytes = 3u << 20, .device = 0}));
+  fed(ChunkType::Drained, drained(500)).finish();
+  ASSERT_EQ(fed.lines.size(), 1u) << fed.lines.back();
+  EXPECT_TRUE(fed.lines[0].starts_with("gpudiag: GD008 out-of-memory: out of memory on device 0")) << fed.lines[0];
+}
+
 TEST(LiveFindings, DeflatedEventsAreInflated) {
   const std::string plain = events(OutOfMemory{.time_ns = 5, .requested_bytes = 64, .device = 0},
                                    OutOfMemory{.time_ns = 6, .requested_bytes = 64, .device = 0});

@@ -82,6 +82,20 @@ inline bool read_event_records(ChunkType type, const char* p, std::uint32_t n, I
   return std::uint64_t{out.count} * sizeof(RawEvent) + 8 == n;
 }
 
+// The events of a Retained chunk: an Events chunk's payload, or a
+// DeflatedEvents one's when shorter, whose first word is the dropped
+// segment's seq, not a thread. False when the payload is malformed.
+inline bool read_retained_records(const char* p, std::uint32_t n, Inflater& inflater, std::vector<char>& inflated,
+                                  std::uint32_t& seq, EventRecords& out) {
+  if (n < 8) return false;
+  const bool plain = std::uint64_t{load<std::uint32_t>(p + 4)} * sizeof(RawEvent) + 8 == n;
+  if (!read_event_records(plain ? ChunkType::Events : ChunkType::DeflatedEvents, p, n, inflater, inflated, out))
+    return false;
+  seq = out.tid;
+  out.tid = 0;
+  return true;
+}
+
 // The fields a Crash and a GuardedAccess chunk share: a thread, flags and
 // the frames innermost first, after 28 bytes of their own.
 struct FaultFrames {

@@ -253,19 +253,12 @@ class Reader {
         dropped_segments_[load<std::uint32_t>(p)] = load<std::uint64_t>(p + 8);
         return true;
       case ChunkType::Retained: {
-        // An Events chunk's payload, or a DeflatedEvents one's when shorter,
-        // whose first word is the segment's seq, not a thread.
-        if (n < 8) return false;
-        const bool plain = std::uint64_t{load<std::uint32_t>(p + 4)} * sizeof(RawEvent) + 8 == n;
         std::vector<char> inflated;
         EventRecords records;
-        if (!gdtrace::read_event_records(plain ? ChunkType::Events : ChunkType::DeflatedEvents, p, n, inflater_,
-                                         inflated, records))
-          return false;
-        const std::uint32_t seq = records.tid;
-        records.tid = 0;
+        std::uint32_t seq = 0;
+        if (!gdtrace::read_retained_records(p, n, inflater_, inflated, seq, records)) return false;
         // Read piece by piece, the file's bytes do not stay: a copy.
-        if (plain && !file_->whole()) inflated.assign(p + 8, p + n), records.data = inflated.data();
+        if (records.data == p + 8 && !file_->whole()) inflated.assign(p + 8, p + n), records.data = inflated.data();
         retained_.push_back({seq, records});
         if (!inflated.empty()) inflated_.push_back(std::move(inflated));
         return true;
