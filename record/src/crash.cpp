@@ -178,7 +178,7 @@ void emergency_flush(int exit_status) noexcept {
   // compressed or written) is not ours to write, and its chunk stays whole.
   for (int i = 0; i < 200 && r->writes_in_flight.load() != 0; ++i) pause_briefly();
   r->writes_in_flight.fetch_add(1);
-  drain_all(*r);
+  drain_all(*r, nullptr, DrainFrom::SignalHandler);
   // Everything recorded is in the file: readers need not warn that the
   // newest events may be missing, as they must after SIGKILL.
   // The segment made ready and never used: not left behind by a crash.

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -69,7 +70,7 @@ void stop_on_write_failure(Recorder& r, int error) noexcept {
   if (error == ENOSPC || error == EFBIG || error == EDQUOT || error == ENOMEM) stop_recording_after(r, error);
 }
 
-void drain_buffer(Recorder& r, Buffer& b, gdtrace::Deflater* deflater) noexcept {
+void drain_buffer(Recorder& r, Buffer& b, gdtrace::Deflater* deflater, DrainFrom from) noexcept {
   // flushed before committed: recycling resets committed first, so a stale
   // pair can only look empty, never like a range to write. `readers` stays
   // up until the write is done: recycling waits for it, and an owner that
@@ -90,34 +91,46 @@ void drain_buffer(Recorder& r, Buffer& b, gdtrace::Deflater* deflater) noexcept 
     return;
   }
   const std::uint32_t count = c - f;
-  const std::uint32_t head[2] = {b.tid, count};
-  const void* body = b.events + f;
-  std::size_t body_bytes = std::size_t{count} * sizeof(gdtrace::RawEvent);
-  auto type = gdtrace::ChunkType::Events;
-  if (deflater != nullptr) {
-    if (const std::size_t n = deflater->compress(body, body_bytes); n != 0) {
-      body = deflater->out();
-      body_bytes = n;
-      type = gdtrace::ChunkType::DeflatedEvents;
+  // A bounded recording's files keep to their shares as closely as the
+  // chunks written to them: a range may be a whole buffer of hundreds of
+  // KiB (a writer that waited for a core writes uncompressed), so it goes
+  // in pieces, each to the file events go to then.
+  const std::uint32_t piece = r.ring != nullptr ? r.ring->events_per_chunk() : count;
+  for (std::uint32_t done = 0; done < count;) {
+    const std::uint32_t n = std::min(piece, count - done);
+    const std::uint32_t head[2] = {b.tid, n};
+    const void* body = b.events + f + done;
+    std::size_t body_bytes = std::size_t{n} * sizeof(gdtrace::RawEvent);
+    auto type = gdtrace::ChunkType::Events;
+    if (deflater != nullptr) {
+      if (const std::size_t deflated = deflater->compress(body, body_bytes); deflated != 0) {
+        body = deflater->out();
+        body_bytes = deflated;
+        type = gdtrace::ChunkType::DeflatedEvents;
+      }
     }
+    const auto bytes = static_cast<std::uint32_t>(8 + body_bytes);
+    const gdtrace::ChunkHeader h{gdtrace::kChunkTag, static_cast<std::uint16_t>(type), 0, bytes,
+                                 gdtrace::checksum(body, body_bytes, gdtrace::checksum(head, 8))};
+    iovec iov[3] = {{const_cast<gdtrace::ChunkHeader*>(&h), sizeof h},
+                    {const_cast<std::uint32_t*>(head), 8},
+                    {const_cast<void*>(body), body_bytes}};
+    if (!writev_all(events_fd(r), iov, 3)) {
+      stop_on_write_failure(r, errno);
+      break;
+    }
+    if (r.ring != nullptr) {
+      r.ring->took_events();
+      if (from == DrainFrom::Thread) r.ring->make_next_ready();
+    }
+    done += n;
   }
-  const auto bytes = static_cast<std::uint32_t>(8 + body_bytes);
-  const gdtrace::ChunkHeader h{gdtrace::kChunkTag, static_cast<std::uint16_t>(type), 0, bytes,
-                               gdtrace::checksum(body, body_bytes, gdtrace::checksum(head, 8))};
-  iovec iov[3] = {{const_cast<gdtrace::ChunkHeader*>(&h), sizeof h},
-                  {const_cast<std::uint32_t*>(head), 8},
-                  {const_cast<void*>(body), body_bytes}};
-  const int fd = events_fd(r);
-  if (!writev_all(fd, iov, 3))
-    stop_on_write_failure(r, errno);
-  else if (r.ring != nullptr)
-    r.ring->took_events();
   r.events_written.fetch_add(count, std::memory_order_relaxed);
   b.readers.fetch_sub(1);
   r.writes_in_flight.fetch_sub(1, std::memory_order_acq_rel);
 }
 
-void drain_all(Recorder& r, gdtrace::Deflater* deflater) noexcept {
+void drain_all(Recorder& r, gdtrace::Deflater* deflater, DrainFrom from) noexcept {
   // Selection by acquisition order, O(pool_size^2): no allocation, so the
   // crash handlers can call it, and the pool is a few dozen buffers.
   for (std::uint64_t after = 0;;) {
@@ -132,7 +145,7 @@ void drain_all(Recorder& r, gdtrace::Deflater* deflater) noexcept {
     }
     if (next == nullptr) break;
     // A thread waiting for its events to be written waits for no compression.
-    drain_buffer(r, *next, r.owners_waiting.load(std::memory_order_relaxed) == 0 ? deflater : nullptr);
+    drain_buffer(r, *next, r.owners_waiting.load(std::memory_order_relaxed) == 0 ? deflater : nullptr, from);
     after = next_acquired;
   }
   const std::uint64_t dropped = r.dropped.load(std::memory_order_relaxed);

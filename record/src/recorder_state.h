@@ -110,13 +110,18 @@ bool write_chunk(int fd, gdtrace::ChunkType type, char* staging, std::uint32_t p
 // Same for a payload given separately (copies into a stack or heap buffer).
 bool write_small_chunk(int fd, gdtrace::ChunkType type, const void* payload, std::uint32_t bytes) noexcept;
 
+// Who drains: a thread may also make a bounded ring's next segment ready
+// (which allocates and locks); a signal handler may not.
+enum class DrainFrom { Thread, SignalHandler };
 // Claims the unwritten events of b and writes them from the buffer with one
-// writev(2), compressed when a deflater is given. Async-signal-safe without one.
-void drain_buffer(Recorder& r, Buffer& b, gdtrace::Deflater* deflater = nullptr) noexcept;
+// writev(2), compressed when a deflater is given. Async-signal-safe without
+// one, from a signal handler.
+void drain_buffer(Recorder& r, Buffer& b, gdtrace::Deflater* deflater = nullptr,
+                  DrainFrom from = DrainFrom::Thread) noexcept;
 // Drains every buffer in the pool, oldest acquisition first (a thread's
 // retired buffer before the one it now fills: no hole if the process is
 // killed mid-way), and writes the dropped count if it changed.
-void drain_all(Recorder& r, gdtrace::Deflater* deflater = nullptr) noexcept;
+void drain_all(Recorder& r, gdtrace::Deflater* deflater = nullptr, DrainFrom from = DrainFrom::Thread) noexcept;
 
 // The generation of the active recording (each start() makes a new one), or
 // 0 when none: the hot path compares it with the thread's cursor.

@@ -216,8 +216,12 @@ TEST(TraceCommand, MaxSizeBoundsTheTraceAndTheLiveLinesFollowItsSegments) {
   const std::string dir = fresh_dir("max-size");
   const CliRun r = gpudiag({"trace", "-o", "run.gdtrace", "--max-size", "1M", "--", TRACED_PROGRAM, "0", "long"}, dir);
   EXPECT_EQ(r.status, 0) << r.err;
-  // Over by at most a segment and what the threads' buffers held at the end.
-  EXPECT_LE(test::bytes_of_files_starting_with(dir, "run."), (1u << 20) + (1u << 17) + (1u << 20)) << r.err;
+  // The trace file and its segments (named by the pid that wrote them),
+  // not the HTML report beside them: over by at most a segment, however
+  // busy the machine (a writer thread that waits for a core writes whole
+  // buffers at once, uncompressed, and drops segments late).
+  const std::uint64_t report_bytes = fs::exists(dir + "/run.gdtrace.html") ? fs::file_size(dir + "/run.gdtrace.html") : 0;
+  EXPECT_LE(test::bytes_of_files_starting_with(dir, "run.") - report_bytes, (1u << 20) + (1u << 17)) << r.err;
   const Trace t = load_trace(dir + "/run.gdtrace");
   EXPECT_TRUE(t.bounded());
   EXPECT_LT(t.allocs.size(), 300000u);

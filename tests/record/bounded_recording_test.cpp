@@ -75,6 +75,35 @@ TEST(BoundedRecording, StaysWithinItsBoundAndKeepsALateLeakWithItsStack) {
   EXPECT_NE(leak_stack, kNoStack);
 }
 
+// The ring drops old segments only when the writer thread maintains it; a
+// writer starved of CPU for the whole run, here none, leaves that to the
+// stop. Until then the threads that write must still rotate at each
+// segment's share, or the stop finds one newest segment larger than the
+// bound and has to keep it.
+TEST(BoundedRecording, StaysWithinItsBoundWhenOnlyTheStopMaintainsTheRing) {
+  const std::string path = test::temp_path("bounded-unmaintained.gdtrace");
+  rec::Options o;
+  o.max_size = 1 << 20;
+  o.writer_thread = false;
+  o.compress = false;  // as a thread that waits for a starved writer writes
+  o.buffer_events = 1024;
+  ASSERT_TRUE(rec::start(path.c_str(), o));
+  constexpr std::uint64_t kSteps = 20000;
+  for (std::uint64_t s = 0; s < kSteps; ++s) record_step(s, kSteps);
+  rec::stop();
+  EXPECT_LE(test::trace_files_bytes(path), o.max_size + o.max_size / 8 + 256 * 1024);
+  const std::string segment_prefix = fs::path(path).filename().string() + ".";
+  for (const auto& entry : fs::directory_iterator(fs::path(path).parent_path())) {
+    if (!entry.path().filename().string().starts_with(segment_prefix)) continue;
+    EXPECT_LE(entry.file_size(), o.max_size / 8 + 64 * 1024) << entry.path() << ": a segment past its share";
+  }
+  const Trace t = read_gdtrace(path);
+  EXPECT_TRUE(t.bounded());
+  EXPECT_TRUE(t.stopped_cleanly);
+  EXPECT_LT(t.kernels.size(), kSteps * 6);
+  EXPECT_GT(t.kernels.size(), 500u) << "the newest segment, kept whole, holds the last events";
+}
+
 TEST(BoundedRecording, UnderAQuarterOfItsBoundIsOneFileOfVersionTwo) {
   const std::string path = test::temp_path("bounded-short.gdtrace");
   rec::Options o;

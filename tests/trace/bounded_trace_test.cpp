@@ -1,7 +1,11 @@
 // A trace of bounded size (gpudiag trace --max-size): what the Retainer
 // keeps of a dropped segment, and the ring of segment files as the writer
 // and the reader see it.
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -10,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include "chunk_writing.h"
 #include "event_codec.h"
 #include "gdtrace_format.h"
 #include "gpudiag/trace_io.h"
@@ -141,6 +146,46 @@ std::string chunk(gdtrace::ChunkType type, const std::string& payload) {
 
 std::string segment_payload(std::uint32_t seq, const std::string& name) {
   return std::string(reinterpret_cast<const char*>(&seq), sizeof seq) + name;
+}
+
+// The write that fills a segment moves events on to the next one at once,
+// so a recording may stop with its newest segment still empty. The stop
+// keeps the last events whole: the segment before that one.
+TEST(SegmentRing, TheStopKeepsTheLastEventsWhenTheNewestSegmentIsStillEmpty) {
+  const fs::path dir = test::temp_path("ring-stops-after-a-switch");
+  fs::create_directories(dir);
+  const std::string path = (dir / "run.gdtrace").string();
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
+  ASSERT_GE(fd, 0);
+  gdtrace::FileHeader header{};
+  std::memcpy(header.magic, gdtrace::kMagic, 8);
+  header.version = gdtrace::kSingleFileVersion;
+  header.header_size = sizeof header;
+  header.pid = 1;
+  ASSERT_TRUE(gdtrace::write_all(fd, &header, sizeof header));
+  constexpr std::uint32_t kPerChunk = 512;
+  {
+    gdtrace::SegmentRing ring(fd, path, header, 1 << 20);
+    std::uint64_t t = 1000;
+    for (int switches = 0; switches < 12;) {
+      std::vector<RawEvent> events;
+      for (std::uint32_t i = 0; i < kPerChunk; ++i, t += 1000)
+        events.push_back(raw(Kernel{.start_ns = t, .end_ns = t + 500, .device = 0, .stream = 7}));
+      const std::string body(reinterpret_cast<const char*>(events.data()), events.size() * sizeof(RawEvent));
+      const std::string c = gdtrace::chunk_bytes(gdtrace::ChunkType::Events, gdtrace::words(1u, kPerChunk), body);
+      const int before = ring.events_fd();
+      ASSERT_TRUE(gdtrace::write_all(before, c.data(), c.size()));
+      ring.took_events();
+      if (ring.events_fd() != before) ++switches;
+      ASSERT_TRUE(ring.maintain());
+    }
+    ASSERT_TRUE(ring.maintain(true, true));
+    ring.close_files();
+  }
+  ::close(fd);
+  const Trace t = read_gdtrace(path);
+  EXPECT_TRUE(t.bounded());
+  EXPECT_GE(t.kernels.size(), kPerChunk) << "the newest segment that holds events is kept whole";
 }
 
 // 2000 steps of alloc, kernel, free; a buffer leaked at every step from

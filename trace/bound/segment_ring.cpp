@@ -10,6 +10,8 @@
 #include <charconv>
 #include <cstring>
 #include <memory>
+#include <new>
+#include <optional>
 
 #include "chunk_payloads.h"
 #include "chunk_writing.h"
@@ -92,6 +94,8 @@ SegmentRing::SegmentRing(int keep_fd, std::string keep_path, const FileHeader& h
       header_(header),
       max_bytes_(max_bytes),
       segment_bytes_(std::clamp<std::uint64_t>(max_bytes / 8, 1, kMaxSegmentBytes)),
+      events_per_chunk_(static_cast<std::uint32_t>(
+          std::clamp<std::uint64_t>(segment_bytes_ / 4 / sizeof(RawEvent), 1, UINT32_MAX))),
       events_fd_(keep_fd) {
   header_fd_ = open_above_stdio(keep_path_.c_str(), O_WRONLY);
   prepare_next();
@@ -131,10 +135,12 @@ void SegmentRing::took_events() noexcept {
   if (next < 0 || !next_fd_.compare_exchange_strong(next, -1)) return;  // none ready, or another thread took it
   // From the first segment on, a version-2 reader would miss events: it must refuse the file.
   const std::uint32_t version = kVersion;
-  if (current == keep_fd_ && ::pwrite(header_fd_, &version, sizeof version, offsetof(FileHeader, version)) !=
-                                 static_cast<ssize_t>(sizeof version))
-    return;  // events stay where they are; maintain() finds the ring stuck
-  if (!write_all(keep_fd_, next_chunk_.data(), next_chunk_.size())) return;
+  if ((current == keep_fd_ && ::pwrite(header_fd_, &version, sizeof version, offsetof(FileHeader, version)) !=
+                                  static_cast<ssize_t>(sizeof version)) ||
+      !write_all(keep_fd_, next_chunk_.data(), next_chunk_.size())) {
+    switch_failed_.store(true, std::memory_order_release);  // events stay where they are; maintain() stops
+    return;
+  }
   events_fd_.store(next, std::memory_order_release);
 }
 
@@ -147,6 +153,7 @@ void SegmentRing::remove_unused_next() noexcept {
 }
 
 void SegmentRing::close_files() {
+  std::lock_guard<std::mutex> dropping(drop_mutex_);
   std::lock_guard<std::mutex> lock(mutex_);
   remove_unused_next();
   // Taken by a thread but not yet seen by maintain(): not in segments_.
@@ -184,44 +191,81 @@ void SegmentRing::close_files_after_fork() noexcept {
 }
 
 bool SegmentRing::maintain(bool may_drop, bool stopping) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (events_fd_.load() < 0) return true;
-  took_events();  // the current file may be full and no writer has looked since
-  if (next_fd_.load() < 0) {
-    if (next_.fd < 0 || events_fd_.load() != next_.fd) return false;  // none could be made ready, or a switch failed
-    // A thread switched to the one made ready: it is a segment now, and the
-    // previous one's descriptor is closed two rotations later.
-    segments_.push_back(next_);
-    next_.fd = -1;
-    if (retired_fds_.size() > 2) {
-      const std::size_t closing = retired_fds_.size() - 2;
-      for (std::size_t i = 0; i < closing; ++i) ::close(retired_fds_[i]);
-      retired_fds_.erase(retired_fds_.begin(), retired_fds_.begin() + static_cast<std::ptrdiff_t>(closing));
-    }
-    if (!prepare_next()) return false;
-  }
-  if (!may_drop) return true;
-  // The newest two stay: a thread that read events_fd() before the last
-  // rotation may still be writing to the one before.
-  const std::size_t keep_newest = stopping ? 1 : 2;
+  std::lock_guard<std::mutex> dropping(drop_mutex_);
+  // Segments from this one on stay: what was newest when the caller found
+  // no write in flight (`may_drop`). Segments made ready while one is
+  // dropped may be written by writes that began after that.
+  std::optional<std::uint32_t> keep_from_seq;
   for (;;) {
-    std::uint64_t total = size_of(keep_fd_);
-    for (std::size_t i = 0; i < segments_.size(); ++i) {
-      Segment& s = segments_[i];
-      if (i + 2 < segments_.size()) {
-        if (s.bytes == 0) s.bytes = size_of(s.fd);
-        total += s.bytes;
-      } else {
-        total += size_of(s.fd);
+    Segment oldest;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (events_fd_.load() < 0) return true;
+      // The current file may be full and no writer has looked since; at the
+      // stop no event comes, and a new segment would stay empty.
+      if (!stopping) took_events();
+      if (!adopt_taken_next()) return false;
+      if (!may_drop) return true;
+      if (!keep_from_seq) {
+        // The newest two stay: a thread that read events_fd() before the
+        // last rotation may still be writing to the one before. At the
+        // stop, the newest that holds events: the write that filled a
+        // segment moved events on to the next at once, which may have got
+        // none since.
+        std::size_t keep_newest = 2;
+        if (stopping && !segments_.empty() && size_of(segments_.back().fd) > sizeof(FileHeader)) keep_newest = 1;
+        if (segments_.size() <= keep_newest) return true;
+        keep_from_seq = segments_[segments_.size() - keep_newest].seq;
       }
+      std::uint64_t total = size_of(keep_fd_);
+      for (std::size_t i = 0; i < segments_.size(); ++i) {
+        Segment& s = segments_[i];
+        if (i + 2 < segments_.size()) {
+          if (s.bytes == 0) s.bytes = size_of(s.fd);
+          total += s.bytes;
+        } else {
+          total += size_of(s.fd);
+        }
+      }
+      if (total <= max_bytes_ || segments_.front().seq >= *keep_from_seq) return true;
+      oldest = segments_.front();
     }
-    if (total <= max_bytes_ || segments_.size() <= keep_newest) return true;
-    if (!drop_oldest()) return false;
+    // Read back and kept from outside the ring's lock: meanwhile threads
+    // go on switching to new segments, each at its share.
+    if (!drop(oldest)) return false;
+    std::lock_guard<std::mutex> lock(mutex_);
+    segments_.pop_front();
+    retired_fds_.push_back(oldest.fd);
   }
 }
 
-bool SegmentRing::drop_oldest() {
-  const Segment s = segments_.front();
+bool SegmentRing::adopt_taken_next() {
+  if (next_fd_.load() >= 0) return true;
+  if (next_.fd < 0 || switch_failed_.load(std::memory_order_acquire)) return false;  // none could be made ready
+  if (events_fd_.load() != next_.fd) return true;  // a thread took it and is switching to it: adopted next time
+  // A thread switched to the one made ready: it is a segment now, and the
+  // previous one's descriptor is closed two rotations later.
+  segments_.push_back(next_);
+  next_.fd = -1;
+  if (retired_fds_.size() > 2) {
+    const std::size_t closing = retired_fds_.size() - 2;
+    for (std::size_t i = 0; i < closing; ++i) ::close(retired_fds_[i]);
+    retired_fds_.erase(retired_fds_.begin(), retired_fds_.begin() + static_cast<std::ptrdiff_t>(closing));
+  }
+  return prepare_next();
+}
+
+void SegmentRing::make_next_ready() noexcept {
+  if (next_fd_.load(std::memory_order_acquire) >= 0) return;
+  std::unique_lock<std::mutex> lock(mutex_, std::try_to_lock);
+  if (!lock.owns_lock() || events_fd_.load() < 0) return;
+  try {
+    adopt_taken_next();  // a failure leaves the ring stuck, for maintain() to find and report
+  } catch (const std::bad_alloc&) {
+  }
+}
+
+bool SegmentRing::drop(const Segment& s) {
   std::vector<RawEvent> events = events_of_file(read_whole(s.path));
   std::uint64_t latest = 0;
   for (const RawEvent& e : events) latest = std::max(latest, e.t0);
@@ -240,8 +284,6 @@ bool SegmentRing::drop_oldest() {
   }
   if (!append_chunk(keep_fd_, ChunkType::SegmentDropped, words(s.seq, std::uint32_t{0}, latest))) return false;
   ::unlink(s.path.c_str());
-  segments_.pop_front();
-  retired_fds_.push_back(s.fd);
   return true;
 }
 

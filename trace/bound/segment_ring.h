@@ -10,9 +10,11 @@
 // (a Retained chunk), a SegmentDropped chunk says up to when its detail
 // went, and the file is removed. FORMAT.md describes the chunks.
 //
-// maintain() runs under a mutex (the recorder's writer thread, flush(),
-// stop); any thread may write event chunks to events_fd() and then, through
-// took_events(), move events on to the segment made ready. A segment's
+// maintain() runs one call at a time (the recorder's writer thread, flush(),
+// stop), and reads a segment back outside the lock that guards the list of
+// segments; any thread may write event chunks to events_fd() and then,
+// through took_events(), move events on to the segment made ready, and
+// through make_next_ready(), make the next one ready. A segment's
 // descriptor stays open for two more rotations, so a write that read the old
 // descriptor lands in the file it meant, never in a reused descriptor; the
 // oldest is dropped only when no write is in flight.
@@ -66,6 +68,18 @@ class SegmentRing {
   // the next maintain(): a busy program could otherwise fill one file far
   // past its share while the writer thread waits for a core.
   void took_events() noexcept;
+  // The most events a chunk written to the ring holds: a quarter of a
+  // segment's share uncompressed, so that a file passes its share by little
+  // even when a whole buffer is written at once.
+  std::uint32_t events_per_chunk() const noexcept { return events_per_chunk_; }
+  // Makes the next segment ready once a thread took the one made ready, so
+  // that a long run of writes between two maintain() calls (a writer thread
+  // that waited for a core, then writes everything at once; an owner
+  // writing its own buffers meanwhile) goes on at each segment's share
+  // rather than filling one file far past the bound, which would then stay
+  // as the newest segment. Not async-signal-safe; when maintain() holds the
+  // ring, it returns at once.
+  void make_next_ready() noexcept;
   // Starts a new segment when the current one is full, and drops the oldest
   // while the files are over the bound. Returns false when a file could
   // not be created or written (the disk is full): the caller stops
@@ -95,7 +109,8 @@ class SegmentRing {
     std::uint64_t bytes = 0;  // once two newer segments exist (no more writes come): its size
   };
   bool prepare_next();
-  bool drop_oldest();
+  bool adopt_taken_next();  // under mutex_
+  bool drop(const Segment& oldest);  // under drop_mutex_ only
   std::uint64_t size_of(int fd) const;
 
   int keep_fd_;
@@ -103,8 +118,10 @@ class SegmentRing {
   FileHeader header_;
   std::uint64_t max_bytes_;
   std::uint64_t segment_bytes_;
+  std::uint32_t events_per_chunk_;
   std::atomic<int> events_fd_;
-  std::mutex mutex_;
+  std::mutex drop_mutex_;  // one maintain() at a time; taken before mutex_
+  std::mutex mutex_;       // the segments and the next one: held briefly, never while a segment is read back
   std::deque<Segment> segments_;
   std::vector<int> retired_fds_;  // closed two rotations after their segment left
   std::uint32_t next_seq_ = 1;
@@ -116,6 +133,7 @@ class SegmentRing {
   Segment next_{};
   std::string next_chunk_;
   std::atomic<int> next_fd_{-1};
+  std::atomic<bool> switch_failed_{false};  // a thread took the next segment and could not switch to it
   int header_fd_ = -1;  // the keep file, to mark it version 3 at its first segment
   Retainer retainer_;
 };
