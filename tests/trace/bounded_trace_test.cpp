@@ -150,7 +150,8 @@ std::string segment_payload(std::uint32_t seq, const std::string& name) {
 
 // The write that fills a segment moves events on to the next one at once,
 // so a recording may stop with its newest segment still empty. The stop
-// keeps the last events whole: the segment before that one.
+// keeps the last events whole: the segment before that one, even where
+// the keep file's definitions (strings, stacks) leave room for little else.
 TEST(SegmentRing, TheStopKeepsTheLastEventsWhenTheNewestSegmentIsStillEmpty) {
   const fs::path dir = test::temp_path("ring-stops-after-a-switch");
   fs::create_directories(dir);
@@ -163,9 +164,12 @@ TEST(SegmentRing, TheStopKeepsTheLastEventsWhenTheNewestSegmentIsStillEmpty) {
   header.header_size = sizeof header;
   header.pid = 1;
   ASSERT_TRUE(gdtrace::write_all(fd, &header, sizeof header));
+  const std::string names = gdtrace::chunk_bytes(gdtrace::ChunkType::String, gdtrace::words(1u), std::string(900 << 10, 'x'));
+  ASSERT_TRUE(gdtrace::write_all(fd, names.data(), names.size()));
   constexpr std::uint32_t kPerChunk = 512;
   {
     gdtrace::SegmentRing ring(fd, path, header, 1 << 20);
+    ring.took_events();  // past a quarter of the bound already: events go to segments
     std::uint64_t t = 1000;
     for (int switches = 0; switches < 12;) {
       std::vector<RawEvent> events;
