@@ -5,15 +5,6 @@
 #include <iterator>
 #include <string_view>
 
-#include <clang/Basic/Diagnostic.h>
-#include <clang/Basic/DiagnosticOptions.h>
-#include <clang/Frontend/CompilerInstance.h>
-#include <clang/Frontend/CompilerInvocation.h>
-#include <clang/Frontend/Utils.h>
-#include <clang/Lex/HeaderSearchOptions.h>
-#include <clang/Lex/PreprocessorOptions.h>
-#include <llvm/Support/VirtualFileSystem.h>
-
 namespace gpudiag::lint {
 namespace {
 namespace fs = std::filesystem;
@@ -132,33 +123,12 @@ struct HeaderCosts::Search {
   }
 };
 
-HeaderCosts::HeaderCosts(const std::vector<std::string>& argv, const std::string& directory)
+HeaderCosts::HeaderCosts(const HeaderSearchList& list, const std::string& directory)
     : search_(std::make_unique<Search>()) {
   search_->directory = directory;
-  std::vector<const char*> args;
-  for (const std::string& arg : argv) args.push_back(arg.c_str());
-  clang::CreateInvocationOptions options;
-  options.Diags = clang::CompilerInstance::createDiagnostics(new clang::DiagnosticOptions, new clang::IgnoringDiagConsumer);
-  auto filesystem = llvm::vfs::createPhysicalFileSystem();
-  filesystem->setCurrentWorkingDirectory(directory);
-  options.VFS = llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem>(filesystem.release());
-  const std::unique_ptr<clang::CompilerInvocation> invocation = clang::createInvocation(args, options);
-  if (!invocation) return;
-  // clang's order: "..." folders, then -I, then the system ones, then -idirafter.
-  using Group = clang::frontend::IncludeDirGroup;
-  const auto& entries = invocation->getHeaderSearchOpts().UserEntries;
-  for (const Group group : {Group::Quoted, Group::Angled}) {
-    for (const auto& entry : entries)
-      if (entry.Group == group && !entry.IsFramework) search_->dirs.push_back(entry.Path);
-    if (group == Group::Quoted) search_->quoted_only = search_->dirs.size();
-  }
-  for (const auto& entry : entries)
-    if (entry.Group != Group::Quoted && entry.Group != Group::Angled && entry.Group != Group::After &&
-        !entry.IsFramework)
-      search_->dirs.push_back(entry.Path);
-  for (const auto& entry : entries)
-    if (entry.Group == Group::After && !entry.IsFramework) search_->dirs.push_back(entry.Path);
-  for (const std::string& pre : invocation->getPreprocessorOpts().Includes)
+  search_->dirs = list.dirs;
+  search_->quoted_only = list.quoted_only;
+  for (const std::string& pre : list.preincluded)
     if (const std::int64_t id = search_->resolve(Include{pre, false, false}, directory, -1); id >= 0)
       for (std::uint32_t reached : search_->closure(static_cast<std::uint32_t>(id))) {
         if (reached >= search_->preincluded.size()) search_->preincluded.resize(reached + 1, 0);

@@ -13,14 +13,16 @@
 #include <string>
 #include <vector>
 
+#include "header_search.h"
+
 namespace gpudiag::lint {
 
 class HeaderCosts {
  public:
-  // clang argv `argv` (source last), run in `directory`. What the command
-  // pre-includes (the CUDA wrapper, gpulint's own header) is read by every
-  // file already: it costs nothing more.
-  HeaderCosts(const std::vector<std::string>& argv, const std::string& directory);
+  // Headers found as `list`, the search of a command run in `directory`,
+  // finds them. What the command pre-includes (the CUDA wrapper, gpulint's
+  // own header) is read by every file already: it costs nothing more.
+  HeaderCosts(const HeaderSearchList& list, const std::string& directory);
   ~HeaderCosts();
   HeaderCosts(const HeaderCosts&) = delete;
   HeaderCosts& operator=(const HeaderCosts&) = delete;

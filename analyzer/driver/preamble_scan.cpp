@@ -116,16 +116,14 @@ std::vector<Include> top_includes(std::istream& in) {
 // The user's header `include` names, seen from a file in `includer_dir`; none
 // when only the system folders have it.
 std::optional<std::string> find_user_header(const Include& include, const std::string& includer_dir,
-                                            const IncludeSearch& search) {
+                                            const HeaderSearchList& search) {
   std::error_code ec;
   if (fs::path(include.name).is_absolute())  // not found through a search folder: never precompiled
     return fs::is_regular_file(include.name, ec) ? std::optional(include.name) : std::nullopt;
   std::vector<const std::string*> dirs;
-  if (!include.angled) {
-    dirs.push_back(&includer_dir);
-    for (const auto& dir : search.quote_dirs) dirs.push_back(&dir);
-  }
-  for (const auto& dir : search.user_dirs) dirs.push_back(&dir);
+  if (!include.angled) dirs.push_back(&includer_dir);
+  for (std::size_t i = include.angled ? search.quoted_only : 0; i < search.user_end; ++i)
+    dirs.push_back(&search.dirs[i]);
   for (const std::string* dir : dirs) {
     const fs::path candidate = (fs::path(*dir) / include.name).lexically_normal();
     if (fs::is_regular_file(candidate, ec)) return candidate.string();
@@ -133,38 +131,9 @@ std::optional<std::string> find_user_header(const Include& include, const std::s
   return std::nullopt;
 }
 
-}  // namespace
-
-IncludeSearch include_search(const std::vector<std::string>& argv, const std::string& directory) {
-  IncludeSearch search;
-  auto add = [&](std::vector<std::string>& to, const std::string& value) {
-    if (value.empty()) return;
-    fs::path path(value);
-    to.push_back((path.is_absolute() ? path : fs::path(directory) / path).lexically_normal().string());
-  };
-  for (size_t i = 1; i < argv.size(); ++i) {
-    const std::string& arg = argv[i];
-    const bool has_next = i + 1 < argv.size();
-    if (arg == "-I" || arg == "--include-directory") {
-      if (has_next) add(search.user_dirs, argv[++i]);
-    } else if (arg == "-iquote") {
-      if (has_next) add(search.quote_dirs, argv[++i]);
-    } else if (arg.rfind("--include-directory=", 0) == 0) {
-      add(search.user_dirs, arg.substr(20));
-    } else if (arg.rfind("-iquote", 0) == 0) {
-      add(search.quote_dirs, arg.substr(7));
-    } else if (arg.rfind("-I", 0) == 0) {
-      add(search.user_dirs, arg.substr(2));
-    }
-  }
-  return search;
-}
-
-namespace {
-
 // Adds the top system includes of `path` (and of the user headers among
 // them) to `out`; `read` keeps a header included twice from being read again.
-void collect(const std::string& path, const IncludeSearch& search, std::set<std::string>& read,
+void collect(const std::string& path, const HeaderSearchList& search, std::set<std::string>& read,
              std::set<std::string>& seen, std::vector<std::string>& out) {
   if (!read.insert(path).second) return;
   std::ifstream in(path);
@@ -178,7 +147,7 @@ void collect(const std::string& path, const IncludeSearch& search, std::set<std:
 
 }  // namespace
 
-std::vector<std::string> top_system_includes(const std::string& file, const IncludeSearch& search) {
+std::vector<std::string> top_system_includes(const std::string& file, const HeaderSearchList& search) {
   std::set<std::string> read, seen;
   std::vector<std::string> out;
   collect(file, search, read, seen, out);

@@ -6,25 +6,18 @@
 #include <string>
 #include <vector>
 
+#include "header_search.h"
+
 namespace gpudiag::lint {
-
-// Where a compile command finds the user's own headers: a header found there
-// (or next to its includer) is the user's, read and reported, never
-// precompiled; an include found nowhere here is a system header.
-struct IncludeSearch {
-  std::vector<std::string> quote_dirs;  // -iquote
-  std::vector<std::string> user_dirs;   // -I
-};
-
-// The -iquote and -I folders of clang argv `argv`, relative ones resolved
-// against `directory` (the command's working directory).
-IncludeSearch include_search(const std::vector<std::string>& argv, const std::string& directory);
 
 // The system includes (spelled as written: "<cuda_runtime.h>",
 // "\"cublas_v2.h\"") of `file`'s leading block of #include lines, as
 // clangd's preamble bounds read it, and of the user headers it includes
 // there, in the order they come. They come before any #define or code of the
 // file, so precompiling them ahead of it changes nothing they see.
-std::vector<std::string> top_system_includes(const std::string& file, const IncludeSearch& search);
+// A header found in the user's folders of `search` (-iquote, -I) or next to
+// its includer is the user's, read and reported, never precompiled; an
+// include found nowhere there is a system header.
+std::vector<std::string> top_system_includes(const std::string& file, const HeaderSearchList& search);
 
 }  // namespace gpudiag::lint

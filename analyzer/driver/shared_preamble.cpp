@@ -140,10 +140,10 @@ SharedPreambles::SharedPreambles(const std::vector<std::vector<std::string>>& co
   for (const auto& [key, members] : by_command) {
     // A file alone with its command would pay for a preamble and gain nothing.
     if (members.size() < 2) continue;
-    const IncludeSearch search = include_search(commands[members.front()], directories[members.front()]);
+    const HeaderSearchList search = header_search_list(commands[members.front()], directories[members.front()]);
     std::vector<std::vector<std::string>> tops;
     for (size_t index : members) tops.push_back(top_system_includes(commands[index].back(), search));
-    HeaderCosts costs(commands[members.front()], directories[members.front()]);
+    HeaderCosts costs(search, directories[members.front()]);
     PreamblePlan plan = plan_preambles(tops, [&](const std::vector<std::string>& headers) {
       return costs.bytes(headers) + headers.size();  // a header's count breaks ties
     });

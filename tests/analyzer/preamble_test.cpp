@@ -67,10 +67,12 @@ TEST(TopSystemIncludes, AnAngledIncludeFoundInAnIncludeFolderIsTheUsers) {
   const std::string dir = gpudiag::test::scratch_dir("preamble-idir");
   write(dir + "/src/k.cu", "#include <helper_cuda.h>\n#include \"quoted_system.h\"\n");
   write(dir + "/common/helper_cuda.h", "#include <cuda_runtime.h>\n");
-  const IncludeSearch search = include_search({"clang++", "-I", "../common", "-iquote/q", dir + "/src/k.cu"},
-                                              dir + "/src");
-  ASSERT_EQ(search.user_dirs, (Headers{dir + "/common"}));
-  ASSERT_EQ(search.quote_dirs, (Headers{"/q"}));
+  const HeaderSearchList search =
+      header_search_list({"clang++", "-I", "../common", "-iquote/q", dir + "/src/k.cu"}, dir + "/src");
+  ASSERT_EQ(search.quoted_only, 1u);
+  ASSERT_EQ(search.user_end, 2u);
+  ASSERT_EQ(Headers(search.dirs.begin(), search.dirs.begin() + 2), (Headers{"/q", dir + "/common"}));
+  EXPECT_GT(search.dirs.size(), 2u) << "and the system folders after them";
   EXPECT_EQ(top_system_includes(dir + "/src/k.cu", search), (Headers{"<cuda_runtime.h>", "\"quoted_system.h\""}));
 }
 
@@ -152,7 +154,7 @@ TEST(HeaderCosts, AreTheBytesOfTheFilesAHeaderReachesBeyondThePreIncludedOnes) {
   write(dir + "/a.cu", "");
   const std::vector<std::string> argv = {"clang++", "-x", "c++", "-fsyntax-only", "-isystem", dir + "/sys",
                                          "-isystem", dir + "/sys2", "-include", "user/pre.h", dir + "/a.cu"};
-  HeaderCosts costs(argv, dir);
+  HeaderCosts costs(header_search_list(argv, dir), dir);
   const auto size = [](const std::string& path) { return fs::file_size(path); };
   const std::uint64_t heavy = size(dir + "/sys/heavy.h") + size(dir + "/sys/heavy/a.h") + size(dir + "/sys/b.h") +
                               size(dir + "/sys2/next.h");
