@@ -94,8 +94,6 @@ SegmentRing::SegmentRing(int keep_fd, std::string keep_path, const FileHeader& h
       header_(header),
       max_bytes_(max_bytes),
       segment_bytes_(std::clamp<std::uint64_t>(max_bytes / 8, 1, kMaxSegmentBytes)),
-      events_per_chunk_(static_cast<std::uint32_t>(
-          std::clamp<std::uint64_t>(segment_bytes_ / 4 / sizeof(RawEvent), 1, UINT32_MAX))),
       events_fd_(keep_fd) {
   header_fd_ = open_above_stdio(keep_path_.c_str(), O_WRONLY);
   prepare_next();

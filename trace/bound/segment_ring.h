@@ -20,6 +20,7 @@
 // oldest is dropped only when no write is in flight.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <deque>
@@ -71,7 +72,9 @@ class SegmentRing {
   // The most events a chunk written to the ring holds: a quarter of a
   // segment's share uncompressed, so that a file passes its share by little
   // even when a whole buffer is written at once.
-  std::uint32_t events_per_chunk() const noexcept { return events_per_chunk_; }
+  std::uint32_t events_per_chunk() const noexcept {
+    return static_cast<std::uint32_t>(std::max<std::uint64_t>(segment_bytes_ / 4 / sizeof(RawEvent), 1));
+  }
   // Makes the next segment ready once a thread took the one made ready, so
   // that a long run of writes between two maintain() calls (a writer thread
   // that waited for a core, then writes everything at once; an owner
@@ -118,7 +121,6 @@ class SegmentRing {
   FileHeader header_;
   std::uint64_t max_bytes_;
   std::uint64_t segment_bytes_;
-  std::uint32_t events_per_chunk_;
   std::atomic<int> events_fd_;
   std::mutex drop_mutex_;  // one maintain() at a time; taken before mutex_
   std::mutex mutex_;       // the segments and the next one: held briefly, never while a segment is read back
