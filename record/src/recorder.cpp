@@ -177,6 +177,9 @@ void recycle_drained(Recorder& r) {
 // write into the oldest segment; it is not read and removed under it).
 void maintain_ring(Recorder& r, bool stopping = false) noexcept {
   if (r.ring == nullptr || r.write_error.load() != 0) return;
+  // Read before waiting for quiet: a write that begins after that writes
+  // to this segment or a newer one.
+  const std::uint32_t in_use = r.ring->in_use_seq();
   // A thread writes a half buffer in well under a millisecond; the writer
   // thread, not the program, waits for it.
   bool quiet = r.writes_in_flight.load(std::memory_order_acquire) == 0;
@@ -186,7 +189,7 @@ void maintain_ring(Recorder& r, bool stopping = false) noexcept {
   }
   // A ring that cannot rotate or drop cannot keep its bound: recording stops.
   try {
-    if (!r.ring->maintain(quiet, stopping && quiet)) stop_recording_after(r, errno != 0 ? errno : EIO);
+    if (!r.ring->maintain(quiet, stopping && quiet, in_use)) stop_recording_after(r, errno != 0 ? errno : EIO);
   } catch (const std::bad_alloc&) {
     stop_recording_after(r, ENOMEM);
   }

@@ -188,11 +188,21 @@ void SegmentRing::close_files_after_fork() noexcept {
   }
 }
 
-bool SegmentRing::maintain(bool may_drop, bool stopping) {
+std::uint32_t SegmentRing::in_use_seq() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const int fd = events_fd_.load();
+  if (next_.fd >= 0 && fd == next_.fd) return next_.seq;
+  for (auto s = segments_.rbegin(); s != segments_.rend(); ++s)
+    if (s->fd == fd) return s->seq;
+  return 0;
+}
+
+bool SegmentRing::maintain(bool may_drop, bool stopping, std::uint32_t in_use_from) {
   std::lock_guard<std::mutex> dropping(drop_mutex_);
-  // Segments from this one on stay: what was newest when the caller found
-  // no write in flight (`may_drop`). Segments made ready while one is
-  // dropped may be written by writes that began after that.
+  // Segments from this one on stay: the newest, and the one events went to
+  // when the caller found no write in flight (`may_drop`, `in_use_from`):
+  // threads make new segments ready meanwhile, and a write that began
+  // since may still be writing to it.
   std::optional<std::uint32_t> keep_from_seq;
   for (;;) {
     Segment oldest;
@@ -213,7 +223,7 @@ bool SegmentRing::maintain(bool may_drop, bool stopping) {
         std::size_t keep_newest = 2;
         if (stopping && !segments_.empty() && size_of(segments_.back().fd) > sizeof(FileHeader)) keep_newest = 1;
         if (segments_.size() <= keep_newest) return true;
-        keep_from_seq = segments_[segments_.size() - keep_newest].seq;
+        keep_from_seq = std::min(segments_[segments_.size() - keep_newest].seq, in_use_from);
       }
       std::uint64_t total = size_of(keep_fd_);
       for (std::size_t i = 0; i < segments_.size(); ++i) {

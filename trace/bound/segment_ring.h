@@ -91,7 +91,12 @@ class SegmentRing {
   // landing in a segment after it was read would be lost); when false,
   // dropping waits for a later call.
   // `stopping`: nothing writes any more, so only the newest segment need stay.
-  bool maintain(bool may_drop = true, bool stopping = false);
+  // `in_use_from`: segments from this seq on stay, whatever the bound: the
+  // caller read it (in_use_seq()) before it found no write in flight, so a
+  // write that began since may be writing to it.
+  bool maintain(bool may_drop = true, bool stopping = false, std::uint32_t in_use_from = UINT32_MAX);
+  // The seq of the segment events go to now; 0 for the keep file.
+  std::uint32_t in_use_seq();
   std::uint64_t max_bytes() const { return max_bytes_; }
   // Closes the segment files (the recording stopped); events_fd() is -1 after.
   // The segment made ready and never used is removed.
